@@ -1,0 +1,41 @@
+# Third-party dependencies, all from Debian's archive (installed by scripts/setup.sh).
+#
+# Natively they come through their CMake packages. Under Emscripten, -I/usr/include would replace the wasm
+# sysroot, so each header tree is reached through a folder of symlinks in the build directory instead.
+if(EMSCRIPTEN)
+  set(INDUCTIVE_WASM_INCLUDE "${CMAKE_BINARY_DIR}/wasm-include")
+  file(MAKE_DIRECTORY "${INDUCTIVE_WASM_INCLUDE}")
+  foreach(pair "xsimd=/usr/include/xsimd" "Eigen=/usr/include/eigen3/Eigen" "nlohmann=/usr/include/nlohmann")
+    string(REPLACE "=" ";" kv "${pair}")
+    list(GET kv 0 name)
+    list(GET kv 1 target)
+    if(NOT EXISTS "${target}")
+      message(FATAL_ERROR "missing ${target}: run scripts/setup.sh (apt packages libxsimd-dev libeigen3-dev nlohmann-json3-dev)")
+    endif()
+    file(CREATE_LINK "${target}" "${INDUCTIVE_WASM_INCLUDE}/${name}" SYMBOLIC)
+  endforeach()
+  add_library(inductive_deps INTERFACE)
+  target_include_directories(inductive_deps SYSTEM INTERFACE "${INDUCTIVE_WASM_INCLUDE}")
+  # Eigen's x86 intrinsics do not compile for wasm; xsimd's SSE4.1 backend lowers to wasm SIMD128.
+  target_compile_definitions(inductive_deps INTERFACE EIGEN_DONT_VECTORIZE)
+  target_compile_options(inductive_deps INTERFACE -msimd128 -msse4.1 -fexceptions)
+  target_link_options(inductive_deps INTERFACE -fexceptions)
+else()
+  find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+  # Debian's xsimdTargets.cmake names a bare "xtl" it never defines (links would fail with -lxtl).
+  if(NOT TARGET xtl)
+    add_library(xtl INTERFACE IMPORTED)
+  endif()
+  find_package(xsimd REQUIRED)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  add_library(inductive_deps INTERFACE)
+  target_link_libraries(inductive_deps INTERFACE Eigen3::Eigen xsimd nlohmann_json::nlohmann_json)
+  # Eigen's own threading slows small GEMMs on 2 cores; we parallelise over batches instead.
+  target_compile_definitions(inductive_deps INTERFACE EIGEN_DONT_PARALLELIZE)
+  if(INDUCTIVE_OPENMP)
+    find_package(OpenMP)
+    if(OpenMP_CXX_FOUND)
+      target_link_libraries(inductive_deps INTERFACE OpenMP::OpenMP_CXX)
+    endif()
+  endif()
+endif()

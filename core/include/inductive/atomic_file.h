@@ -1,0 +1,17 @@
+// inductive/atomic_file.h - outputs are written whole or not at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inductive {
+
+// Writes to "<path>.tmp-<pid>-<n>" in the same directory, fsyncs, then renames over `path`. On any failure the
+// temp file is removed, `path` is untouched, and Error{kIo} says which step failed and why (strerror).
+void write_file_atomic(const std::string& path, const uint8_t* data, size_t size);
+inline void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
+  write_file_atomic(path, bytes.data(), bytes.size());
+}
+
+}  // namespace inductive

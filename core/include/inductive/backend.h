@@ -1,0 +1,34 @@
+// inductive/backend.h - where whole operations run: the CPU (always) or CUDA (native builds with a GPU).
+//
+// Methods are whole operations (a batched Sinkhorn solve, later kernel attention, screening scores), so the
+// virtual call costs nothing next to the work. The CPU backend is the oracle the CUDA tests compare against.
+// Asking for a backend this build or machine lacks throws Error{kBackend}; there is no silent CPU fallback.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "inductive/sinkhorn.h"
+
+namespace inductive {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda:0 (NVIDIA H100 ...)"
+  // Same contract as inductive::sinkhorn_log (float32, host pointers in and out).
+  virtual void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
+                            const SinkhornOutput<float>& out) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// "cpu" or "cuda" / "cuda:<device>". CUDA is available only when the CLI/native build registered it
+// (see register_backend_factory); otherwise Error{kBackend} says why.
+std::unique_ptr<Backend> make_backend(const std::string& spec);
+
+// Native builds with CUDA register the "cuda" factory at start-up (core itself has no CUDA code).
+using BackendFactory = std::unique_ptr<Backend> (*)(int device);
+void register_backend_factory(const std::string& kind, BackendFactory factory);
+
+}  // namespace inductive

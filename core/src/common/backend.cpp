@@ -1,0 +1,64 @@
+#include "inductive/backend.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace inductive {
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
+                    const SinkhornOutput<float>& out) override {
+    inductive::sinkhorn_log(problem, options, out);
+  }
+};
+
+std::map<std::string, BackendFactory>& factories() {
+  static std::map<std::string, BackendFactory> f;
+  return f;
+}
+std::mutex& factories_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+void register_backend_factory(const std::string& kind, BackendFactory factory) {
+  std::lock_guard<std::mutex> lock(factories_mutex());
+  factories()[kind] = factory;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& spec) {
+  if (spec == "cpu") return make_cpu_backend();
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  int device = 0;
+  if (colon != std::string::npos) {
+    char* end = nullptr;
+    const long d = std::strtol(spec.c_str() + colon + 1, &end, 10);
+    INDUCTIVE_CHECK(end && *end == '\0' && colon + 1 < spec.size() && d >= 0 && d < 1024, ErrorCode::kInvalidArgument,
+                    "backend: bad device in '", spec, "': expected cuda:<index>, e.g. cuda:0");
+    device = static_cast<int>(d);
+  }
+  BackendFactory factory = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(factories_mutex());
+    const auto it = factories().find(kind);
+    if (it != factories().end()) factory = it->second;
+  }
+  if (factory) return factory(device);
+  if (kind == "cuda")
+    INDUCTIVE_FAIL(ErrorCode::kBackend, "backend: '", spec,
+                   "' requested but this build has no CUDA backend (rebuild natively with nvcc present, "
+                   "-DINDUCTIVE_CUDA=ON)");
+  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "backend: unknown backend '", spec, "': expected cpu or cuda[:N]");
+}
+
+}  // namespace inductive

@@ -1,0 +1,55 @@
+// Atomic writes: temp file in the same directory, fsync, rename. A crash or a full disk leaves either the old
+// file or the new one at `path`, never a truncated mix.
+#include "inductive/atomic_file.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+void write_file_atomic(const std::string& path, const uint8_t* data, size_t size) {
+  INDUCTIVE_CHECK(!path.empty(), ErrorCode::kInvalidArgument, "write: empty output path");
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
+                          std::to_string(counter.fetch_add(1));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': cannot create temporary file: ", std::strerror(errno));
+  auto fail = [&](const char* step) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': ", step, " failed: ", std::strerror(e));
+  };
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t w = ::write(fd, data + done, size - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    done += static_cast<size_t>(w);
+  }
+#if !defined(__EMSCRIPTEN__)
+  if (::fsync(fd) != 0) fail("fsync");
+#endif
+  if (::close(fd) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': close failed: ", std::strerror(e));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': rename failed: ", std::strerror(e));
+  }
+}
+
+}  // namespace inductive

@@ -1,0 +1,45 @@
+// Streaming log-sum-exp kernels that carry log-domain Sinkhorn (forward and backward).
+//
+// Everything Sinkhorn does to the n x p matrix K = -C/eps is one of these row-major streams, so the
+// matrix is read contiguously and vectorised along rows; column reductions keep one running value per
+// column (two passes: max, then sum of exp). A table of function pointers is chosen once per process
+// (best ISA natively, the compile-time ISA in wasm); `scalar_kernels<T>()` is the plain-C++ twin the
+// tests compare against.
+#pragma once
+
+namespace inductive::simd {
+
+template <typename T>
+struct LseKernels {
+  const char* name;
+  // log sum_j exp(g[j] + k[j]) over j < len; -inf when every term is -inf.
+  T (*row_lse)(const T* k, const T* g, int len);
+  // m[j] = max(m[j], f + k[j])
+  void (*col_max)(const T* k, T f, T* m, int len);
+  // acc[j] += exp(f + k[j] - m[j])  (terms with m[j] = -inf contribute 0)
+  void (*col_sumexp)(const T* k, T f, const T* m, T* acc, int len);
+  // Backward through a row softmax r[j] = exp(g[j] + k[j] - shift):
+  // gg[j] -= w * r[j]; gk[j] -= w * r[j].
+  void (*row_softmax_bwd)(const T* k, const T* g, T shift, T w, T* gg, T* gk, int len);
+  // Backward through column softmaxes q[j] = exp(f + k[j] - shift[j]):
+  // gk[j] -= gg[j] * q[j]; returns sum_j gg[j] * q[j].
+  T (*col_softmax_bwd)(const T* k, T f, const T* shift, const T* gg, T* gk, int len);
+  // The plan row as a normalised softmax, out[j] = w exp(g[j] + k[j] - lse), returning lse = LSE_j(g[j] + k[j]).
+  // Equal to exp(f + g[j] + k[j]) with f = log w - lse, but the row sums to w even when |k| ~ 1e12 (tiny eps),
+  // where forming f + g + k in float would lose the log-sum entirely. `out` may alias `k`.
+  T (*plan_row)(const T* k, const T* g, T w, T* out, int len);
+};
+
+// The fastest kernels this process can run (chosen on first use, thread-safe).
+template <typename T>
+const LseKernels<T>& best_kernels();
+
+// The scalar oracle.
+template <typename T>
+const LseKernels<T>& scalar_kernels();
+
+// Every kernel table this build has that the running CPU supports (scalar first); for tests/benchmarks.
+template <typename T>
+int available_kernels(const LseKernels<T>** out, int capacity);
+
+}  // namespace inductive::simd

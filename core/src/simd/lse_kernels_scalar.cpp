@@ -1,0 +1,86 @@
+// Scalar twin of the SIMD kernels: the reference the tests hold every ISA to.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "simd/lse_kernels.h"
+
+namespace inductive::simd {
+namespace {
+
+template <typename T>
+T row_lse_max(const T* k, const T* g, int len) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int j = 0; j < len; ++j) m = std::max(m, g[j] + k[j]);
+  return m;
+}
+
+template <typename T>
+T row_lse(const T* k, const T* g, int len) {
+  const T m = row_lse_max(k, g, len);
+  if (m == -std::numeric_limits<T>::infinity()) return m;
+  T s = 0;
+  for (int j = 0; j < len; ++j) s += std::exp(g[j] + k[j] - m);
+  return m + std::log(s);
+}
+
+template <typename T>
+void col_max(const T* k, T f, T* m, int len) {
+  for (int j = 0; j < len; ++j) m[j] = std::max(m[j], f + k[j]);
+}
+
+template <typename T>
+void col_sumexp(const T* k, T f, const T* m, T* acc, int len) {
+  for (int j = 0; j < len; ++j) {
+    // m[j] = -inf means every term of that column is -inf: the column sum is 0 (avoid -inf - -inf).
+    if (m[j] != -std::numeric_limits<T>::infinity()) acc[j] += std::exp(f + k[j] - m[j]);
+  }
+}
+
+template <typename T>
+void row_softmax_bwd(const T* k, const T* g, T shift, T w, T* gg, T* gk, int len) {
+  for (int j = 0; j < len; ++j) {
+    const T d = w * std::exp(g[j] + k[j] - shift);
+    gg[j] -= d;
+    gk[j] -= d;
+  }
+}
+
+template <typename T>
+T col_softmax_bwd(const T* k, T f, const T* shift, const T* gg, T* gk, int len) {
+  T s = 0;
+  for (int j = 0; j < len; ++j) {
+    const T d = gg[j] * std::exp(f + k[j] - shift[j]);
+    gk[j] -= d;
+    s += d;
+  }
+  return s;
+}
+
+template <typename T>
+T plan_row(const T* k, const T* g, T w, T* out, int len) {
+  const T m = row_lse_max(k, g, len);
+  if (m == -std::numeric_limits<T>::infinity()) {
+    std::fill(out, out + len, T(0));
+    return m;
+  }
+  T s = 0;
+  for (int j = 0; j < len; ++j) s += std::exp(g[j] + k[j] - m);
+  const T scale = w / s;
+  for (int j = 0; j < len; ++j) out[j] = scale * std::exp(g[j] + k[j] - m);
+  return m + std::log(s);
+}
+
+}  // namespace
+
+template <typename T>
+const LseKernels<T>& scalar_kernels() {
+  static const LseKernels<T> table{"scalar",        &row_lse<T>,         &col_max<T>, &col_sumexp<T>,
+                                   &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>};
+  return table;
+}
+
+template const LseKernels<float>& scalar_kernels<float>();
+template const LseKernels<double>& scalar_kernels<double>();
+
+}  // namespace inductive::simd

@@ -1,0 +1,13 @@
+// native/cli/cli_common.h - what every CLI command shares: registration and argument checks.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace inductive::cli {
+
+// Each command adds its subcommand to the app and sets its callback; errors surface as inductive::Error and are
+// turned into "error: ..." + exit 2 by main().
+void add_info_command(CLI::App& app);
+void add_sinkhorn_command(CLI::App& app);
+
+}  // namespace inductive::cli

@@ -1,0 +1,111 @@
+// native/cli/cmd_sinkhorn.cpp - `inductive sinkhorn`: entropic OT between two weighted point clouds given their
+// cost matrix, NPY in and out. Prints a one-line JSON summary on stdout (iterations, marginal error, cost).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "inductive/backend.h"
+#include "inductive/npy.h"
+#include "inductive/sinkhorn.h"
+
+namespace inductive::cli {
+namespace {
+
+struct SinkhornArgs {
+  std::string cost, a, b, out, out_f, out_g, backend = "cpu";
+  double eps = 0.5;
+  int iters = 0;
+  double tol = 0;
+  int max_iter = 1000;
+  bool similarity = false;
+};
+
+// Reads a 1-D float marginal whose length must match `expected`.
+std::vector<float> load_marginal(const std::string& path, const char* which, int64_t expected) {
+  NpyArray arr = load_npy(path);
+  INDUCTIVE_CHECK(arr.dtype == "<f4", ErrorCode::kInvalidArgument, path, ": marginal ", which,
+                  " must be float32 or float64, got ", arr.dtype);
+  INDUCTIVE_CHECK(arr.shape.size() == 1 && arr.shape[0] == expected, ErrorCode::kShapeMismatch, path,
+                  ": marginal ", which, " has shape of ", arr.shape.size(), " dims and ", arr.numel(),
+                  " values, expected a vector of ", expected);
+  return arr.f32;
+}
+
+void run(const SinkhornArgs& args) {
+  NpyArray cost = load_npy(args.cost);
+  INDUCTIVE_CHECK(cost.dtype == "<f4", ErrorCode::kInvalidArgument, args.cost,
+                  ": cost must be float32 or float64, got ", cost.dtype);
+  INDUCTIVE_CHECK(cost.shape.size() == 2, ErrorCode::kShapeMismatch, args.cost, ": cost must be a matrix (n, p), got ",
+                  cost.shape.size(), " dimensions");
+  INDUCTIVE_CHECK(cost.shape[0] >= 1 && cost.shape[1] >= 1, ErrorCode::kInvalidArgument, args.cost,
+                  ": cost is empty, got shape (", cost.shape[0], ", ", cost.shape[1], "), expected n, p >= 1");
+  INDUCTIVE_CHECK(cost.shape[0] <= (1 << 30) && cost.shape[1] <= (1 << 30), ErrorCode::kInvalidArgument, args.cost,
+                  ": cost dimensions are too large");
+  const int n = static_cast<int>(cost.shape[0]);
+  const int p = static_cast<int>(cost.shape[1]);
+  std::vector<float> a, b;
+  if (!args.a.empty()) a = load_marginal(args.a, "a", n);
+  if (!args.b.empty()) b = load_marginal(args.b, "b", p);
+
+  SinkhornOptions options;
+  options.eps = args.eps;
+  options.similarity = args.similarity;
+  if (args.tol > 0) {
+    options.tol = args.tol;
+    options.max_iter = args.max_iter;
+  } else {
+    options.max_iter = args.iters > 0 ? args.iters : 100;
+  }
+
+  SinkhornProblem<float> problem;
+  problem.cost = cost.f32.data();
+  problem.n_max = n;
+  problem.p_max = p;
+  problem.a = a.empty() ? nullptr : a.data();
+  problem.b = b.empty() ? nullptr : b.data();
+
+  std::vector<float> plan(static_cast<size_t>(n) * p), f(n), g(p);
+  int32_t n_iter = 0;
+  float err = 0, value = 0;
+  uint8_t converged = 0;
+  SinkhornOutput<float> out{plan.data(), f.data(), g.data(), &n_iter, &err, &converged, &value};
+
+  std::unique_ptr<Backend> backend = make_backend(args.backend);
+  backend->sinkhorn_log(problem, options, out);
+
+  // Potentials and plan are written only after the solve succeeded, each atomically.
+  save_npy(args.out, plan.data(), {n, p});
+  if (!args.out_f.empty()) save_npy(args.out_f, f.data(), {n});
+  if (!args.out_g.empty()) save_npy(args.out_g, g.data(), {p});
+
+  nlohmann::json summary = {{"n", n},          {"p", p},       {"eps", args.eps},
+                            {"n_iter", n_iter}, {"marginal_err", err}, {"converged", converged != 0},
+                            {"cost", value},    {"backend", backend->name()}};
+  std::printf("%s\n", summary.dump().c_str());
+}
+
+}  // namespace
+
+void add_sinkhorn_command(CLI::App& app) {
+  auto args = std::make_shared<SinkhornArgs>();
+  CLI::App* cmd = app.add_subcommand("sinkhorn", "Entropic optimal transport (log-domain Sinkhorn) for one cost matrix");
+  cmd->add_option("--cost", args->cost, "Cost matrix C (n x p), .npy float32/float64")->required();
+  cmd->add_option("--a", args->a, "Row marginal a (n), .npy; default uniform 1/n");
+  cmd->add_option("--b", args->b, "Column marginal b (p), .npy; default uniform 1/p");
+  cmd->add_option("--eps", args->eps, "Entropic regularisation eps > 0")->capture_default_str();
+  auto* iters = cmd->add_option("--iters", args->iters, "Run exactly N iterations (default 100)");
+  auto* tol = cmd->add_option("--tol", args->tol, "Stop once the L1 marginal error <= T (at most --max-iter)");
+  iters->excludes(tol);
+  cmd->add_option("--max-iter", args->max_iter, "Iteration cap with --tol")->capture_default_str()->needs(tol);
+  cmd->add_flag("--similarity", args->similarity, "The matrix holds similarities S (cost = -S)");
+  cmd->add_option("--out", args->out, "Output plan P (n x p), .npy float32")->required();
+  cmd->add_option("--out-f", args->out_f, "Output dual potential f (n), .npy");
+  cmd->add_option("--out-g", args->out_g, "Output dual potential g (p), .npy");
+  cmd->add_option("--backend", args->backend, "cpu, cuda or cuda:<device>")->capture_default_str();
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace inductive::cli

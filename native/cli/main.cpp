@@ -1,0 +1,75 @@
+// native/cli/main.cpp - `inductive <command> [options]`.
+//
+// Contract (ARCHITECTURE.md): exit 0 on success; exit 2 with one line "error: ..." on stderr for bad input or
+// arguments; outputs written atomically, so a failed run leaves no partial file behind.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli_common.h"
+#include "inductive/error.h"
+#include "inductive/version.h"
+
+#ifdef INDUCTIVE_HAVE_CUDA
+namespace inductive::cuda {
+void register_cuda_backend();  // native/cuda/backend_registration.cpp
+}
+#endif
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternal = 70;  // EX_SOFTWARE: a bug, not the user's fault
+
+// One line, whatever the message holds, so scripts can `grep ^error:`.
+void print_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "error: %s\n", line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef INDUCTIVE_HAVE_CUDA
+  inductive::cuda::register_cuda_backend();
+#endif
+  CLI::App app{"inductive: optimal-transport kernel embeddings, graph transformers and safe sample screening"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", inductive::producer());
+  app.set_help_all_flag("--help-all", "Print help for every command");
+  inductive::cli::add_info_command(app);
+  inductive::cli::add_sinkhorn_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what() + std::string(" (see --help)"));
+    return kExitBadInput;
+  } catch (const inductive::Error& e) {
+    if (e.code() == inductive::ErrorCode::kInternal) {
+      print_error(std::string("internal error, please report it: ") + e.what());
+      return kExitInternal;
+    }
+    print_error(e.what());
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory (the input is too large for this machine)");
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error, please report it: ") + e.what());
+    return kExitInternal;
+  }
+  return 0;
+}

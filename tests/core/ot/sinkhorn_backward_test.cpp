@@ -1,0 +1,171 @@
+// Specification of the Sinkhorn gradients: central finite differences in double for dL/dC with L = <W, P>
+// (plan gradient) and for the regularised cost, on batched masked problems; the tape stays O(iters (n + p)).
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "inductive/sinkhorn.h"
+#include "../test_util.h"
+
+namespace inductive {
+namespace {
+
+using testing::random_cost;
+using testing::random_marginal;
+using testing::random_vector;
+
+struct Batch {
+  int batch = 2, n_max = 6, p_max = 5;
+  std::vector<int32_t> n{6, 3}, p{5, 2};
+  std::vector<double> cost, a, b;
+  Batch() {
+    cost.assign(static_cast<size_t>(batch) * n_max * p_max, 0.0);
+    a.assign(static_cast<size_t>(batch) * n_max, 0.0);
+    b.assign(static_cast<size_t>(batch) * p_max, 0.0);
+    for (int bi = 0; bi < batch; ++bi) {
+      const auto c = random_cost<double>(n[bi], p[bi], 70 + bi);
+      const auto aa = random_marginal<double>(n[bi], 80 + bi);
+      const auto bb = random_marginal<double>(p[bi], 90 + bi);
+      for (int i = 0; i < n[bi]; ++i) {
+        a[bi * n_max + i] = aa[i];
+        for (int j = 0; j < p[bi]; ++j) cost[(bi * n_max + i) * p_max + j] = c[i * p[bi] + j];
+      }
+      for (int j = 0; j < p[bi]; ++j) b[bi * p_max + j] = bb[j];
+    }
+  }
+  SinkhornProblem<double> problem(const std::vector<double>& c) const {
+    return {c.data(), batch, n_max, p_max, n.data(), p.data(), a.data(), b.data()};
+  }
+  bool valid(int k) const {
+    const int bi = k / (n_max * p_max), i = (k / p_max) % n_max, j = k % p_max;
+    return i < n[bi] && j < p[bi];
+  }
+};
+
+// L(C) = sum_k W_k P_k(C), and optionally the sum of regularised costs.
+double loss(const Batch& bt, const std::vector<double>& c, const std::vector<double>& w, const SinkhornOptions& o,
+            bool cost_value) {
+  std::vector<double> plan(c.size()), value(bt.batch);
+  sinkhorn_log(bt.problem(c), o, SinkhornOutput<double>{plan.data(), nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                        value.data()});
+  double l = 0;
+  if (cost_value) {
+    for (double v : value) l += v;
+  } else {
+    for (size_t k = 0; k < c.size(); ++k) l += w[k] * plan[k];
+  }
+  return l;
+}
+
+class SinkhornGradient : public ::testing::TestWithParam<int> {};
+
+TEST_P(SinkhornGradient, PlanGradientMatchesFiniteDifferences) {
+  const Batch bt;
+  SinkhornOptions o;
+  o.eps = 0.3;
+  o.max_iter = GetParam();
+  const auto w = random_vector<double>(bt.cost.size(), 5, -1.0, 1.0);
+  std::vector<double> plan(bt.cost.size()), grad(bt.cost.size(), 123.0);
+  SinkhornTape<double> tape;
+  sinkhorn_log(bt.problem(bt.cost), o, SinkhornOutput<double>{plan.data()}, &tape);
+  sinkhorn_log_backward(bt.problem(bt.cost), o, tape, plan.data(), w.data(), grad.data());
+  const double h = 1e-6;
+  for (size_t k = 0; k < bt.cost.size(); ++k) {
+    if (!bt.valid(static_cast<int>(k))) {
+      EXPECT_EQ(grad[k], 0.0) << "padding gradient must be 0";
+      continue;
+    }
+    auto cp = bt.cost, cm = bt.cost;
+    cp[k] += h;
+    cm[k] -= h;
+    const double fd = (loss(bt, cp, w, o, false) - loss(bt, cm, w, o, false)) / (2 * h);
+    EXPECT_NEAR(grad[k], fd, 1e-6 + 1e-5 * std::fabs(fd)) << "entry " << k << " with " << o.max_iter << " iterations";
+  }
+}
+
+TEST_P(SinkhornGradient, CostGradientMatchesFiniteDifferences) {
+  const Batch bt;
+  SinkhornOptions o;
+  o.eps = 0.3;
+  o.max_iter = GetParam();
+  std::vector<double> plan(bt.cost.size()), f(bt.a.size()), g(bt.b.size()), grad(bt.cost.size());
+  SinkhornTape<double> tape;
+  sinkhorn_log(bt.problem(bt.cost), o, SinkhornOutput<double>{plan.data(), f.data(), g.data()}, &tape);
+  sinkhorn_cost_backward(bt.problem(bt.cost), o, tape, plan.data(), f.data(), g.data(), grad.data());
+  const double h = 1e-6;
+  for (size_t k = 0; k < bt.cost.size(); ++k) {
+    if (!bt.valid(static_cast<int>(k))) continue;
+    auto cp = bt.cost, cm = bt.cost;
+    cp[k] += h;
+    cm[k] -= h;
+    const double fd = (loss(bt, cp, {}, o, true) - loss(bt, cm, {}, o, true)) / (2 * h);
+    EXPECT_NEAR(grad[k], fd, 1e-7 + 1e-5 * std::fabs(fd)) << "entry " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Iterations, SinkhornGradient, ::testing::Values(1, 3, 10, 50));
+
+TEST(SinkhornGradientSimilarity, IsTheNegatedCostGradient) {
+  const int n = 4, p = 3;
+  const auto c = random_cost<double>(n, p, 12);
+  std::vector<double> s(c.size());
+  for (size_t k = 0; k < c.size(); ++k) s[k] = -c[k];
+  const auto w = random_vector<double>(c.size(), 13, -1, 1);
+  SinkhornOptions o;
+  o.max_iter = 10;
+  auto grad_of = [&](const std::vector<double>& m, bool sim) {
+    SinkhornOptions oo = o;
+    oo.similarity = sim;
+    SinkhornProblem<double> pr{m.data(), 1, n, p};
+    std::vector<double> plan(m.size()), grad(m.size());
+    SinkhornTape<double> tape;
+    sinkhorn_log(pr, oo, SinkhornOutput<double>{plan.data()}, &tape);
+    sinkhorn_log_backward(pr, oo, tape, plan.data(), w.data(), grad.data());
+    return grad;
+  };
+  const auto gc = grad_of(c, false), gs = grad_of(s, true);
+  for (size_t k = 0; k < c.size(); ++k) EXPECT_NEAR(gs[k], -gc[k], 1e-12);
+}
+
+TEST(SinkhornGradientMemory, TapeGrowsWithIterationsOnlyAsNPlusP) {
+  const int n = 50, p = 20;
+  const auto c = random_cost<float>(n, p, 14);
+  SinkhornProblem<float> pr{c.data(), 1, n, p};
+  std::vector<float> plan(c.size());
+  for (int iters : {10, 100}) {
+    SinkhornOptions o;
+    o.max_iter = iters;
+    SinkhornTape<float> tape;
+    sinkhorn_log(pr, o, SinkhornOutput<float>{plan.data()}, &tape);
+    EXPECT_EQ(tape.lse.size(), static_cast<size_t>(iters) * (n + p));
+    EXPECT_EQ(tape.n_iter[0], iters);
+  }
+}
+
+TEST(SinkhornGradientMemory, EarlyStopRecordsOnlyTheIterationsRun) {
+  const int n = 10, p = 8;
+  const auto c = random_cost<double>(n, p, 15);
+  SinkhornProblem<double> pr{c.data(), 1, n, p};
+  SinkhornOptions o;
+  o.tol = 1e-6;
+  o.max_iter = 1000;
+  std::vector<double> plan(c.size());
+  int32_t iters = 0;
+  SinkhornTape<double> tape;
+  sinkhorn_log(pr, o, SinkhornOutput<double>{plan.data(), nullptr, nullptr, &iters}, &tape);
+  EXPECT_EQ(tape.n_iter[0], iters);
+  EXPECT_EQ(tape.lse.size(), static_cast<size_t>(iters) * (n + p));
+}
+
+TEST(SinkhornGradientErrors, RejectsATapeOfAnotherProblem) {
+  const auto c = random_cost<float>(4, 3, 16);
+  SinkhornProblem<float> pr{c.data(), 1, 4, 3};
+  SinkhornTape<float> empty;
+  std::vector<float> plan(12), grad(12);
+  testing::expect_error([&] { sinkhorn_log_backward(pr, SinkhornOptions{}, empty, plan.data(), plan.data(), grad.data()); },
+                        ErrorCode::kShapeMismatch, "tape");
+}
+
+}  // namespace
+}  // namespace inductive

@@ -1,0 +1,93 @@
+// Every SIMD kernel table the CPU supports agrees with the scalar twin, on lengths that exercise the vector body
+// and the tail, with -inf entries (zero-weight points) mixed in.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "simd/lse_kernels.h"
+#include "../test_util.h"
+
+namespace inductive::simd {
+namespace {
+
+using inductive::testing::random_vector;
+
+template <typename T>
+class LseKernelsTest : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(LseKernelsTest, Types);
+
+TYPED_TEST(LseKernelsTest, EveryTableMatchesTheScalarTwin) {
+  using T = TypeParam;
+  const LseKernels<T>* tables[8];
+  const int count = available_kernels<T>(tables, 8);
+  ASSERT_GE(count, 1);
+  EXPECT_STREQ(tables[0]->name, "scalar");
+  const auto& ref = scalar_kernels<T>();
+  const T tol = std::is_same_v<T, float> ? T(2e-6) : T(1e-13);
+  for (int t = 0; t < count; ++t) {
+    const auto& kern = *tables[t];
+    for (int len : {1, 3, 4, 7, 8, 15, 16, 17, 33, 100}) {
+      auto k = random_vector<T>(len, len, -20, 5);
+      auto g = random_vector<T>(len, len + 1, -3, 3);
+      if (len > 2) k[1] = -std::numeric_limits<T>::infinity();
+      SCOPED_TRACE(std::string(kern.name) + " len " + std::to_string(len));
+      const T lse_ref = ref.row_lse(k.data(), g.data(), len);
+      EXPECT_NEAR(kern.row_lse(k.data(), g.data(), len), lse_ref, tol * 10 * (1 + std::fabs(lse_ref)));
+
+      std::vector<T> m1(len, -std::numeric_limits<T>::infinity()), m2 = m1;
+      kern.col_max(k.data(), T(0.5), m1.data(), len);
+      ref.col_max(k.data(), T(0.5), m2.data(), len);
+      for (int j = 0; j < len; ++j) EXPECT_EQ(m1[j], m2[j]);
+
+      std::vector<T> acc1(len, T(1)), acc2(len, T(1));
+      kern.col_sumexp(k.data(), T(0.5), m2.data(), acc1.data(), len);
+      ref.col_sumexp(k.data(), T(0.5), m2.data(), acc2.data(), len);
+      for (int j = 0; j < len; ++j) EXPECT_NEAR(acc1[j], acc2[j], tol * 4 * (1 + std::fabs(acc2[j])));
+
+      std::vector<T> gg1(len, T(0.25)), gk1(len, T(-1)), gg2 = gg1, gk2 = gk1;
+      kern.row_softmax_bwd(k.data(), g.data(), T(1.5), T(0.7), gg1.data(), gk1.data(), len);
+      ref.row_softmax_bwd(k.data(), g.data(), T(1.5), T(0.7), gg2.data(), gk2.data(), len);
+      for (int j = 0; j < len; ++j) {
+        EXPECT_NEAR(gg1[j], gg2[j], tol * 4 * (1 + std::fabs(gg2[j])));
+        EXPECT_NEAR(gk1[j], gk2[j], tol * 4 * (1 + std::fabs(gk2[j])));
+      }
+
+      std::vector<T> shift(len, T(0.3)), gk3(len, T(0)), gk4(len, T(0));
+      const T s1 = kern.col_softmax_bwd(k.data(), T(0.2), shift.data(), g.data(), gk3.data(), len);
+      const T s2 = ref.col_softmax_bwd(k.data(), T(0.2), shift.data(), g.data(), gk4.data(), len);
+      EXPECT_NEAR(s1, s2, tol * 10 * (1 + std::fabs(s2)));
+      for (int j = 0; j < len; ++j) EXPECT_NEAR(gk3[j], gk4[j], tol * 4 * (1 + std::fabs(gk4[j])));
+
+      std::vector<T> o1(len), o2(len);
+      const T r1 = kern.plan_row(k.data(), g.data(), T(0.3), o1.data(), len);
+      const T r2 = ref.plan_row(k.data(), g.data(), T(0.3), o2.data(), len);
+      EXPECT_NEAR(r1, r2, tol * 10 * (1 + std::fabs(r2)));
+      T row_sum = 0;
+      for (int j = 0; j < len; ++j) {
+        EXPECT_NEAR(o1[j], o2[j], tol * 4 * (1 + std::fabs(o2[j])));
+        row_sum += o1[j];
+      }
+      EXPECT_NEAR(row_sum, T(0.3), tol * 10) << "a plan row sums to its weight";
+      auto in_place = k;
+      kern.plan_row(in_place.data(), g.data(), T(0.3), in_place.data(), len);
+      for (int j = 0; j < len; ++j) EXPECT_EQ(in_place[j], o1[j]) << "out may alias k";
+    }
+  }
+}
+
+TYPED_TEST(LseKernelsTest, AllMinusInfinityRowIsMinusInfinityNotNaN) {
+  using T = TypeParam;
+  const LseKernels<T>* tables[8];
+  const int count = available_kernels<T>(tables, 8);
+  std::vector<T> k(9, -std::numeric_limits<T>::infinity()), g(9, T(0));
+  for (int t = 0; t < count; ++t) {
+    const T v = tables[t]->row_lse(k.data(), g.data(), 9);
+    EXPECT_TRUE(std::isinf(v) && v < 0) << tables[t]->name << " gave " << v;
+  }
+}
+
+}  // namespace
+}  // namespace inductive::simd

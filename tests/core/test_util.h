@@ -1,0 +1,63 @@
+// tests/core/test_util.h - helpers shared by the core test suites.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "inductive/error.h"
+
+namespace inductive::testing {
+
+template <typename T>
+std::vector<T> random_vector(size_t size, uint32_t seed, double lo = 0.0, double hi = 1.0) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(size);
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
+// Squared Euclidean distances between two random point clouds in `dim` dimensions: a realistic cost matrix.
+template <typename T>
+std::vector<T> random_cost(int n, int p, uint32_t seed, int dim = 3) {
+  const auto x = random_vector<double>(static_cast<size_t>(n) * dim, seed);
+  const auto y = random_vector<double>(static_cast<size_t>(p) * dim, seed + 1000);
+  std::vector<T> c(static_cast<size_t>(n) * p);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) {
+      double d = 0;
+      for (int k = 0; k < dim; ++k) d += (x[i * dim + k] - y[j * dim + k]) * (x[i * dim + k] - y[j * dim + k]);
+      c[static_cast<size_t>(i) * p + j] = static_cast<T>(d);
+    }
+  return c;
+}
+
+// Random positive weights summing to `mass`.
+template <typename T>
+std::vector<T> random_marginal(int len, uint32_t seed, double mass = 1.0) {
+  auto w = random_vector<double>(len, seed, 0.1, 1.0);
+  double s = 0;
+  for (double x : w) s += x;
+  std::vector<T> out(len);
+  for (int i = 0; i < len; ++i) out[i] = static_cast<T>(w[i] * mass / s);
+  return out;
+}
+
+// Runs `body`, expects inductive::Error with `code` whose message contains `fragment`.
+template <typename F>
+void expect_error(F&& body, ErrorCode code, const std::string& fragment) {
+  try {
+    body();
+    ADD_FAILURE() << "expected inductive::Error containing '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "message '" << e.what() << "' lacks '" << fragment << "'";
+  }
+}
+
+}  // namespace inductive::testing
