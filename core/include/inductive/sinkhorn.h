@@ -54,7 +54,8 @@ struct SinkhornOutput {
   T* g = nullptr;                // [batch, p_max]
   int32_t* n_iter = nullptr;     // [batch] iterations run
   T* marginal_err = nullptr;     // [batch] ||P 1 - a||_1 + ||P^T 1 - b||_1 of the returned plan
-  uint8_t* converged = nullptr;  // [batch] marginal_err <= tol (or <= 1e-4 x mass when tol == 0)
+  uint8_t* converged = nullptr;  // [batch] tol > 0: the stopping test was met (or marginal_err <= tol);
+                                 // tol == 0: marginal_err <= 1e-4 x mass
   T* cost_value = nullptr;       // [batch] regularised OT cost <P, C> - eps H(P)
 };
 

@@ -107,7 +107,7 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
     need(4);
     arr.dtype = "<f4";
     arr.f32.resize(numel);
-    std::memcpy(arr.f32.data(), data, numel * 4);
+    if (numel) std::memcpy(arr.f32.data(), data, numel * 4);  // an empty vector's data() may be null
   } else if (descr == "'<f8'") {
     need(8);
     arr.dtype = "<f4";
@@ -121,7 +121,7 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
     need(4);
     arr.dtype = "<i4";
     arr.i32.resize(numel);
-    std::memcpy(arr.i32.data(), data, numel * 4);
+    if (numel) std::memcpy(arr.i32.data(), data, numel * 4);  // an empty vector's data() may be null
   } else if (descr == "'<i8'") {
     need(8);
     arr.dtype = "<i4";

@@ -1,0 +1,44 @@
+# scripts/lib.sh - shared by build/start/test/bench: logging and the build steps, each a no-op when up to date.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export NODE_PATH=/usr/share/nodejs   # Debian's emscripten finds acorn there
+JOBS="${JOBS:-$(nproc)}"
+
+step() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Configures a CMake preset once, then builds it (ninja makes a second run a no-op).
+build_preset() {
+  local preset="$1"; shift
+  if [[ ! -f "build/$preset/build.ninja" ]]; then
+    cmake --preset "$preset" >/dev/null
+  fi
+  cmake --build "build/$preset" -j "$JOBS" "$@"
+}
+
+build_native() { step "native build (build/native-release)"; build_preset native-release; }
+build_wasm() { step "wasm build (build/wasm-release -> web/wasm)"; build_preset wasm-release; }
+
+# Rebuilds a web workspace only when a source is newer than its output stamp.
+build_web_workspace() {
+  local ws="$1" stamp="$2"; shift 2
+  if [[ -f "$stamp" ]] && [[ -z "$(find "$ws" "$@" -newer "$stamp" -type f \
+        -not -path '*/node_modules/*' -not -path '*/dist/*' -print -quit 2>/dev/null)" ]]; then
+    return 0
+  fi
+  step "npm run build --workspace $ws"
+  npm run build --silent --workspace "$ws"
+  mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+}
+
+build_web() {
+  build_web_workspace web web/dist/.stamp web/wasm
+  build_web_workspace web/demo web/demo/dist/.stamp web/dist web/wasm
+}
+
+build_all() {
+  bash scripts/setup.sh
+  build_native
+  build_wasm
+  build_web
+}
