@@ -20,7 +20,8 @@ fi
 build=build/fuzz
 mkdir -p "$build"
 # -j2: the build machine is shared.
-if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target model_file_fuzz npy_fuzz; } >"$build/build.log" 2>&1; then
+if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target model_file_fuzz npy_fuzz; } \
+     >"$build/build.log" 2>&1; then
   tail -n 30 "$build/build.log" >&2
   echo "fuzz: build failed; full log in $build/build.log" >&2
   exit 1
@@ -70,7 +71,8 @@ for target in model_file_fuzz npy_fuzz; do
   if "$build/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$build/findings/$target-" "${extra[@]}" "$corpus" "$seeds/$target" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    echo "$target: ${execs:-?} execs in ${seconds}s ($(( ${execs:-0} / seconds ))/s), corpus $(ls "$corpus" | wc -l) inputs, no findings"
+    echo "$target: ${execs:-?} execs in ${seconds}s ($(( ${execs:-0} / seconds ))/s)," \
+         "corpus $(ls "$corpus" | wc -l) inputs, no findings"
   else
     tail -n 40 "$log" >&2
     echo "$target: FINDING; log $log, reproducer $(ls -t "$build"/findings/"$target"-* 2>/dev/null | head -n 1)" >&2

@@ -59,14 +59,20 @@ struct ModelView {
 };
 
 // Validates and parses a model file held in memory, in this order, one message per failure:
-// size >= 8; header length <= kMaxHeaderBytes and <= size - 8; header is a JSON object; __metadata__ is a
-// string map with format == "inductive"; 1 <= format_version <= kFormatVersion (kUnsupportedVersion otherwise,
-// e.g. "file is format_version 3; this build reads up to 1"); model and producer non-empty; config a JSON object;
-// every tensor entry has a known dtype, a non-negative shape and offsets whose size matches the shape
-// (overflow-checked); tensor names are unique; offsets are contiguous from 0 and cover the data section exactly;
-// then, when a schema is registered for the model kind, the config and tensor set are checked against it.
+// size >= 8; header length <= kMaxHeaderBytes and <= size - 8 (checked before anything is allocated); header
+// starts with '{' and is strict JSON (no duplicate keys, so tensor names are unique; nesting <= 64; no number
+// that overflows a double); __metadata__ is a string map with format == "inductive"; 1 <= format_version <=
+// kFormatVersion (kUnsupportedVersion otherwise, e.g. "file is format_version 3; this build reads up to 1");
+// model and producer non-empty; config a strict-JSON object; every tensor entry has exactly dtype, shape and
+// data_offsets, a known dtype, a non-negative shape and offsets whose span matches the shape (overflow-checked);
+// offsets lie within the data section, are contiguous from 0 and cover it exactly; then, when a schema is
+// registered for the model kind, the config and tensor set are checked against it (missing, mistyped,
+// misshapen and extra tensors are each named). Other __metadata__ keys are allowed and ignored (other tools add
+// their own). Messages read "model file: what: got X, expected Y"; nothing but inductive::Error is thrown.
+// Metadata checks come before tensor entries so that a newer file is reported as newer, not as corrupt.
 // `bytes` must be 4-byte aligned for the typed accessors to return aligned pointers (it is when it comes
-// from malloc/new or a Float32Array's buffer).
+// from malloc/new or a Float32Array's buffer); files whose header length is not a multiple of 4 read, but their
+// typed accessors throw rather than hand out misaligned pointers.
 ModelView read_model(const uint8_t* bytes, size_t size);
 
 // A tensor to write: name, dtype, shape and its little-endian bytes (numel * 4).
@@ -85,15 +91,23 @@ struct ModelContents {
   std::string producer;                 // empty: inductive::producer()
 };
 
-// Serialises to bytes (validated the same way read_model would validate them).
+// Serialises to bytes: "__metadata__" first, then tensors sorted by name, compact JSON, header space-padded so that
+// the data starts 8-byte aligned (the layout the Python `safetensors` package writes). The same contents always
+// give the same bytes (config keys are sorted). The result is read back with read_model, schema included, so an
+// unreadable file is never produced: Error{kInvalidArgument} for empty/reserved/duplicate names, negative shapes,
+// null data, a config that is not an object or does not survive JSON (NaN), or a schema violation.
 std::vector<uint8_t> write_model(const ModelContents& contents);
 
-// Native file helpers: read the whole file (Error{kIo} when unreadable) / write atomically (temp file + rename).
+// File helpers (native, and wasm with a file system): read the whole file (Error{kIo} naming the path when
+// unreadable, a directory included) / serialise, then write atomically (temp file + rename): a model that fails
+// to serialise never touches `path`, and a failed write leaves nothing behind.
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 void save_model_file(const std::string& path, const ModelContents& contents);
 
 // What a model kind expects: validates its config and lists the tensors (name, dtype, shape) the config implies.
-// Registered once per kind (e.g. by the OTKE module); read_model checks files of that kind against it.
+// Registered once per kind (e.g. by the OTKE module); read_model checks files of that kind against it, and turns
+// whatever the two functions throw into Error{kBadModelFile} naming the kind. Thread-safe. Registering a kind
+// again replaces it for later lookups; pointers returned earlier stay valid (schemas are never freed).
 struct TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
@@ -107,7 +121,9 @@ struct ModelSchema {
 void register_model_schema(ModelSchema schema);
 const ModelSchema* find_model_schema(const std::string& model);
 
-// Human-readable summary (format, version, model, producer, config, tensor table), as `inductive info` prints.
+// Human-readable summary, as `inductive info` prints it: format, format_version, model, producer, the config
+// pretty-printed, then a table of tensors (name, dtype, shape, bytes) in file order. Control characters in names
+// are shown as '?'.
 std::string describe_model(const ModelView& view);
 
 }  // namespace inductive

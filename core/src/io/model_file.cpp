@@ -1,6 +1,7 @@
 // The model file: inductive's metadata contract on top of the safetensors container (io/safetensors.h), the schema
 // registry, typed views, and the only two functions of the file that touch the file system.
 #include "inductive/model_file.h"
+#include "io/builtin_schemas.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -47,9 +48,17 @@ struct Registry {
   std::deque<ModelSchema> all;
   std::map<std::string, const ModelSchema*> by_kind;
 };
+// The kinds core itself defines are registered on first use, so every reader (CLI, wasm, tests) checks them.
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = [] {
+    auto* fresh = new Registry;
+    for (ModelSchema& schema : builtin_model_schemas()) {
+      fresh->all.push_back(std::move(schema));
+      fresh->by_kind[fresh->all.back().model] = &fresh->all.back();
+    }
+    return fresh;
+  }();
+  return *r;
 }
 
 }  // namespace
@@ -147,8 +156,8 @@ void check_schema(const ModelView& view) {
   for (const TensorInfo& t : view.tensors) {
     bool known = false;
     for (const TensorSpec& spec : specs) known = known || spec.name == t.name;
-    INDUCTIVE_CHECK(known, ErrorCode::kBadModelFile, "model file: tensor '", printable(t.name), "' is not part of model '",
-                    view.model, "' (", specs.size(), " tensors expected)");
+    INDUCTIVE_CHECK(known, ErrorCode::kBadModelFile, "model file: tensor '", printable(t.name),
+                    "' is not part of model '", view.model, "' (", specs.size(), " tensors expected)");
   }
 }
 

@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <set>
-#include <sstream>
 
 #include "inductive/error.h"
 
@@ -56,11 +54,7 @@ namespace {
 constexpr const char* kMetadataKey = "__metadata__";
 
 // A JSON value for a message: compact, and cut short so that a hostile 16 MiB array cannot flood a terminal.
-std::string brief(const json& j) {
-  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+std::string brief(const json& j) { return printable(j.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 // ---- strict JSON -------------------------------------------------------------------------------------------------
 
@@ -118,7 +112,7 @@ class StrictBuilder : public nlohmann::json_sax<json> {
     }
     const auto l = reason.find("; last read");
     if (l != std::string::npos) reason.resize(l);
-    error = "invalid JSON at byte " + std::to_string(position) + ": " + reason;
+    error = "invalid JSON at byte " + std::to_string(position) + ": " + printable(reason, 200);
     return false;
   }
 
@@ -280,8 +274,8 @@ Header parse_header(const uint8_t* bytes, size_t size) {
     INDUCTIVE_CHECK(meta->is_object(), ErrorCode::kBadModelFile, "model file: __metadata__: got ", brief(*meta),
                     ", expected an object mapping strings to strings");
     for (const auto& item : meta->items()) {
-      INDUCTIVE_CHECK(item.value().is_string(), ErrorCode::kBadModelFile, "model file: __metadata__ '", printable(item.key()),
-                      "': got ", brief(item.value()), ", expected a string");
+      INDUCTIVE_CHECK(item.value().is_string(), ErrorCode::kBadModelFile, "model file: __metadata__ '",
+                      printable(item.key()), "': got ", brief(item.value()), ", expected a string");
       h.metadata.emplace(item.key(), item.value().get<std::string>());
     }
     h.has_metadata = true;
@@ -351,7 +345,8 @@ std::vector<uint8_t> serialise(const std::map<std::string, std::string>& metadat
                       t.name, "' is given twice, expected unique names");
       uint64_t bytes = 0;
       INDUCTIVE_CHECK(byte_size(t.shape, t.dtype, &bytes), ErrorCode::kInvalidArgument, "write_model: tensor '",
-                      t.name, "': shape ", shape_string(t.shape), ", expected non-negative dimensions whose byte size fits 64 bits");
+                      t.name, "': shape ", shape_string(t.shape),
+                      ", expected non-negative dimensions whose byte size fits 64 bits");
       INDUCTIVE_CHECK(t.data != nullptr || bytes == 0, ErrorCode::kInvalidArgument, "write_model: tensor '", t.name,
                       "': data is null, expected ", bytes, " bytes");
       uint64_t end = 0;

@@ -1,0 +1,73 @@
+// inductive/otk_pooling.h - the optimal transport kernel embedding's pooling layer (thesis ch. 2, §§1.3-1.6).
+//
+// For an embedded set psi (n x k, mass 1/n per element) and q references z^r (p x k, mass 1/p per support):
+//   P^r = Sinkhorn(similarity S = psi z^r^T, eps, iters)           n x p, rows sum to 1/n, columns to 1/p
+//   P^r <- P^r o Spos,  Spos_ij = exp(-(i/n - j/p)^2 / sigma_pos^2)  (optional; n the TRUE length, 0-based i, j)
+//   Phi^r = c P^r^T psi                                              p x k
+//   Phi = (Phi^1, ..., Phi^q) flattened to q p k, reference-major then support-major
+// with c = sqrt(p / q) (the paper's scale, default) or c = p (`otk-compatible`: the public OTK code's scale, whose
+// plan has row mass p/n and whose heads are concatenated without 1/sqrt(q)). Padding never changes a set's output.
+// Sinkhorn runs in the log domain with a fixed number of iterations; its gradient recomputes instead of storing
+// every iteration (memory independent of `iters`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "inductive/linalg.h"
+#include "inductive/set_batch.h"
+#include "inductive/sinkhorn.h"
+
+namespace inductive {
+
+enum class OtkScale { kPaper, kOtkCompatible };
+const char* otk_scale_name(OtkScale s);
+OtkScale parse_otk_scale(const std::string& name);  // "paper" | "otk-compatible"
+
+struct OtkOptions {
+  int p = 64;              // supports per reference
+  int q = 1;               // references
+  double eps = 0.5;        // entropic regularisation (thesis: 0.5 SCOP, 1.0 DeepSEA, 3.0 SST-2)
+  int iters = 10;          // Sinkhorn iterations (thesis: 10 supervised, 100 unsupervised)
+  float sigma_pos = 0.0f;  // > 0: positional weighting (thesis DeepSEA: 0.1); 0: off
+  OtkScale scale = OtkScale::kPaper;
+  void validate() const;
+};
+
+class OtkPooling {
+ public:
+  OtkPooling() = default;
+  // references: q matrices p x k.
+  OtkPooling(std::vector<MatF> references, OtkOptions options);
+
+  const OtkOptions& options() const { return options_; }
+  int dim() const { return static_cast<int>(refs_.empty() ? 0 : refs_[0].cols()); }
+  int output_dim() const { return options_.q * options_.p * dim(); }
+  const std::vector<MatF>& references() const { return refs_; }
+  void set_references(std::vector<MatF> references);
+
+  struct Cache {
+    std::vector<std::vector<float>> plans;   // per reference [batch, n_max, p] (before positional weighting)
+    std::vector<SinkhornTape<float>> tapes;  // per reference
+  };
+
+  // psi: [batch, n_max, k] with lengths. Returns batch x output_dim. `cache` (for backward) and `plans_out` (per
+  // reference, the plans after positional weighting, for visualisation) are optional.
+  MatF forward(const SetBatch& psi, Cache* cache = nullptr, std::vector<std::vector<float>>* plans_out = nullptr) const;
+
+  // grad_out: batch x output_dim. Writes dL/dpsi (same layout as psi, padding 0) and adds dL/dz^r to grad_refs
+  // (resized to q matrices p x k when empty).
+  void backward(const SetBatch& psi, const Cache& cache, const Eigen::Ref<const MatF>& grad_out, SetBatch* grad_psi,
+                std::vector<MatF>* grad_refs) const;
+
+ private:
+  float scale() const;
+  SinkhornOptions sinkhorn_options() const;
+  std::vector<MatF> refs_;
+  OtkOptions options_;
+};
+
+// Spos for one set (n x p, row-major): exp(-(i/n - j/p)^2 / sigma^2).
+void positional_weights(int n, int p, float sigma, float* out);
+
+}  // namespace inductive

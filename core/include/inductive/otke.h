@@ -1,0 +1,92 @@
+// inductive/otke.h - the OTKE model: local features -> Nystrom embedding -> OT pooling -> linear head.
+//
+// Config (stored as JSON in the model file, every field with its default):
+//   input:     {"type": "sequence", "alphabet": "dna", "k": 10}   (one-hot k-mers, unit norm)
+//            | {"type": "vectors", "dim": d}                       (sets of d-dimensional vectors)
+//   embedding: {"type": "nystrom", "anchors": 128, "sigma": 0.6, "reg": 0.01, "keep_norm": false} | {"type": "identity"}
+//   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper"}
+//            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
+//   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
+// Tensors: "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "otk.references" [q, p, K], "head.weight" [C, D],
+// "head.bias" [C]; D = q p K (otk) or K (mean/max).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "inductive/linalg.h"
+#include "inductive/logistic.h"
+#include "inductive/model_file.h"
+#include "inductive/nystrom.h"
+#include "inductive/otk_pooling.h"
+#include "inductive/sequence.h"
+#include "inductive/set_batch.h"
+
+namespace inductive {
+
+struct OtkeConfig {
+  std::string input_type = "sequence";  // "sequence" | "vectors"
+  std::string alphabet = "dna";
+  int kmer = 10;
+  int input_dim = 0;                    // vectors only
+  std::string embedding = "nystrom";    // "nystrom" | "identity"
+  int anchors = 128;
+  NystromOptions nystrom;
+  std::string pooling = "otk";          // "otk" | "mean" | "max"
+  OtkOptions otk;
+  int classes = 0;
+  std::vector<std::string> labels;
+
+  int feature_dim() const;   // d: k * |alphabet| or input_dim
+  int embed_dim() const;     // K (nystrom) or d (identity)
+  int output_dim() const;    // q p K (otk) or K (mean/max)
+  void validate() const;
+  nlohmann::json to_json() const;
+  static OtkeConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
+};
+
+class OtkeModel {
+ public:
+  OtkeConfig config;
+  Nystrom nystrom;      // when config.embedding == "nystrom"
+  OtkPooling pooling;   // when config.pooling == "otk"
+  LinearHead head;      // when config.classes > 0
+
+  // Local features of sequences (input "sequence"): validated letters, k-mers.
+  SetBatch sequence_features(const std::vector<std::string>& sequences, const std::vector<std::string>& names = {}) const;
+  // psi for every element of every set (identity embedding: a copy).
+  SetBatch embed_elements(const SetBatch& features) const;
+  // The embedding Phi, batch x output_dim. `plans` (optional): per reference [batch, n_max, p] transport plans.
+  MatF embed(const SetBatch& features, std::vector<std::vector<float>>* plans = nullptr) const;
+  // Head logits (batch x C); throws when the model has no head.
+  MatF predict(const Eigen::Ref<const MatF>& embeddings) const;
+
+  // Tensors point into this model and into `storage`: keep both alive while writing.
+  ModelContents to_contents(std::vector<float>& storage) const;
+  std::vector<uint8_t> to_bytes() const;
+  void save(const std::string& path) const;  // atomic
+  static OtkeModel from_view(const ModelView& view);
+  static OtkeModel from_bytes(const uint8_t* bytes, size_t size);
+  static OtkeModel load(const std::string& path);
+};
+
+// Unsupervised learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references by
+// k-means on their embeddings (q = 1) or by 2-Wasserstein k-means over sets (q > 1).
+struct OtkeFitOptions {
+  int64_t max_samples = 300000;  // local features sampled for k-means (thesis: 300k)
+  int kmeans_iters = 100;
+  int wkmeans_iters = 5;         // q > 1
+  uint64_t seed = 0;
+  std::function<void(const std::string& stage, double fraction)> progress;
+};
+void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options);
+
+// Pools with mean or max over the valid elements of each set (the thesis' baselines).
+MatF mean_pool(const SetBatch& x);
+MatF max_pool(const SetBatch& x);
+
+}  // namespace inductive

@@ -1,0 +1,14 @@
+// The model kinds core defines; each module provides its schema (e.g. otke/otke_model.cpp).
+#pragma once
+
+#include <vector>
+
+#include "inductive/model_file.h"
+
+namespace inductive {
+
+ModelSchema otke_model_schema();
+
+inline std::vector<ModelSchema> builtin_model_schemas() { return {otke_model_schema()}; }
+
+}  // namespace inductive

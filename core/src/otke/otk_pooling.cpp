@@ -1,0 +1,173 @@
+// OTK pooling forward and backward (see inductive/otk_pooling.h).
+#include "inductive/otk_pooling.h"
+
+#include <cmath>
+
+#include "ot/sinkhorn_detail.h"
+
+namespace inductive {
+
+const char* otk_scale_name(OtkScale s) { return s == OtkScale::kPaper ? "paper" : "otk-compatible"; }
+
+OtkScale parse_otk_scale(const std::string& name) {
+  if (name == "paper") return OtkScale::kPaper;
+  if (name == "otk-compatible") return OtkScale::kOtkCompatible;
+  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "otk: unknown scale '", name, "': expected paper or otk-compatible");
+}
+
+void OtkOptions::validate() const {
+  INDUCTIVE_CHECK(p >= 1 && p <= 65536, ErrorCode::kInvalidArgument, "otk: p (supports) must be in 1..65536: got ", p);
+  INDUCTIVE_CHECK(q >= 1 && q <= 1024, ErrorCode::kInvalidArgument, "otk: q (references) must be in 1..1024: got ", q);
+  INDUCTIVE_CHECK(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument, "otk: eps must be a finite number > 0: got ",
+                  eps);
+  INDUCTIVE_CHECK(iters >= 1 && iters <= 100000, ErrorCode::kInvalidArgument, "otk: iters must be in 1..100000: got ",
+                  iters);
+  INDUCTIVE_CHECK(std::isfinite(sigma_pos) && sigma_pos >= 0, ErrorCode::kInvalidArgument,
+                  "otk: sigma_pos must be a finite number >= 0 (0 = off): got ", sigma_pos);
+}
+
+void positional_weights(int n, int p, float sigma, float* out) {
+  const double inv = 1.0 / (static_cast<double>(sigma) * sigma);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) {
+      const double d = static_cast<double>(i) / n - static_cast<double>(j) / p;
+      out[static_cast<int64_t>(i) * p + j] = static_cast<float>(std::exp(-d * d * inv));
+    }
+}
+
+OtkPooling::OtkPooling(std::vector<MatF> references, OtkOptions options) : options_(options) {
+  options_.validate();
+  set_references(std::move(references));
+}
+
+void OtkPooling::set_references(std::vector<MatF> references) {
+  INDUCTIVE_CHECK(static_cast<int>(references.size()) == options_.q, ErrorCode::kShapeMismatch, "otk: expected q = ",
+                  options_.q, " references, got ", references.size());
+  for (size_t r = 0; r < references.size(); ++r) {
+    INDUCTIVE_CHECK(references[r].rows() == options_.p && references[r].cols() >= 1 &&
+                        references[r].cols() == references[0].cols(),
+                    ErrorCode::kShapeMismatch, "otk: reference ", r, " must be p x k = ", options_.p, " x ",
+                    references[0].cols(), ": got ", references[r].rows(), " x ", references[r].cols());
+    INDUCTIVE_CHECK(references[r].allFinite(), ErrorCode::kInvalidArgument, "otk: reference ", r,
+                    " contains NaN or Inf");
+  }
+  refs_ = std::move(references);
+}
+
+float OtkPooling::scale() const {
+  return options_.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(options_.p) / options_.q))
+                                            : static_cast<float>(options_.p);
+}
+
+SinkhornOptions OtkPooling::sinkhorn_options() const {
+  SinkhornOptions o;
+  o.eps = options_.eps;
+  o.max_iter = options_.iters;
+  o.similarity = true;
+  return o;
+}
+
+MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
+  psi.validate("otk");
+  INDUCTIVE_CHECK(psi.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ", psi.dim,
+                  ", expected ", dim(), " (the references' dimension)");
+  const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;
+  const float c = scale();
+  MatF out(B, output_dim());
+  std::vector<float> sim(static_cast<size_t>(B) * N * p), plan(sim.size());
+  if (cache) {
+    cache->plans.assign(options_.q, {});
+    cache->tapes.assign(options_.q, {});
+  }
+  if (plans_out) plans_out->assign(options_.q, {});
+  for (int r = 0; r < options_.q; ++r) {
+    const MatF& z = refs_[r];
+    detail::for_each_problem(B, [&](int b) {
+      const int n = psi.n[b];
+      CMapF x(psi.row(b, 0), n, k);
+      MapF s(sim.data() + static_cast<int64_t>(b) * N * p, n, p);
+      s.noalias() = x * z.transpose();
+    });
+    SinkhornProblem<float> pr{sim.data(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
+    sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan.data()}, cache ? &cache->tapes[r] : nullptr);
+    if (cache) cache->plans[r] = plan;
+    detail::for_each_problem(B, [&](int b) {
+      const int n = psi.n[b];
+      MapF pb(plan.data() + static_cast<int64_t>(b) * N * p, n, p);
+      if (options_.sigma_pos > 0) {
+        MatF w(n, p);
+        positional_weights(n, p, options_.sigma_pos, w.data());
+        pb.array() *= w.array();
+      }
+      CMapF x(psi.row(b, 0), n, k);
+      MapF phi(out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
+      phi.noalias() = c * (pb.transpose() * x);
+    });
+    if (plans_out) (*plans_out)[r] = plan;
+  }
+  return out;
+}
+
+void OtkPooling::backward(const SetBatch& psi, const Cache& cache, const Eigen::Ref<const MatF>& grad_out,
+                          SetBatch* grad_psi, std::vector<MatF>* grad_refs) const {
+  const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;
+  INDUCTIVE_CHECK(grad_out.rows() == B && grad_out.cols() == output_dim(), ErrorCode::kShapeMismatch,
+                  "otk backward: gradient is ", grad_out.rows(), " x ", grad_out.cols(), ", expected ", B, " x ",
+                  output_dim());
+  INDUCTIVE_CHECK(static_cast<int>(cache.plans.size()) == options_.q, ErrorCode::kShapeMismatch,
+                  "otk backward: cache does not come from forward on this batch");
+  const float c = scale();
+  if (grad_psi) *grad_psi = SetBatch(B, N, k), grad_psi->n = psi.n;
+  if (grad_refs && grad_refs->empty()) grad_refs->assign(options_.q, MatF::Zero(p, k));
+  std::vector<float> grad_plan(static_cast<size_t>(B) * N * p), grad_sim(grad_plan.size());
+  std::vector<MatF> grad_z_per_set(B);
+  for (int r = 0; r < options_.q; ++r) {
+    const MatF& z = refs_[r];
+    const std::vector<float>& plan = cache.plans[r];
+    std::fill(grad_plan.begin(), grad_plan.end(), 0.0f);
+    detail::for_each_problem(B, [&](int b) {
+      const int n = psi.n[b];
+      CMapF x(psi.row(b, 0), n, k);
+      CMapF g(grad_out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
+      CMapF pb(plan.data() + static_cast<int64_t>(b) * N * p, n, p);
+      MapF gp(grad_plan.data() + static_cast<int64_t>(b) * N * p, n, p);
+      gp.noalias() = c * (x * g.transpose());  // dL/d(P o Spos)
+      MatF pw = pb;
+      if (options_.sigma_pos > 0) {
+        MatF w(n, p);
+        positional_weights(n, p, options_.sigma_pos, w.data());
+        gp.array() *= w.array();
+        pw.array() *= w.array();
+      }
+      if (grad_psi) {
+        MapF gx(grad_psi->row(b, 0), n, k);
+        gx.noalias() += c * (pw * g);
+      }
+    });
+    SinkhornProblem<float> pr{nullptr, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
+    // The backward pass reads the logits from the similarities, which we recompute rather than keep.
+    std::vector<float> sim(grad_plan.size());
+    detail::for_each_problem(B, [&](int b) {
+      const int n = psi.n[b];
+      CMapF x(psi.row(b, 0), n, k);
+      MapF s(sim.data() + static_cast<int64_t>(b) * N * p, n, p);
+      s.noalias() = x * z.transpose();
+    });
+    pr.cost = sim.data();
+    sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());
+    detail::for_each_problem(B, [&](int b) {
+      const int n = psi.n[b];
+      CMapF x(psi.row(b, 0), n, k);
+      CMapF gs(grad_sim.data() + static_cast<int64_t>(b) * N * p, n, p);
+      if (grad_psi) {
+        MapF gx(grad_psi->row(b, 0), n, k);
+        gx.noalias() += gs * z;
+      }
+      if (grad_refs) grad_z_per_set[b].noalias() = gs.transpose() * x;
+    });
+    if (grad_refs)
+      for (int b = 0; b < B; ++b) (*grad_refs)[r] += grad_z_per_set[b];
+  }
+}
+
+}  // namespace inductive

@@ -1,0 +1,195 @@
+// OTKE config <-> JSON, strict (see inductive/otke.h).
+#include <cmath>
+#include <set>
+
+#include "inductive/otke.h"
+
+namespace inductive {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads config sections with their defaults; unknown keys are errors so that typos never pass silently.
+class Section {
+ public:
+  Section(const json& j, std::string name) : j_(j), name_(std::move(name)) {
+    INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "otke config: '", name_, "' must be an object");
+  }
+  ~Section() = default;
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      INDUCTIVE_CHECK(seen_.count(it.key()), ErrorCode::kInvalidArgument, "otke config: unknown key '", name_, ".",
+                      it.key(), "'");
+  }
+  std::string str(const char* key, const std::string& def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_string(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                    "' must be a string");
+    return j_[key].get<std::string>();
+  }
+  int integer(const char* key, int def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_number_integer(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                    "' must be an integer");
+    const auto v = j_[key].get<int64_t>();
+    INDUCTIVE_CHECK(v >= -(1ll << 31) && v < (1ll << 31), ErrorCode::kInvalidArgument, "otke config: '", name_, ".",
+                    key, "' out of range");
+    return static_cast<int>(v);
+  }
+  double number(const char* key, double def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_number(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                    "' must be a number");
+    return j_[key].get<double>();
+  }
+  bool boolean(const char* key, bool def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_boolean(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                    "' must be true or false");
+    return j_[key].get<bool>();
+  }
+  std::vector<std::string> strings(const char* key) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return {};
+    INDUCTIVE_CHECK(j_[key].is_array(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                    "' must be an array of strings");
+    std::vector<std::string> out;
+    for (const auto& v : j_[key]) {
+      INDUCTIVE_CHECK(v.is_string(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
+                      "' must be an array of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  const json& j_;
+  std::string name_;
+  std::set<std::string> seen_;
+};
+
+const json& section_or_empty(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.contains(key) ? j[key] : empty;
+}
+
+}  // namespace
+
+int OtkeConfig::feature_dim() const {
+  return input_type == "sequence" ? kmer * Alphabet::from_name(alphabet).size() : input_dim;
+}
+int OtkeConfig::embed_dim() const { return embedding == "nystrom" ? anchors : feature_dim(); }
+int OtkeConfig::output_dim() const { return pooling == "otk" ? otk.q * otk.p * embed_dim() : embed_dim(); }
+
+void OtkeConfig::validate() const {
+  INDUCTIVE_CHECK(input_type == "sequence" || input_type == "vectors", ErrorCode::kInvalidArgument,
+                  "otke config: input.type must be sequence or vectors: got '", input_type, "'");
+  if (input_type == "sequence") {
+    Alphabet::from_name(alphabet);
+    INDUCTIVE_CHECK(kmer >= 1 && kmer <= 64, ErrorCode::kInvalidArgument, "otke config: input.k must be in 1..64: got ",
+                    kmer);
+  } else {
+    INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= (1 << 20), ErrorCode::kInvalidArgument,
+                    "otke config: input.dim must be in 1..2^20: got ", input_dim);
+  }
+  INDUCTIVE_CHECK(embedding == "nystrom" || embedding == "identity", ErrorCode::kInvalidArgument,
+                  "otke config: embedding.type must be nystrom or identity: got '", embedding, "'");
+  if (embedding == "nystrom") {
+    INDUCTIVE_CHECK(anchors >= 1 && anchors <= 65536, ErrorCode::kInvalidArgument,
+                    "otke config: embedding.anchors must be in 1..65536: got ", anchors);
+    nystrom.validate();
+  }
+  INDUCTIVE_CHECK(pooling == "otk" || pooling == "mean" || pooling == "max", ErrorCode::kInvalidArgument,
+                  "otke config: pooling.type must be otk, mean or max: got '", pooling, "'");
+  if (pooling == "otk") otk.validate();
+  INDUCTIVE_CHECK(classes == 0 || (classes >= 2 && classes <= 100000), ErrorCode::kInvalidArgument,
+                  "otke config: head.classes must be 0 (no head) or >= 2: got ", classes);
+  INDUCTIVE_CHECK(labels.empty() || static_cast<int>(labels.size()) == classes, ErrorCode::kInvalidArgument,
+                  "otke config: head.labels has ", labels.size(), " names for ", classes, " classes");
+  INDUCTIVE_CHECK(static_cast<int64_t>(otk.q) * otk.p * embed_dim() < (int64_t{1} << 31), ErrorCode::kInvalidArgument,
+                  "otke config: embedding dimension q p K is too large");
+}
+
+nlohmann::json OtkeConfig::to_json() const {
+  json j;
+  j["input"] = input_type == "sequence" ? json{{"type", input_type}, {"alphabet", alphabet}, {"k", kmer}}
+                                        : json{{"type", input_type}, {"dim", input_dim}};
+  j["embedding"] = embedding == "nystrom" ? json{{"type", embedding},
+                                                 {"anchors", anchors},
+                                                 {"sigma", nystrom.sigma},
+                                                 {"reg", nystrom.reg},
+                                                 {"keep_norm", nystrom.keep_norm}}
+                                          : json{{"type", embedding}};
+  j["pooling"] = pooling == "otk" ? json{{"type", pooling},          {"p", otk.p},
+                                         {"q", otk.q},               {"eps", otk.eps},
+                                         {"iters", otk.iters},       {"sigma_pos", otk.sigma_pos},
+                                         {"scale", otk_scale_name(otk.scale)}}
+                                  : json{{"type", pooling}};
+  j["head"] = json{{"classes", classes}, {"labels", labels}};
+  return j;
+}
+
+OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
+  INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "otke config: must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    INDUCTIVE_CHECK(it.key() == "input" || it.key() == "embedding" || it.key() == "pooling" || it.key() == "head",
+                    ErrorCode::kInvalidArgument, "otke config: unknown section '", it.key(),
+                    "' (expected input, embedding, pooling, head)");
+  OtkeConfig c;
+  {
+    Section s(section_or_empty(j, "input"), "input");
+    c.input_type = s.str("type", c.input_type);
+    INDUCTIVE_CHECK(c.input_type == "sequence" || c.input_type == "vectors", ErrorCode::kInvalidArgument,
+                    "otke config: input.type must be sequence or vectors: got '", c.input_type, "'");
+    if (c.input_type == "sequence") {
+      c.alphabet = s.str("alphabet", c.alphabet);
+      c.kmer = s.integer("k", c.kmer);
+    } else {
+      c.input_dim = s.integer("dim", c.input_dim);
+    }
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "embedding"), "embedding");
+    c.embedding = s.str("type", c.embedding);
+    INDUCTIVE_CHECK(c.embedding == "nystrom" || c.embedding == "identity", ErrorCode::kInvalidArgument,
+                    "otke config: embedding.type must be nystrom or identity: got '", c.embedding, "'");
+    if (c.embedding == "nystrom") {
+      c.anchors = s.integer("anchors", c.anchors);
+      c.nystrom.sigma = static_cast<float>(s.number("sigma", c.nystrom.sigma));
+      c.nystrom.reg = static_cast<float>(s.number("reg", c.nystrom.reg));
+      c.nystrom.keep_norm = s.boolean("keep_norm", c.nystrom.keep_norm);
+    }
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "pooling"), "pooling");
+    c.pooling = s.str("type", c.pooling);
+    INDUCTIVE_CHECK(c.pooling == "otk" || c.pooling == "mean" || c.pooling == "max", ErrorCode::kInvalidArgument,
+                    "otke config: pooling.type must be otk, mean or max: got '", c.pooling, "'");
+    if (c.pooling == "otk") {
+      c.otk.p = s.integer("p", c.otk.p);
+      c.otk.q = s.integer("q", c.otk.q);
+      c.otk.eps = s.number("eps", c.otk.eps);
+      c.otk.iters = s.integer("iters", c.otk.iters);
+      c.otk.sigma_pos = static_cast<float>(s.number("sigma_pos", c.otk.sigma_pos));
+      c.otk.scale = parse_otk_scale(s.str("scale", otk_scale_name(c.otk.scale)));
+    }
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "head"), "head");
+    c.classes = s.integer("classes", c.classes);
+    c.labels = s.strings("labels");
+    s.finish();
+  }
+  c.validate();
+  return c;
+}
+
+}  // namespace inductive

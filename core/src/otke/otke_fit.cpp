@@ -1,0 +1,148 @@
+// Unsupervised OTKE learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references
+// by k-means on embedded features (q = 1) or 2-Wasserstein k-means over sets (q > 1).
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "inductive/kmeans.h"
+#include "inductive/otke.h"
+#include "inductive/sinkhorn.h"
+
+namespace inductive {
+
+namespace {
+
+// Up to `limit` valid rows of a batch, drawn uniformly without replacement (all of them when there are fewer).
+MatF sample_rows(const SetBatch& x, int64_t limit, std::mt19937_64& rng) {
+  std::vector<std::pair<int32_t, int32_t>> where;
+  for (int b = 0; b < x.batch; ++b)
+    for (int i = 0; i < x.n[b]; ++i) where.emplace_back(b, i);
+  const int64_t total = static_cast<int64_t>(where.size());
+  const int64_t take = std::min(total, limit);
+  for (int64_t t = 0; t < take; ++t) {  // partial Fisher-Yates
+    std::uniform_int_distribution<int64_t> u(t, total - 1);
+    std::swap(where[t], where[u(rng)]);
+  }
+  MatF out(take, x.dim);
+  for (int64_t t = 0; t < take; ++t) out.row(t) = CMapF(x.row(where[t].first, where[t].second), 1, x.dim);
+  return out;
+}
+
+MatF all_rows(const SetBatch& x, const std::vector<int>& sets) {
+  int64_t total = 0;
+  for (int b : sets) total += x.n[b];
+  MatF out(total, x.dim);
+  int64_t r = 0;
+  for (int b : sets) {
+    out.middleRows(r, x.n[b]) = CMapF(x.row(b, 0), x.n[b], x.dim);
+    r += x.n[b];
+  }
+  return out;
+}
+
+// Entropic OT cost between a set (uniform) and a reference (uniform) under the squared Euclidean cost.
+double w2_cost(const SetBatch& psi, int b, const MatF& z, double eps, int iters) {
+  const int n = psi.n[b];
+  CMapF x(psi.row(b, 0), n, psi.dim);
+  MatF c = (-2.0f * (x * z.transpose())).rowwise() + z.rowwise().squaredNorm().transpose();
+  c.colwise() += x.rowwise().squaredNorm();
+  SinkhornOptions o;
+  o.eps = eps;
+  o.max_iter = iters;
+  return sinkhorn_log<float>(c.data(), n, static_cast<int>(z.rows()), nullptr, nullptr, o).cost_value;
+}
+
+}  // namespace
+
+void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options) {
+  OtkeConfig& c = model.config;
+  c.validate();
+  features.validate("otke fit");
+  INDUCTIVE_CHECK(features.dim == c.feature_dim(), ErrorCode::kShapeMismatch, "otke fit: features have dimension ",
+                  features.dim, ", expected ", c.feature_dim());
+  INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
+  auto progress = [&](const char* stage, double f) {
+    if (options.progress) options.progress(stage, f);
+  };
+  std::mt19937_64 rng(options.seed);
+  MatF sample = sample_rows(features, options.max_samples, rng);
+
+  if (c.embedding == "nystrom") {
+    INDUCTIVE_CHECK(sample.rows() >= c.anchors, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
+                    " local features to learn ", c.anchors, " anchors; use fewer anchors or more data");
+    MatF unit = sample;
+    for (Eigen::Index r = 0; r < unit.rows(); ++r) unit.row(r) /= std::max(unit.row(r).norm(), 1e-2f);
+    KMeansOptions ko;
+    ko.k = c.anchors;
+    ko.max_iter = options.kmeans_iters;
+    ko.spherical = true;
+    ko.seed = options.seed;
+    ko.progress = [&](int it, double) { progress("anchors (spherical k-means)", double(it) / ko.max_iter); };
+    model.nystrom = Nystrom(kmeans(unit, ko).centers, c.nystrom);
+    sample = model.nystrom.forward(sample);
+  }
+  progress("anchors (spherical k-means)", 1.0);
+
+  if (c.pooling != "otk") return;
+  const int p = c.otk.p, q = c.otk.q;
+  INDUCTIVE_CHECK(sample.rows() >= p, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
+                  " local features to learn ", p, " supports; use a smaller p or more data");
+  KMeansOptions ko;
+  ko.k = p;
+  ko.max_iter = options.kmeans_iters;
+  ko.seed = options.seed + 1;
+  std::vector<MatF> refs;
+  if (q == 1) {
+    ko.progress = [&](int it, double) { progress("reference (k-means)", double(it) / ko.max_iter); };
+    refs.push_back(kmeans(sample, ko).centers);
+  } else {
+    // 2-Wasserstein k-means over sets: start from a random partition of the sets, then alternate assigning each set
+    // to its nearest reference (entropic W2) and refitting each reference by k-means on its sets' elements.
+    INDUCTIVE_CHECK(features.batch >= q, ErrorCode::kInvalidArgument, "otke fit: ", features.batch,
+                    " sets cannot make q = ", q, " references");
+    const SetBatch psi = model.embed_elements(features);
+    std::vector<int> order(features.batch);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<int> assign(features.batch);
+    for (int t = 0; t < features.batch; ++t) assign[order[t]] = t % q;
+    refs.assign(q, MatF());
+    for (int it = 0; it <= options.wkmeans_iters; ++it) {
+      for (int r = 0; r < q; ++r) {
+        std::vector<int> members;
+        for (int b = 0; b < features.batch; ++b)
+          if (assign[b] == r) members.push_back(b);
+        if (members.empty()) members.push_back(order[r]);  // keep every reference alive
+        MatF rows = all_rows(psi, members);
+        if (rows.rows() > options.max_samples) {
+          std::mt19937_64 sub(options.seed + 7 * r + it);
+          SetBatch tmp(1, static_cast<int>(rows.rows()), psi.dim);
+          MapF(tmp.x.data(), rows.rows(), psi.dim) = rows;
+          rows = sample_rows(tmp, options.max_samples, sub);
+        }
+        KMeansOptions kr = ko;
+        kr.seed = options.seed + 1 + r;
+        if (rows.rows() < p) rows = sample;  // too few elements for p supports: fall back to the global sample
+        refs[r] = kmeans(rows, kr).centers;
+      }
+      if (it == options.wkmeans_iters) break;
+      bool changed = false;
+      for (int b = 0; b < features.batch; ++b) {
+        int best = 0;
+        double best_cost = w2_cost(psi, b, refs[0], c.otk.eps, c.otk.iters);
+        for (int r = 1; r < q; ++r) {
+          const double cost = w2_cost(psi, b, refs[r], c.otk.eps, c.otk.iters);
+          if (cost < best_cost) best_cost = cost, best = r;
+        }
+        changed |= assign[b] != best;
+        assign[b] = best;
+      }
+      progress("references (Wasserstein k-means)", double(it + 1) / options.wkmeans_iters);
+      if (!changed) break;
+    }
+  }
+  model.pooling = OtkPooling(std::move(refs), c.otk);
+  progress("reference (k-means)", 1.0);
+}
+
+}  // namespace inductive

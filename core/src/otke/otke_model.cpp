@@ -1,0 +1,168 @@
+// The OTKE model: inference, model-file round trip and schema (see inductive/otke.h).
+#include <algorithm>
+#include <limits>
+
+#include "inductive/otke.h"
+#include "io/builtin_schemas.h"
+#include "ot/sinkhorn_detail.h"
+
+namespace inductive {
+
+SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
+                                      const std::vector<std::string>& names) const {
+  INDUCTIVE_CHECK(config.input_type == "sequence", ErrorCode::kInvalidArgument,
+                  "otke: this model embeds sets of vectors (input.type = vectors), not sequences");
+  INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
+  const Alphabet alphabet = Alphabet::from_name(config.alphabet);
+  std::vector<std::vector<int8_t>> encoded(sequences.size());
+  for (size_t s = 0; s < sequences.size(); ++s) {
+    const std::string what = s < names.size() ? "sequence '" + names[s] + "'" : "sequence " + std::to_string(s);
+    encoded[s] = encode_sequence(alphabet, sequences[s], what);
+  }
+  return kmer_features(encoded, alphabet.size(), config.kmer, names);
+}
+
+SetBatch OtkeModel::embed_elements(const SetBatch& features) const {
+  features.validate("otke");
+  INDUCTIVE_CHECK(features.dim == config.feature_dim(), ErrorCode::kShapeMismatch, "otke: features have dimension ",
+                  features.dim, ", expected ", config.feature_dim(), " (from the model config)");
+  if (config.embedding == "identity") return features;
+  SetBatch psi(features.batch, features.n_max, config.embed_dim());
+  psi.n = features.n;
+  detail::for_each_problem(features.batch, [&](int b) {
+    const int n = features.n[b];
+    CMapF x(features.row(b, 0), n, features.dim);
+    MapF(psi.row(b, 0), n, psi.dim) = nystrom.forward(x);
+  });
+  return psi;
+}
+
+MatF mean_pool(const SetBatch& x) {
+  MatF out(x.batch, x.dim);
+  for (int b = 0; b < x.batch; ++b) out.row(b) = CMapF(x.row(b, 0), x.n[b], x.dim).colwise().mean();
+  return out;
+}
+
+MatF max_pool(const SetBatch& x) {
+  MatF out(x.batch, x.dim);
+  for (int b = 0; b < x.batch; ++b) out.row(b) = CMapF(x.row(b, 0), x.n[b], x.dim).colwise().maxCoeff();
+  return out;
+}
+
+MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
+  const SetBatch psi = embed_elements(features);
+  if (config.pooling == "mean") return mean_pool(psi);
+  if (config.pooling == "max") return max_pool(psi);
+  return pooling.forward(psi, nullptr, plans);
+}
+
+MatF OtkeModel::predict(const Eigen::Ref<const MatF>& embeddings) const {
+  INDUCTIVE_CHECK(config.classes > 0, ErrorCode::kInvalidArgument,
+                  "otke: this model has no classifier head (head.classes = 0); fit one first");
+  return head.logits(embeddings);
+}
+
+namespace {
+
+std::vector<TensorSpec> otke_tensors(const OtkeConfig& c) {
+  std::vector<TensorSpec> t;
+  const int64_t K = c.embed_dim();
+  if (c.embedding == "nystrom") {
+    t.push_back({"nystrom.anchors", DType::kF32, {c.anchors, c.feature_dim()}});
+    t.push_back({"nystrom.factor", DType::kF32, {c.anchors, c.anchors}});
+  }
+  if (c.pooling == "otk") t.push_back({"otk.references", DType::kF32, {c.otk.q, c.otk.p, K}});
+  if (c.classes > 0) {
+    t.push_back({"head.weight", DType::kF32, {c.classes, c.output_dim()}});
+    t.push_back({"head.bias", DType::kF32, {c.classes}});
+  }
+  return t;
+}
+
+}  // namespace
+
+ModelSchema otke_model_schema() {
+  ModelSchema schema;
+  schema.model = "otke";
+  schema.validate_config = [](const nlohmann::json& config, int) { OtkeConfig::from_json(config); };
+  schema.tensors = [](const nlohmann::json& config, int) { return otke_tensors(OtkeConfig::from_json(config)); };
+  return schema;
+}
+
+ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
+  config.validate();
+  ModelContents m;
+  m.model = "otke";
+  m.config = config.to_json();
+  // The q references are separate matrices in memory; the file stores them as one [q, p, K] tensor.
+  storage.clear();
+  for (const MatF& z : pooling.references()) storage.insert(storage.end(), z.data(), z.data() + z.size());
+  // The stored tensors are exactly what the schema lists, with its shapes.
+  for (const TensorSpec& spec : otke_tensors(config)) {
+    int64_t numel = 1;
+    for (int64_t d : spec.shape) numel *= d;
+    const float* data = nullptr;
+    int64_t have = -1;
+    if (spec.name == "nystrom.anchors") data = nystrom.anchors().data(), have = nystrom.anchors().size();
+    if (spec.name == "nystrom.factor") data = nystrom.factor().data(), have = nystrom.factor().size();
+    if (spec.name == "otk.references") data = storage.data(), have = static_cast<int64_t>(storage.size());
+    if (spec.name == "head.weight") data = head.weight.data(), have = head.weight.size();
+    if (spec.name == "head.bias") data = head.bias.data(), have = head.bias.size();
+    INDUCTIVE_CHECK(have == numel, ErrorCode::kInvalidArgument, "otke: tensor ", spec.name, " has ", have,
+                    " values, the config implies ", numel, " (is the model fitted?)");
+    m.tensors.push_back({spec.name, DType::kF32, spec.shape, data});
+  }
+  return m;
+}
+
+std::vector<uint8_t> OtkeModel::to_bytes() const {
+  std::vector<float> storage;
+  return write_model(to_contents(storage));
+}
+
+void OtkeModel::save(const std::string& path) const {
+  std::vector<float> storage;
+  save_model_file(path, to_contents(storage));
+}
+
+OtkeModel OtkeModel::from_view(const ModelView& view) {
+  INDUCTIVE_CHECK(view.model == "otke", ErrorCode::kBadModelFile, "model file holds a '", view.model,
+                  "' model, expected an otke model");
+  OtkeModel m;
+  m.config = OtkeConfig::from_json(view.config);
+  const OtkeConfig& c = m.config;
+  const int K = c.embed_dim();
+  if (c.embedding == "nystrom") {
+    const float* w = view.f32("nystrom.anchors", {c.anchors, c.feature_dim()});
+    const float* f = view.f32("nystrom.factor", {c.anchors, c.anchors});
+    m.nystrom = Nystrom::from_stored(CMapF(w, c.anchors, c.feature_dim()), CMapF(f, c.anchors, c.anchors), c.nystrom);
+  }
+  if (c.pooling == "otk") {
+    const float* z = view.f32("otk.references", {c.otk.q, c.otk.p, K});
+    std::vector<MatF> refs;
+    for (int r = 0; r < c.otk.q; ++r) refs.push_back(CMapF(z + static_cast<int64_t>(r) * c.otk.p * K, c.otk.p, K));
+    m.pooling = OtkPooling(std::move(refs), c.otk);
+  }
+  if (c.classes > 0) {
+    m.head.weight = CMapF(view.f32("head.weight", {c.classes, c.output_dim()}), c.classes, c.output_dim());
+    m.head.bias = Eigen::Map<const VecF>(view.f32("head.bias", {c.classes}), c.classes);
+    INDUCTIVE_CHECK(m.head.weight.allFinite() && m.head.bias.allFinite(), ErrorCode::kBadModelFile,
+                    "otke model: head contains NaN or Inf");
+  }
+  return m;
+}
+
+OtkeModel OtkeModel::from_bytes(const uint8_t* bytes, size_t size) {
+  return from_view(read_model(bytes, size));
+}
+
+OtkeModel OtkeModel::load(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  try {
+    return from_bytes(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+}  // namespace inductive

@@ -1,0 +1,145 @@
+// OTK pooling: the embedding formula, independence from padding and batch-mates, scales, and exact gradients.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "inductive/otk_pooling.h"
+#include "../test_util.h"
+
+namespace inductive {
+namespace {
+
+MatF random_mat(int r, int c, uint32_t seed) {
+  const auto v = testing::random_vector<float>(static_cast<size_t>(r) * c, seed, -1, 1);
+  return CMapF(v.data(), r, c);
+}
+
+SetBatch random_batch(const std::vector<int>& lengths, int k, uint32_t seed) {
+  std::vector<std::vector<float>> sets;
+  for (size_t b = 0; b < lengths.size(); ++b)
+    sets.push_back(testing::random_vector<float>(static_cast<size_t>(lengths[b]) * k, seed + b, -1, 1));
+  return make_set_batch(sets, k);
+}
+
+OtkOptions small_options(int q, float sigma_pos) {
+  OtkOptions o;
+  o.p = 3;
+  o.q = q;
+  o.eps = 0.5;
+  o.iters = 6;
+  o.sigma_pos = sigma_pos;
+  return o;
+}
+
+TEST(OtkPooling, IsTheScaledPlanTransposeTimesFeatures) {
+  const OtkOptions o = small_options(1, 0.0f);
+  const MatF z = random_mat(3, 4, 1);
+  const OtkPooling pool({z}, o);
+  const SetBatch x = random_batch({5}, 4, 2);
+  const MatF out = pool.forward(x);
+  const CMapF xs(x.row(0, 0), 5, 4);
+  const MatF sim = xs * z.transpose();
+  SinkhornOptions so;
+  so.eps = o.eps;
+  so.max_iter = o.iters;
+  so.similarity = true;
+  const auto r = sinkhorn_log(sim.data(), 5, 3, nullptr, nullptr, so);
+  const MatF expect = std::sqrt(3.0f) * CMapF(r.plan.data(), 5, 3).transpose() * xs;
+  EXPECT_LT((CMapF(out.data(), 3, 4) - expect).cwiseAbs().maxCoeff(), 1e-6);
+}
+
+TEST(OtkPooling, PaddingAndBatchMatesNeverChangeASetsEmbedding) {
+  const OtkOptions o = small_options(2, 0.2f);
+  const OtkPooling pool({random_mat(3, 4, 3), random_mat(3, 4, 4)}, o);
+  const SetBatch batch = random_batch({7, 2, 5}, 4, 5);
+  const MatF all = pool.forward(batch);
+  for (int b = 0; b < 3; ++b) {
+    const MatF alone = pool.forward(batch.slice(b, b + 1));
+    EXPECT_LT((all.row(b) - alone.row(0)).cwiseAbs().maxCoeff(), 1e-6) << "set " << b;
+  }
+}
+
+TEST(OtkPooling, OtkCompatibleScaleIsSqrtPQTimesThePaperScale) {
+  OtkOptions o = small_options(2, 0.0f);
+  const std::vector<MatF> refs = {random_mat(3, 4, 6), random_mat(3, 4, 7)};
+  const SetBatch x = random_batch({4}, 4, 8);
+  const MatF paper = OtkPooling(refs, o).forward(x);
+  o.scale = OtkScale::kOtkCompatible;
+  const MatF compat = OtkPooling(refs, o).forward(x);
+  EXPECT_LT((compat - std::sqrt(3.0f * 2.0f) * paper).cwiseAbs().maxCoeff(), 1e-5);
+}
+
+TEST(OtkPooling, PlansForVisualisationHaveTheRightMarginals) {
+  const OtkOptions o = small_options(1, 0.0f);
+  OtkOptions many = o;
+  many.iters = 200;
+  const OtkPooling pool({random_mat(3, 4, 9)}, many);
+  const SetBatch x = random_batch({6, 2}, 4, 10);
+  std::vector<std::vector<float>> plans;
+  pool.forward(x, nullptr, &plans);
+  ASSERT_EQ(plans.size(), 1u);
+  for (int b = 0; b < 2; ++b) {
+    for (int j = 0; j < 3; ++j) {
+      double col = 0;
+      for (int i = 0; i < x.n[b]; ++i) col += plans[0][(b * x.n_max + i) * 3 + j];
+      EXPECT_NEAR(col, 1.0 / 3, 1e-5);
+    }
+  }
+}
+
+class OtkPoolingGradient : public ::testing::TestWithParam<float> {};
+
+TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
+  const OtkOptions o = small_options(2, GetParam());
+  std::vector<MatF> refs = {random_mat(3, 4, 11), random_mat(3, 4, 12)};
+  const SetBatch x = random_batch({5, 3}, 4, 13);
+  const MatF g = random_mat(2, 2 * 3 * 4, 14);
+  auto loss = [&](const std::vector<MatF>& zs, const SetBatch& in) {
+    return static_cast<double>((OtkPooling(zs, o).forward(in).array() * g.array()).sum());
+  };
+  const OtkPooling pool(refs, o);
+  OtkPooling::Cache cache;
+  pool.forward(x, &cache);
+  SetBatch gx;
+  std::vector<MatF> gz;
+  pool.backward(x, cache, g, &gx, &gz);
+  const float h = 1e-3f;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < x.n_max; ++i)
+      for (int c = 0; c < 4; ++c) {
+        if (i >= x.n[b]) {
+          EXPECT_EQ(gx.row(b, i)[c], 0.0f) << "padding";
+          continue;
+        }
+        SetBatch xp = x, xm = x;
+        xp.row(b, i)[c] += h;
+        xm.row(b, i)[c] -= h;
+        const double fd = (loss(refs, xp) - loss(refs, xm)) / (2 * h);
+        EXPECT_NEAR(gx.row(b, i)[c], fd, 3e-3 + 3e-3 * std::fabs(fd)) << "dx[" << b << "," << i << "," << c << "]";
+      }
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 3; ++j)
+      for (int c = 0; c < 4; ++c) {
+        auto zp = refs, zm = refs;
+        zp[r](j, c) += h;
+        zm[r](j, c) -= h;
+        const double fd = (loss(zp, x) - loss(zm, x)) / (2 * h);
+        EXPECT_NEAR(gz[r](j, c), fd, 3e-3 + 3e-3 * std::fabs(fd)) << "dz[" << r << "," << j << "," << c << "]";
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Positional, OtkPoolingGradient, ::testing::Values(0.0f, 0.3f));
+
+TEST(OtkPooling, RejectsBadOptionsAndShapes) {
+  OtkOptions o = small_options(1, 0.0f);
+  o.eps = 0;
+  testing::expect_error([&] { OtkPooling({random_mat(3, 4, 1)}, o); }, ErrorCode::kInvalidArgument, "eps");
+  const OtkPooling pool({random_mat(3, 4, 1)}, small_options(1, 0.0f));
+  testing::expect_error([&] { pool.forward(random_batch({3}, 5, 2)); }, ErrorCode::kShapeMismatch,
+                        "dimension 5, expected 4");
+  testing::expect_error([&] { OtkPooling({random_mat(2, 4, 1)}, small_options(1, 0.0f)); }, ErrorCode::kShapeMismatch,
+                        "reference 0 must be p x k");
+}
+
+}  // namespace
+}  // namespace inductive

@@ -1,0 +1,163 @@
+// The OTKE model: config strictness, unsupervised fitting, and the model file round trip (same embeddings).
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "inductive/kmeans.h"
+#include "inductive/logistic.h"
+#include "inductive/otke.h"
+#include "../test_util.h"
+
+namespace inductive {
+namespace {
+
+using testing::expect_error;
+
+std::vector<std::string> random_dna(int count, int length, uint32_t seed, const std::string& motif = "") {
+  std::mt19937 rng(seed);
+  std::vector<std::string> out;
+  for (int s = 0; s < count; ++s) {
+    std::string seq;
+    for (int i = 0; i < length; ++i) seq.push_back("ACGT"[rng() % 4]);
+    if (!motif.empty()) seq.replace(rng() % (length - motif.size()), motif.size(), motif);
+    out.push_back(seq);
+  }
+  return out;
+}
+
+OtkeConfig small_config() {
+  OtkeConfig c;
+  c.kmer = 4;
+  c.anchors = 12;
+  c.otk.p = 4;
+  c.otk.iters = 20;
+  return c;
+}
+
+TEST(OtkeConfig, RoundTripsThroughJsonAndRejectsTypos) {
+  OtkeConfig c = small_config();
+  c.otk.q = 2;
+  c.otk.sigma_pos = 0.1f;
+  c.otk.scale = OtkScale::kOtkCompatible;
+  c.classes = 2;
+  c.labels = {"no", "yes"};
+  const OtkeConfig back = OtkeConfig::from_json(c.to_json());
+  EXPECT_EQ(back.to_json(), c.to_json());
+  EXPECT_EQ(back.output_dim(), 2 * 4 * 12);
+  auto j = c.to_json();
+  j["pooling"]["epsilon"] = 1.0;
+  expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument, "unknown key 'pooling.epsilon'");
+  j = c.to_json();
+  j["input"]["k"] = "ten";
+  expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument, "'input.k' must be an integer");
+  j = c.to_json();
+  j["pooling"]["type"] = "attention";
+  expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument, "pooling.type must be otk, mean or max");
+}
+
+TEST(OtkeModel, UnsupervisedFitIsDeterministicAndSavesLoadsIdentically) {
+  OtkeModel model;
+  model.config = small_config();
+  const auto seqs = random_dna(30, 40, 1);
+  const SetBatch feats = model.sequence_features(seqs);
+  OtkeFitOptions fo;
+  fo.seed = 5;
+  fit_otke_unsupervised(model, feats, fo);
+  OtkeModel again;
+  again.config = small_config();
+  fit_otke_unsupervised(again, feats, fo);
+  EXPECT_EQ(model.nystrom.anchors(), again.nystrom.anchors());
+  EXPECT_EQ(model.pooling.references()[0], again.pooling.references()[0]);
+
+  const MatF emb = model.embed(feats);
+  EXPECT_EQ(emb.rows(), 30);
+  EXPECT_EQ(emb.cols(), 4 * 12);
+  EXPECT_TRUE(emb.allFinite());
+
+  const std::string path = ::testing::TempDir() + "otke_model_test.safetensors";
+  model.save(path);
+  const OtkeModel loaded = OtkeModel::load(path);
+  EXPECT_EQ(loaded.config.to_json(), model.config.to_json());
+  EXPECT_EQ((loaded.embed(feats) - emb).cwiseAbs().maxCoeff(), 0.0f);
+  std::remove(path.c_str());
+}
+
+TEST(OtkeModel, MeanAndMaxPoolingBaselinesUseTrueLengths) {
+  OtkeModel model;
+  model.config = small_config();
+  model.config.embedding = "identity";
+  model.config.pooling = "mean";
+  const SetBatch feats = model.sequence_features({"ACGTA", "ACGTACGTAC"});
+  const MatF mean = model.embed(feats);
+  EXPECT_EQ(mean.cols(), 16);
+  const MatF one = model.embed(model.sequence_features({"ACGTA"}));
+  EXPECT_LT((mean.row(0) - one.row(0)).cwiseAbs().maxCoeff(), 1e-7);
+  model.config.pooling = "max";
+  EXPECT_FLOAT_EQ(model.embed(feats)(0, 0), 0.5f);  // the k-mer ACGT of the first set has A at slot 0
+}
+
+TEST(OtkeModel, RejectsModelsOfAnotherKindOrShape) {
+  OtkeModel model;
+  model.config = small_config();
+  const SetBatch feats = model.sequence_features(random_dna(20, 30, 2));
+  fit_otke_unsupervised(model, feats, OtkeFitOptions{});
+  auto bytes = model.to_bytes();
+  EXPECT_NO_THROW(OtkeModel::from_bytes(bytes.data(), bytes.size()));
+  expect_error([&] { model.sequence_features({"ACGTNACGT"}); }, ErrorCode::kInvalidArgument, "invalid letter 'N'");
+  expect_error([&] { model.sequence_features({"ACG"}); }, ErrorCode::kInvalidArgument, "shorter than k");
+  expect_error([&] { model.predict(MatF::Zero(1, model.config.output_dim())); }, ErrorCode::kInvalidArgument,
+               "no classifier head");
+  ModelContents other;
+  other.model = "graphit";
+  const auto gbytes = write_model(other);
+  expect_error([&] { OtkeModel::from_bytes(gbytes.data(), gbytes.size()); }, ErrorCode::kBadModelFile,
+               "'graphit' model, expected an otke model");
+}
+
+TEST(KMeans, RecoversWellSeparatedClusters) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> noise(0, 0.05f);
+  const float centres[3][2] = {{0, 0}, {5, 5}, {-5, 5}};
+  MatF x(300, 2);
+  for (int i = 0; i < 300; ++i)
+    for (int c = 0; c < 2; ++c) x(i, c) = centres[i % 3][c] + noise(rng);
+  KMeansOptions o;
+  o.k = 3;
+  const auto r = kmeans(x, o);
+  EXPECT_LT(r.objective, 0.01);
+  for (const auto& c : centres) {
+    float best = 1e9f;
+    for (int k = 0; k < 3; ++k) best = std::min(best, (r.centers.row(k) - Eigen::RowVector2f(c[0], c[1])).norm());
+    EXPECT_LT(best, 0.05f);
+  }
+}
+
+TEST(Logistic, ReachesAStationaryPointOfThePenalisedObjective) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> nd(0, 1);
+  MatF x(120, 5);
+  std::vector<int32_t> y(120);
+  for (int i = 0; i < 120; ++i) {
+    for (int c = 0; c < 5; ++c) x(i, c) = nd(rng);
+    y[i] = (x(i, 0) + 0.5f * x(i, 1) + 0.3f * nd(rng) > 0) ? 1 : 0;
+    if (x(i, 2) > 1.2f) y[i] = 2;
+  }
+  LogisticOptions o;
+  o.lambda = 1e-2;
+  o.tol = 1e-7;
+  const auto fit = fit_logistic(x, y, 3, o);
+  // Stationarity: the gradient of the objective at the solution, computed independently here, vanishes.
+  const MatF p = softmax_rows(fit.head.logits(x));
+  MatF resid = p;
+  for (int i = 0; i < 120; ++i) resid(i, y[i]) -= 1.0f;
+  const MatF gw = resid.transpose() * x / 120.0f + o.lambda * fit.head.weight;
+  const VecF gb = resid.colwise().sum().transpose() / 120.0f;
+  EXPECT_LT(gw.cwiseAbs().maxCoeff(), 1e-4);
+  EXPECT_LT(gb.cwiseAbs().maxCoeff(), 1e-4);
+  EXPECT_GT(accuracy(fit.head.logits(x), y), 0.85);
+}
+
+}  // namespace
+}  // namespace inductive
