@@ -4,10 +4,12 @@
 //   input:     {"type": "sequence", "alphabet": "dna", "k": 10}   (one-hot k-mers, unit norm)
 //            | {"type": "vectors", "dim": d}                       (sets of d-dimensional vectors)
 //   embedding: {"type": "nystrom", "anchors": 128, "sigma": 0.6, "reg": 0.01, "keep_norm": false} | {"type": "identity"}
+//            | {"type": "conv", "filters": 64}   (ReLU(W x + b) on the k-mers = a Conv1d of width k + ReLU, the
+//                                                   thesis' DeepSEA front end; learned by supervised training only)
 //   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper"}
 //            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
 //   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
-// Tensors: "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "otk.references" [q, p, K], "head.weight" [C, D],
+// Tensors: "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight" [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D],
 // "head.bias" [C]; D = q p K (otk) or K (mean/max).
 #pragma once
 
@@ -33,8 +35,9 @@ struct OtkeConfig {
   std::string alphabet = "dna";
   int kmer = 10;
   int input_dim = 0;                    // vectors only
-  std::string embedding = "nystrom";    // "nystrom" | "identity"
-  int anchors = 128;
+  std::string embedding = "nystrom";    // "nystrom" | "identity" | "conv"
+  int anchors = 128;                    // K for nystrom
+  int filters = 64;                     // K for conv
   NystromOptions nystrom;
   std::string pooling = "otk";          // "otk" | "mean" | "max"
   OtkOptions otk;
@@ -42,7 +45,7 @@ struct OtkeConfig {
   std::vector<std::string> labels;
 
   int feature_dim() const;   // d: k * |alphabet| or input_dim
-  int embed_dim() const;     // K (nystrom) or d (identity)
+  int embed_dim() const;     // K: anchors (nystrom), filters (conv) or d (identity)
   int output_dim() const;    // q p K (otk) or K (mean/max)
   void validate() const;
   nlohmann::json to_json() const;
@@ -53,6 +56,8 @@ class OtkeModel {
  public:
   OtkeConfig config;
   Nystrom nystrom;      // when config.embedding == "nystrom"
+  MatF conv_weight;     // when config.embedding == "conv": K x d
+  VecF conv_bias;       // K
   OtkPooling pooling;   // when config.pooling == "otk"
   LinearHead head;      // when config.classes > 0
 
@@ -83,6 +88,7 @@ struct OtkeFitOptions {
   uint64_t seed = 0;
   std::function<void(const std::string& stage, double fraction)> progress;
 };
+// With a conv embedding (no unsupervised objective), the filters get a seeded He initialisation first.
 void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options);
 
 // Pools with mean or max over the valid elements of each set (the thesis' baselines).

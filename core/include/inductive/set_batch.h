@@ -24,6 +24,8 @@ struct SetBatch {
   void validate(const char* where) const;
   // Samples [begin, end) as a new batch with n_max = their longest length.
   SetBatch slice(int begin, int end) const;
+  // The sets at `indices` (any order, repeats allowed), n_max = their longest length.
+  SetBatch gather(const std::vector<int>& indices) const;
 };
 
 // Builds a batch from flat per-set arrays (each n_i x dim, row-major).

@@ -43,6 +43,22 @@ SetBatch SetBatch::slice(int begin, int end) const {
   return out;
 }
 
+SetBatch SetBatch::gather(const std::vector<int>& indices) const {
+  int longest = 0;
+  for (int b : indices) {
+    INDUCTIVE_CHECK(b >= 0 && b < batch, ErrorCode::kInvalidArgument, "set batch: index ", b, " out of range 0..",
+                    batch - 1);
+    longest = std::max(longest, n[b]);
+  }
+  SetBatch out(static_cast<int>(indices.size()), longest, dim);
+  for (size_t t = 0; t < indices.size(); ++t) {
+    const int b = indices[t];
+    out.n[t] = n[b];
+    std::copy(row(b, 0), row(b, 0) + static_cast<int64_t>(n[b]) * dim, out.row(static_cast<int>(t), 0));
+  }
+  return out;
+}
+
 SetBatch make_set_batch(const std::vector<std::vector<float>>& sets, int dim) {
   INDUCTIVE_CHECK(dim >= 1, ErrorCode::kInvalidArgument, "set batch: dim must be >= 1: got ", dim);
   int longest = 0;

@@ -83,7 +83,9 @@ const json& section_or_empty(const json& j, const char* key) {
 int OtkeConfig::feature_dim() const {
   return input_type == "sequence" ? kmer * Alphabet::from_name(alphabet).size() : input_dim;
 }
-int OtkeConfig::embed_dim() const { return embedding == "nystrom" ? anchors : feature_dim(); }
+int OtkeConfig::embed_dim() const {
+  return embedding == "nystrom" ? anchors : embedding == "conv" ? filters : feature_dim();
+}
 int OtkeConfig::output_dim() const { return pooling == "otk" ? otk.q * otk.p * embed_dim() : embed_dim(); }
 
 void OtkeConfig::validate() const {
@@ -97,8 +99,11 @@ void OtkeConfig::validate() const {
     INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= (1 << 20), ErrorCode::kInvalidArgument,
                     "otke config: input.dim must be in 1..2^20: got ", input_dim);
   }
-  INDUCTIVE_CHECK(embedding == "nystrom" || embedding == "identity", ErrorCode::kInvalidArgument,
-                  "otke config: embedding.type must be nystrom or identity: got '", embedding, "'");
+  INDUCTIVE_CHECK(embedding == "nystrom" || embedding == "identity" || embedding == "conv", ErrorCode::kInvalidArgument,
+                  "otke config: embedding.type must be nystrom, identity or conv: got '", embedding, "'");
+  if (embedding == "conv")
+    INDUCTIVE_CHECK(filters >= 1 && filters <= 65536, ErrorCode::kInvalidArgument,
+                    "otke config: embedding.filters must be in 1..65536: got ", filters);
   if (embedding == "nystrom") {
     INDUCTIVE_CHECK(anchors >= 1 && anchors <= 65536, ErrorCode::kInvalidArgument,
                     "otke config: embedding.anchors must be in 1..65536: got ", anchors);
@@ -124,7 +129,8 @@ nlohmann::json OtkeConfig::to_json() const {
                                                  {"sigma", nystrom.sigma},
                                                  {"reg", nystrom.reg},
                                                  {"keep_norm", nystrom.keep_norm}}
-                                          : json{{"type", embedding}};
+                         : embedding == "conv" ? json{{"type", embedding}, {"filters", filters}}
+                                               : json{{"type", embedding}};
   j["pooling"] = pooling == "otk" ? json{{"type", pooling},          {"p", otk.p},
                                          {"q", otk.q},               {"eps", otk.eps},
                                          {"iters", otk.iters},       {"sigma_pos", otk.sigma_pos},
@@ -157,8 +163,10 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   {
     Section s(section_or_empty(j, "embedding"), "embedding");
     c.embedding = s.str("type", c.embedding);
-    INDUCTIVE_CHECK(c.embedding == "nystrom" || c.embedding == "identity", ErrorCode::kInvalidArgument,
-                    "otke config: embedding.type must be nystrom or identity: got '", c.embedding, "'");
+    INDUCTIVE_CHECK(c.embedding == "nystrom" || c.embedding == "identity" || c.embedding == "conv",
+                    ErrorCode::kInvalidArgument, "otke config: embedding.type must be nystrom, identity or conv: got '",
+                    c.embedding, "'");
+    if (c.embedding == "conv") c.filters = s.integer("filters", c.filters);
     if (c.embedding == "nystrom") {
       c.anchors = s.integer("anchors", c.anchors);
       c.nystrom.sigma = static_cast<float>(s.number("sigma", c.nystrom.sigma));

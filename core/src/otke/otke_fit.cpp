@@ -81,6 +81,15 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
     model.nystrom = Nystrom(kmeans(unit, ko).centers, c.nystrom);
     sample = model.nystrom.forward(sample);
   }
+  if (c.embedding == "conv") {
+    // He initialisation of the filters (seeded), then the references are fitted on the filtered features.
+    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / c.feature_dim()));
+    model.conv_weight.resize(c.filters, c.feature_dim());
+    for (Eigen::Index i = 0; i < model.conv_weight.size(); ++i) model.conv_weight.data()[i] = normal(rng);
+    model.conv_bias = VecF::Zero(c.filters);
+    MatF filtered = (sample * model.conv_weight.transpose()).cwiseMax(0.0f);
+    sample = std::move(filtered);
+  }
   progress("anchors (spherical k-means)", 1.0);
 
   if (c.pooling != "otk") return;

@@ -32,7 +32,14 @@ SetBatch OtkeModel::embed_elements(const SetBatch& features) const {
   detail::for_each_problem(features.batch, [&](int b) {
     const int n = features.n[b];
     CMapF x(features.row(b, 0), n, features.dim);
-    MapF(psi.row(b, 0), n, psi.dim) = nystrom.forward(x);
+    MapF out(psi.row(b, 0), n, psi.dim);
+    if (config.embedding == "nystrom") {
+      out = nystrom.forward(x);
+    } else {
+      out.noalias() = x * conv_weight.transpose();
+      out.rowwise() += conv_bias.transpose();
+      out = out.cwiseMax(0.0f);
+    }
   });
   return psi;
 }
@@ -71,6 +78,10 @@ std::vector<TensorSpec> otke_tensors(const OtkeConfig& c) {
     t.push_back({"nystrom.anchors", DType::kF32, {c.anchors, c.feature_dim()}});
     t.push_back({"nystrom.factor", DType::kF32, {c.anchors, c.anchors}});
   }
+  if (c.embedding == "conv") {
+    t.push_back({"conv.weight", DType::kF32, {c.filters, c.feature_dim()}});
+    t.push_back({"conv.bias", DType::kF32, {c.filters}});
+  }
   if (c.pooling == "otk") t.push_back({"otk.references", DType::kF32, {c.otk.q, c.otk.p, K}});
   if (c.classes > 0) {
     t.push_back({"head.weight", DType::kF32, {c.classes, c.output_dim()}});
@@ -106,6 +117,8 @@ ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
     if (spec.name == "nystrom.anchors") data = nystrom.anchors().data(), have = nystrom.anchors().size();
     if (spec.name == "nystrom.factor") data = nystrom.factor().data(), have = nystrom.factor().size();
     if (spec.name == "otk.references") data = storage.data(), have = static_cast<int64_t>(storage.size());
+    if (spec.name == "conv.weight") data = conv_weight.data(), have = conv_weight.size();
+    if (spec.name == "conv.bias") data = conv_bias.data(), have = conv_bias.size();
     if (spec.name == "head.weight") data = head.weight.data(), have = head.weight.size();
     if (spec.name == "head.bias") data = head.bias.data(), have = head.bias.size();
     INDUCTIVE_CHECK(have == numel, ErrorCode::kInvalidArgument, "otke: tensor ", spec.name, " has ", have,
@@ -136,6 +149,12 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
     const float* w = view.f32("nystrom.anchors", {c.anchors, c.feature_dim()});
     const float* f = view.f32("nystrom.factor", {c.anchors, c.anchors});
     m.nystrom = Nystrom::from_stored(CMapF(w, c.anchors, c.feature_dim()), CMapF(f, c.anchors, c.anchors), c.nystrom);
+  }
+  if (c.embedding == "conv") {
+    m.conv_weight = CMapF(view.f32("conv.weight", {c.filters, c.feature_dim()}), c.filters, c.feature_dim());
+    m.conv_bias = Eigen::Map<const VecF>(view.f32("conv.bias", {c.filters}), c.filters);
+    INDUCTIVE_CHECK(m.conv_weight.allFinite() && m.conv_bias.allFinite(), ErrorCode::kBadModelFile,
+                    "otke model: conv filters contain NaN or Inf");
   }
   if (c.pooling == "otk") {
     const float* z = view.f32("otk.references", {c.otk.q, c.otk.p, K});

@@ -1,0 +1,76 @@
+// inductive/otke_train.h - supervised OTKE training (thesis ch. 2): end-to-end gradients of the cross-entropy w.r.t.
+// the anchors (or conv filters), the references and the head, Adam with the thesis schedule, early stopping,
+// optional alternating refits of the head, and checkpoints that let an interrupted run resume.
+//
+// Memory: the Sinkhorn gradient recomputes its softmaxes from per-iteration log-sum-exps (n + p floats per
+// iteration and set), so a training step holds O(batch n p) for the plans, not O(batch n p iters).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "inductive/adam.h"
+#include "inductive/otke.h"
+
+namespace inductive {
+
+// Gradients with the parameters' shapes (empty when the parameter does not exist or is frozen).
+struct OtkeGradients {
+  MatF anchors;               // K x d, tangent to the sphere (see Nystrom::anchor_gradient)
+  MatF conv_weight;           // K x d
+  VecF conv_bias;             // K
+  std::vector<MatF> references;  // q x (p x K)
+  MatF head_weight;           // C x D
+  VecF head_bias;             // C
+};
+
+struct OtkeLossOptions {
+  bool anchors = true;     // compute gradients for the embedding layer (nystrom anchors / conv filters)
+  bool references = true;
+  bool head = true;
+};
+
+// Mean cross-entropy of the model's predictions on a batch, and its gradients (when `grads` is non-null).
+double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
+                 OtkeGradients* grads, const OtkeLossOptions& options = {});
+
+struct OtkeTrainOptions {
+  int epochs = 100;
+  int batch_size = 64;
+  AdamOptions adam{0.01};       // thesis: lr 0.01
+  int lr_patience = 5;          // halve lr when the validation loss has not improved for this many epochs
+  double lr_factor = 0.5;
+  double min_lr = 1e-6;
+  int early_stop_patience = 20; // stop when the validation loss has not improved for this many epochs
+  bool train_anchors = true;
+  bool train_references = true;
+  int head_refit_every = 0;     // > 0: every N epochs refit the head by L-BFGS (thesis' alternating scheme)
+  double head_lambda = 1e-4;    // L2 penalty of those refits
+  uint64_t seed = 0;
+  std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
+  std::function<void(const std::string& line)> progress;  // one line per epoch
+  void validate() const;
+};
+
+struct OtkeEpoch {
+  int epoch = 0;
+  double train_loss = 0, val_loss = 0, val_accuracy = 0, lr = 0, seconds = 0;
+};
+
+struct OtkeTrainReport {
+  std::vector<OtkeEpoch> history;
+  int best_epoch = 0;
+  double best_val_loss = 0, best_val_accuracy = 0;
+  bool resumed = false;
+  int resumed_from_epoch = 0;
+};
+
+// Trains `model` in place (it must be initialised, e.g. by fit_otke_unsupervised, and have a head with
+// config.classes classes) and leaves it at the epoch with the best validation loss.
+OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, const std::vector<int32_t>& y_train,
+                                      const SetBatch& val, const std::vector<int32_t>& y_val,
+                                      const OtkeTrainOptions& options);
+
+}  // namespace inductive

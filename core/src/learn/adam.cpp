@@ -1,0 +1,63 @@
+// Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019 for the decoupled weight decay).
+#include "inductive/adam.h"
+
+#include <cmath>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+void AdamOptions::validate() const {
+  INDUCTIVE_CHECK(std::isfinite(lr) && lr > 0, ErrorCode::kInvalidArgument, "adam: lr must be > 0: got ", lr);
+  INDUCTIVE_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, ErrorCode::kInvalidArgument,
+                  "adam: betas must be in [0, 1): got ", beta1, ", ", beta2);
+  INDUCTIVE_CHECK(std::isfinite(weight_decay) && weight_decay >= 0, ErrorCode::kInvalidArgument,
+                  "adam: weight_decay must be >= 0: got ", weight_decay);
+  INDUCTIVE_CHECK(eps > 0, ErrorCode::kInvalidArgument, "adam: eps must be > 0: got ", eps);
+}
+
+Adam::Adam(AdamOptions options) : options_(options) { options_.validate(); }
+
+Adam::Moments& Adam::moments_for(const ParamBlock& b) {
+  for (auto& m : moments_)
+    if (m.name == b.name) {
+      INDUCTIVE_CHECK(static_cast<int64_t>(m.m.size()) == b.size, ErrorCode::kShapeMismatch, "adam: block '", b.name,
+                      "' changed size from ", m.m.size(), " to ", b.size);
+      return m;
+    }
+  moments_.push_back({b.name, std::vector<float>(b.size, 0.0f), std::vector<float>(b.size, 0.0f)});
+  return moments_.back();
+}
+
+void Adam::step(const std::vector<ParamBlock>& blocks) {
+  options_.validate();
+  ++t_;
+  const double c1 = 1.0 - std::pow(options_.beta1, static_cast<double>(t_));
+  const double c2 = 1.0 - std::pow(options_.beta2, static_cast<double>(t_));
+  const float b1 = static_cast<float>(options_.beta1), b2 = static_cast<float>(options_.beta2);
+  const float step = static_cast<float>(options_.lr / c1);
+  const float inv_c2 = static_cast<float>(1.0 / c2);
+  const float eps = static_cast<float>(options_.eps);
+  const float decay = static_cast<float>(options_.lr * options_.weight_decay);
+  for (const ParamBlock& b : blocks) {
+    Moments& mo = moments_for(b);
+    for (int64_t i = 0; i < b.size; ++i) {
+      const float g = b.grad[i];
+      mo.m[i] = b1 * mo.m[i] + (1 - b1) * g;
+      mo.v[i] = b2 * mo.v[i] + (1 - b2) * g * g;
+      if (b.decay && decay > 0) b.value[i] -= decay * b.value[i];
+      b.value[i] -= step * mo.m[i] / (std::sqrt(mo.v[i] * inv_c2) + eps);
+    }
+  }
+}
+
+void Adam::restore(std::vector<Moments> moments, int64_t steps) {
+  INDUCTIVE_CHECK(steps >= 0, ErrorCode::kInvalidArgument, "adam: negative step count in checkpoint");
+  for (const auto& m : moments)
+    INDUCTIVE_CHECK(m.m.size() == m.v.size(), ErrorCode::kShapeMismatch, "adam: moments of '", m.name,
+                    "' have different sizes");
+  moments_ = std::move(moments);
+  t_ = steps;
+}
+
+}  // namespace inductive

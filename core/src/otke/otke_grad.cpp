@@ -1,0 +1,120 @@
+// Supervised OTKE: cross-entropy and its gradients through head, pooling (OTK / mean / max) and embedding
+// (Nystrom / conv), see inductive/otke_train.h.
+#include <cmath>
+
+#include "inductive/otke_train.h"
+
+namespace inductive {
+
+namespace {
+
+// All valid rows of a batch stacked (M x d), with each set's first row.
+MatF stack_rows(const SetBatch& x, std::vector<int64_t>& offset) {
+  offset.assign(x.batch + 1, 0);
+  for (int b = 0; b < x.batch; ++b) offset[b + 1] = offset[b] + x.n[b];
+  MatF out(offset.back(), x.dim);
+  for (int b = 0; b < x.batch; ++b) out.middleRows(offset[b], x.n[b]) = CMapF(x.row(b, 0), x.n[b], x.dim);
+  return out;
+}
+
+SetBatch unstack_rows(const MatF& rows, const SetBatch& like, const std::vector<int64_t>& offset) {
+  SetBatch out(like.batch, like.n_max, static_cast<int>(rows.cols()));
+  out.n = like.n;
+  for (int b = 0; b < like.batch; ++b) MapF(out.row(b, 0), like.n[b], out.dim) = rows.middleRows(offset[b], like.n[b]);
+  return out;
+}
+
+}  // namespace
+
+double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
+                 OtkeGradients* grads, const OtkeLossOptions& options) {
+  const OtkeConfig& c = model.config;
+  features.validate("otke loss");
+  INDUCTIVE_CHECK(features.dim == c.feature_dim(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
+                  features.dim, ", expected ", c.feature_dim());
+  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
+                  ErrorCode::kInvalidArgument, "otke loss: the model needs a head of ", c.classes, " x ",
+                  c.output_dim(), " (head.classes >= 2)");
+  INDUCTIVE_CHECK(static_cast<int>(labels.size()) == features.batch, ErrorCode::kShapeMismatch, "otke loss: ",
+                  labels.size(), " labels for ", features.batch, " sets");
+  for (size_t i = 0; i < labels.size(); ++i)
+    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
+                    i, " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
+
+  // Forward, keeping what backward needs.
+  std::vector<int64_t> offset;
+  const MatF x = stack_rows(features, offset);
+  Nystrom::Cache ny_cache;
+  MatF pre, psi_rows;
+  if (c.embedding == "nystrom") {
+    psi_rows = model.nystrom.forward(x, ny_cache);
+  } else if (c.embedding == "conv") {
+    pre.noalias() = x * model.conv_weight.transpose();
+    pre.rowwise() += model.conv_bias.transpose();
+    psi_rows = pre.cwiseMax(0.0f);
+  } else {
+    psi_rows = x;
+  }
+  const SetBatch psi = unstack_rows(psi_rows, features, offset);
+  OtkPooling::Cache pool_cache;
+  MatF phi;
+  std::vector<std::vector<Eigen::Index>> argmax;
+  if (c.pooling == "otk") {
+    phi = model.pooling.forward(psi, grads ? &pool_cache : nullptr);
+  } else if (c.pooling == "mean") {
+    phi = mean_pool(psi);
+  } else {
+    phi = max_pool(psi);
+    argmax.assign(psi.batch, std::vector<Eigen::Index>(psi.dim));
+    for (int b = 0; b < psi.batch; ++b)
+      for (int k = 0; k < psi.dim; ++k) CMapF(psi.row(b, 0), psi.n[b], psi.dim).col(k).maxCoeff(&argmax[b][k]);
+  }
+  const MatF logits = model.head.logits(phi);
+  const double loss = cross_entropy(logits, labels);
+  if (!grads) return loss;
+
+  // Backward.
+  const int B = features.batch;
+  MatF dlogits = softmax_rows(logits);
+  for (int b = 0; b < B; ++b) dlogits(b, labels[b]) -= 1.0f;
+  dlogits /= static_cast<float>(B);
+  *grads = OtkeGradients{};
+  if (options.head) {
+    grads->head_weight.noalias() = dlogits.transpose() * phi;
+    grads->head_bias = dlogits.colwise().sum().transpose();
+  }
+  if (!options.anchors && !options.references) return loss;
+  MatF dphi;
+  dphi.noalias() = dlogits * model.head.weight;
+
+  SetBatch dpsi;
+  if (c.pooling == "otk") {
+    model.pooling.backward(psi, pool_cache, dphi, &dpsi, options.references ? &grads->references : nullptr);
+  } else {
+    dpsi = SetBatch(B, psi.n_max, psi.dim);
+    dpsi.n = psi.n;
+    for (int b = 0; b < B; ++b) {
+      MapF g(dpsi.row(b, 0), psi.n[b], psi.dim);
+      if (c.pooling == "mean") {
+        g.rowwise() = dphi.row(b) / static_cast<float>(psi.n[b]);
+      } else {
+        for (int k = 0; k < psi.dim; ++k) g(argmax[b][k], k) = dphi(b, k);
+      }
+    }
+  }
+  if (!options.anchors || c.embedding == "identity") return loss;
+  std::vector<int64_t> unused;
+  const MatF dpsi_rows = stack_rows(dpsi, unused);
+  if (c.embedding == "nystrom") {
+    MatF gw = MatF::Zero(c.anchors, c.feature_dim()), gf = MatF::Zero(c.anchors, c.anchors);
+    model.nystrom.backward(ny_cache, dpsi_rows, nullptr, &gw, &gf);
+    grads->anchors = model.nystrom.anchor_gradient(gw, gf);
+  } else {
+    const MatF dpre = (pre.array() > 0.0f).select(dpsi_rows, 0.0f);
+    grads->conv_weight.noalias() = dpre.transpose() * x;
+    grads->conv_bias = dpre.colwise().sum().transpose();
+  }
+  return loss;
+}
+
+}  // namespace inductive

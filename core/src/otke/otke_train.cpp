@@ -1,0 +1,256 @@
+// Supervised OTKE training loop with checkpoints (see inductive/otke_train.h).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "inductive/otke_train.h"
+
+namespace inductive {
+
+void OtkeTrainOptions::validate() const {
+  adam.validate();
+  INDUCTIVE_CHECK(epochs >= 1, ErrorCode::kInvalidArgument, "otke train: epochs must be >= 1: got ", epochs);
+  INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "otke train: batch size must be >= 1: got ", batch_size);
+  INDUCTIVE_CHECK(lr_patience >= 1 && early_stop_patience >= 1, ErrorCode::kInvalidArgument,
+                  "otke train: patiences must be >= 1");
+  INDUCTIVE_CHECK(lr_factor > 0 && lr_factor < 1, ErrorCode::kInvalidArgument,
+                  "otke train: lr factor must be in (0, 1): got ", lr_factor);
+  INDUCTIVE_CHECK(head_refit_every >= 0, ErrorCode::kInvalidArgument, "otke train: head_refit_every must be >= 0");
+  INDUCTIVE_CHECK(std::isfinite(head_lambda) && head_lambda >= 0, ErrorCode::kInvalidArgument,
+                  "otke train: head lambda must be >= 0");
+}
+
+namespace {
+
+struct State {
+  int epoch = 0;  // epochs completed
+  double lr = 0;
+  double best_val_loss = std::numeric_limits<double>::infinity();
+  double best_val_accuracy = 0;
+  int best_epoch = 0;
+  int bad_epochs = 0;     // since the best validation loss (early stopping)
+  int lr_bad_epochs = 0;  // since the last improvement or lr change (schedule)
+};
+
+// Loss and accuracy over a dataset, in batches.
+std::pair<double, double> evaluate(const OtkeModel& model, const SetBatch& data, const std::vector<int32_t>& y,
+                                   int batch_size) {
+  double loss = 0, right = 0;
+  for (int begin = 0; begin < data.batch; begin += batch_size) {
+    const int end = std::min(data.batch, begin + batch_size);
+    const SetBatch part = data.slice(begin, end);
+    const std::vector<int32_t> yp(y.begin() + begin, y.begin() + end);
+    const MatF logits = model.predict(model.embed(part));
+    loss += cross_entropy(logits, yp) * (end - begin);
+    right += accuracy(logits, yp) * (end - begin);
+  }
+  return {loss / data.batch, right / data.batch};
+}
+
+// Checkpoint = one safetensors file of kind "otke-checkpoint": the current and the best model's tensors under
+// "model/" and "best/", Adam's moments under "adam.m/" and "adam.v/", and the schedule in the config.
+void save_checkpoint(const std::string& path, const OtkeModel& model, const OtkeModel& best, const Adam& adam,
+                     const State& st, const std::vector<OtkeEpoch>& history) {
+  std::vector<float> storage_model, storage_best;
+  ModelContents cur = model.to_contents(storage_model);
+  ModelContents bst = best.to_contents(storage_best);
+  ModelContents ck;
+  ck.model = "otke-checkpoint";
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& e : history)
+    hist.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
+                    {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}});
+  ck.config = {{"model", cur.config},
+               {"state",
+                {{"epoch", st.epoch}, {"lr", st.lr}, {"best_val_loss", st.best_val_loss},
+                 {"best_val_accuracy", st.best_val_accuracy}, {"best_epoch", st.best_epoch},
+                 {"bad_epochs", st.bad_epochs}, {"lr_bad_epochs", st.lr_bad_epochs}, {"adam_steps", adam.steps()},
+                 {"history", hist}}}};
+  for (auto t : cur.tensors) ck.tensors.push_back({"model/" + t.name, t.dtype, t.shape, t.data});
+  for (auto t : bst.tensors) ck.tensors.push_back({"best/" + t.name, t.dtype, t.shape, t.data});
+  for (const auto& m : adam.moments()) {
+    ck.tensors.push_back({"adam.m/" + m.name, DType::kF32, {static_cast<int64_t>(m.m.size())}, m.m.data()});
+    ck.tensors.push_back({"adam.v/" + m.name, DType::kF32, {static_cast<int64_t>(m.v.size())}, m.v.data()});
+  }
+  save_model_file(path, ck);
+}
+
+// The tensors under `prefix` as an "otke" model view (the data stay in the checkpoint's bytes).
+OtkeModel model_from_prefix(const ModelView& ck, const std::string& prefix) {
+  ModelView v = ck;
+  v.model = "otke";
+  v.config = ck.config.at("model");
+  v.tensors.clear();
+  for (const TensorInfo& t : ck.tensors)
+    if (t.name.compare(0, prefix.size(), prefix) == 0) {
+      TensorInfo renamed = t;
+      renamed.name = t.name.substr(prefix.size());
+      v.tensors.push_back(renamed);
+    }
+  return OtkeModel::from_view(v);
+}
+
+bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+bool load_checkpoint(const std::string& path, OtkeModel& model, OtkeModel& best, Adam& adam, State& st,
+                     std::vector<OtkeEpoch>& history) {
+  if (path.empty() || !file_exists(path)) return false;
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  try {
+    const ModelView ck = read_model(bytes.data(), bytes.size());
+    INDUCTIVE_CHECK(ck.model == "otke-checkpoint", ErrorCode::kBadModelFile, "not an OTKE training checkpoint (model '",
+                    ck.model, "')");
+    INDUCTIVE_CHECK(ck.config.contains("model") && ck.config.contains("state"), ErrorCode::kBadModelFile,
+                    "checkpoint config lacks model/state");
+    INDUCTIVE_CHECK(OtkeConfig::from_json(ck.config["model"]).to_json() == model.config.to_json(),
+                    ErrorCode::kInvalidArgument,
+                    "checkpoint was written for another model configuration; delete it or use the same options");
+    model = model_from_prefix(ck, "model/");
+    best = model_from_prefix(ck, "best/");
+    const auto& s = ck.config["state"];
+    st.epoch = s.at("epoch").get<int>();
+    st.lr = s.at("lr").get<double>();
+    st.best_val_loss = s.at("best_val_loss").get<double>();
+    st.best_val_accuracy = s.at("best_val_accuracy").get<double>();
+    st.best_epoch = s.at("best_epoch").get<int>();
+    st.bad_epochs = s.at("bad_epochs").get<int>();
+    st.lr_bad_epochs = s.at("lr_bad_epochs").get<int>();
+    std::vector<Adam::Moments> moments;
+    for (const TensorInfo& t : ck.tensors) {
+      if (t.name.compare(0, 7, "adam.m/") != 0) continue;
+      const std::string name = t.name.substr(7);
+      const TensorInfo* v = ck.find("adam.v/" + name);
+      INDUCTIVE_CHECK(v && v->numel() == t.numel(), ErrorCode::kBadModelFile, "checkpoint: moments of '", name,
+                      "' are incomplete");
+      const float* m = ck.f32(t.name, t.shape);
+      const float* vv = ck.f32(v->name, v->shape);
+      moments.push_back({name, std::vector<float>(m, m + t.numel()), std::vector<float>(vv, vv + v->numel())});
+    }
+    adam.restore(std::move(moments), s.at("adam_steps").get<int64_t>());
+    history.clear();
+    for (const auto& e : s.at("history"))
+      history.push_back({e.at("epoch").get<int>(), e.at("train_loss").get<double>(), e.at("val_loss").get<double>(),
+                         e.at("val_accuracy").get<double>(), e.at("lr").get<double>(), e.at("seconds").get<double>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kBadModelFile, path + ": checkpoint state is malformed: " + e.what());
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+  return true;
+}
+
+}  // namespace
+
+OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, const std::vector<int32_t>& y_train,
+                                      const SetBatch& val, const std::vector<int32_t>& y_val,
+                                      const OtkeTrainOptions& options) {
+  options.validate();
+  const OtkeConfig& c = model.config;
+  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes, ErrorCode::kInvalidArgument,
+                  "otke train: the model needs an initialised head (head.classes >= 2)");
+  INDUCTIVE_CHECK(val.batch >= 1, ErrorCode::kInvalidArgument, "otke train: empty validation set");
+  INDUCTIVE_CHECK(static_cast<int>(y_train.size()) == train.batch && static_cast<int>(y_val.size()) == val.batch,
+                  ErrorCode::kShapeMismatch, "otke train: labels do not match the number of sets");
+  auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+
+  OtkeTrainReport report;
+  Adam adam(options.adam);
+  State st;
+  st.lr = options.adam.lr;
+  OtkeModel best = model;
+  if (load_checkpoint(options.checkpoint_path, model, best, adam, st, report.history)) {
+    report.resumed = true;
+    report.resumed_from_epoch = st.epoch;
+    say("resumed from " + options.checkpoint_path + " after epoch " + std::to_string(st.epoch));
+  } else {
+    const auto [vl, va] = evaluate(model, val, y_val, options.batch_size);
+    st.best_val_loss = vl;
+    st.best_val_accuracy = va;
+  }
+
+  OtkeLossOptions lo;
+  lo.anchors = options.train_anchors && c.embedding != "identity";
+  lo.references = options.train_references && c.pooling == "otk";
+  std::vector<int> order(train.batch);
+  for (int epoch = st.epoch + 1; epoch <= options.epochs; ++epoch) {
+    if (st.bad_epochs >= options.early_stop_patience) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    adam.options().lr = st.lr;
+    // The shuffle depends on (seed, epoch) only, so a resumed run sees the same batches as an uninterrupted one.
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(options.seed * 1000003ull + static_cast<uint64_t>(epoch));
+    std::shuffle(order.begin(), order.end(), rng);
+    double train_loss = 0;
+    for (int begin = 0; begin < train.batch; begin += options.batch_size) {
+      const int end = std::min(train.batch, begin + options.batch_size);
+      const std::vector<int> idx(order.begin() + begin, order.begin() + end);
+      std::vector<int32_t> yb(idx.size());
+      for (size_t t = 0; t < idx.size(); ++t) yb[t] = y_train[idx[t]];
+      OtkeGradients g;
+      train_loss += otke_loss(model, train.gather(idx), yb, &g, lo) * idx.size();
+      // Copies of the parameters the layers own, stepped together, then handed back (anchors are renormalised
+      // and the Nystrom factor recomputed by set_anchors).
+      MatF anchors = lo.anchors && c.embedding == "nystrom" ? model.nystrom.anchors() : MatF();
+      std::vector<MatF> refs = lo.references ? model.pooling.references() : std::vector<MatF>();
+      std::vector<ParamBlock> blocks;
+      blocks.push_back({"head.weight", model.head.weight.data(), g.head_weight.data(), model.head.weight.size(), true});
+      blocks.push_back({"head.bias", model.head.bias.data(), g.head_bias.data(), model.head.bias.size(), false});
+      if (anchors.size())
+        blocks.push_back({"nystrom.anchors", anchors.data(), g.anchors.data(), anchors.size(), false});
+      if (lo.anchors && c.embedding == "conv") {
+        blocks.push_back({"conv.weight", model.conv_weight.data(), g.conv_weight.data(), model.conv_weight.size(), true});
+        blocks.push_back({"conv.bias", model.conv_bias.data(), g.conv_bias.data(), model.conv_bias.size(), false});
+      }
+      for (size_t r = 0; r < refs.size(); ++r)
+        blocks.push_back({"otk.references." + std::to_string(r), refs[r].data(), g.references[r].data(),
+                          refs[r].size(), false});
+      adam.step(blocks);
+      if (anchors.size()) model.nystrom.set_anchors(std::move(anchors));
+      if (!refs.empty()) model.pooling.set_references(std::move(refs));
+    }
+    train_loss /= train.batch;
+    if (options.head_refit_every > 0 && epoch % options.head_refit_every == 0) {
+      LogisticOptions lopt;
+      lopt.lambda = options.head_lambda;
+      model.head = fit_logistic(model.embed(train), y_train, c.classes, lopt, &model.head).head;
+    }
+    const auto [val_loss, val_acc] = evaluate(model, val, y_val, options.batch_size);
+    INDUCTIVE_CHECK(std::isfinite(train_loss) && std::isfinite(val_loss), ErrorCode::kInternal,
+                    "otke train: loss became non-finite at epoch ", epoch, " (lower the learning rate)");
+    if (val_loss < st.best_val_loss) {
+      st.best_val_loss = val_loss;
+      st.best_val_accuracy = val_acc;
+      st.best_epoch = epoch;
+      st.bad_epochs = 0;
+      st.lr_bad_epochs = 0;
+      best = model;
+    } else {
+      ++st.bad_epochs;
+      if (++st.lr_bad_epochs >= options.lr_patience) {
+        st.lr = std::max(options.min_lr, st.lr * options.lr_factor);
+        st.lr_bad_epochs = 0;
+      }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, secs});
+    st.epoch = epoch;
+    char line[200];
+    std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs",
+                  epoch, options.epochs, train_loss, val_loss, val_acc, adam.options().lr, secs);
+    say(line);
+    if (!options.checkpoint_path.empty()) save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
+  }
+  model = best;
+  report.best_epoch = st.best_epoch;
+  report.best_val_loss = st.best_val_loss;
+  report.best_val_accuracy = st.best_val_accuracy;
+  return report;
+}
+
+}  // namespace inductive
