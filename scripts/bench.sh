@@ -41,7 +41,7 @@ import json, sys, datetime
 commit, cpu, cores, compiler = sys.argv[1:]
 print(json.dumps({"meta": {
     "problem": "batch 64 x (n ~ U[200, 1000], padded to 1000) x p 64, uniform costs in [0, 1), eps 0.5, "
-               "fixed iteration count, ms = median wall time per batch",
+               "fixed iteration count",
     "device": f"{cpu}, {cores} cores", "commit": commit, "compiler": compiler,
     "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}}))
 EOF

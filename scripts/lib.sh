@@ -19,21 +19,21 @@ build_preset() {
 build_native() { step "native build (build/native-release)"; build_preset native-release; }
 build_wasm() { step "wasm build (build/wasm-release -> web/wasm)"; build_preset wasm-release; }
 
-# Rebuilds a web workspace only when a source is newer than its output stamp.
+# Rebuilds a web workspace (folder, package name) only when a source is newer than its output stamp.
 build_web_workspace() {
-  local ws="$1" stamp="$2"; shift 2
+  local ws="$1" pkg="$2" stamp="$3"; shift 3
   if [[ -f "$stamp" ]] && [[ -z "$(find "$ws" "$@" -newer "$stamp" -type f \
         -not -path '*/node_modules/*' -not -path '*/dist/*' -print -quit 2>/dev/null)" ]]; then
     return 0
   fi
-  step "npm run build --workspace $ws"
-  npm run build --silent --workspace "$ws"
+  step "npm run build -w $pkg"
+  npm run build --silent -w "$pkg"
   mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 }
 
 build_web() {
-  build_web_workspace web web/dist/.stamp web/wasm
-  build_web_workspace web/demo web/demo/dist/.stamp web/dist web/wasm
+  build_web_workspace web inductive web/dist/.stamp web/wasm
+  build_web_workspace web/demo inductive-demo web/demo/dist/.stamp web/dist web/wasm
 }
 
 build_all() {

@@ -12,10 +12,10 @@ step "core tests compiled to wasm, under Node"
 ctest --test-dir build/wasm-release --output-on-failure -L wasm
 
 step "TS package (vitest, Node)"
-npm test --silent --workspace web
+npm test --silent -w inductive
 
 step "demo end to end (Debian Chromium via playwright-core)"
-npm run test:e2e --silent --workspace web/demo
+npm run test:e2e --silent -w inductive-demo
 
 step "fuzzers (${FUZZ_SECONDS:-20} s each)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

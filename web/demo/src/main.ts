@@ -1,0 +1,31 @@
+// Entry point: starts the one solver worker, shows the library it loaded, and lays out the method panels.
+
+import './style.css';
+import { byId } from './dom';
+import { mountPanels, type PanelDef } from './panels';
+import { SolverClient } from './solver_client';
+import { mountOtPanel } from './ot/panel';
+
+const PANELS: PanelDef[] = [
+  { id: 'ot', title: 'Optimal transport', mount: mountOtPanel },
+];
+
+const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' });
+const solver = new SolverClient(worker);
+
+const version = byId('lib-version');
+const simd = byId('lib-simd');
+solver.ready.then(
+  (info) => {
+    version.textContent = info.version;
+    simd.textContent = info.simd;
+  },
+  // Each panel also reports this error (with its code) in its own error box when its first request fails;
+  // the header only says the library is unavailable.
+  () => {
+    version.textContent = 'unavailable';
+    simd.textContent = 'unavailable';
+  },
+);
+
+mountPanels(byId('tabs'), byId('panels'), PANELS, { solver });

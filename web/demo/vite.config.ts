@@ -1,0 +1,27 @@
+import { defineConfig } from 'vite';
+
+// The demo must run from `vite build` output served as plain static files (any sub-path, no server logic),
+// so every URL is relative and every asset is a real file next to the bundle.
+export default defineConfig({
+  base: './',
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    // Never inline assets as data: URIs. The wasm core is located through `new URL('inductive.wasm',
+    // import.meta.url)`; it has to stay a separate file so the browser can stream-compile it as application/wasm.
+    assetsInlineLimit: 0,
+  },
+  worker: {
+    // The inductive package is ES modules (emscripten EXPORT_ES6 uses import.meta.url), which only an
+    // ES-module worker bundle keeps intact.
+    format: 'es',
+  },
+  optimizeDeps: {
+    // Pre-bundling in dev would copy the package into node_modules/.vite/deps, away from its .wasm file,
+    // and the import.meta.url-relative lookup of the wasm would then 404.
+    exclude: ['inductive'],
+  },
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
+});

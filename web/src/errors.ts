@@ -1,0 +1,42 @@
+// The one error type of the package. Every failure, from argument checks here or from the C++ core, arrives as
+// an InductiveError whose `code` a caller can switch on and whose message says what was wrong and what was
+// expected ("where: what: got X, expected Y").
+
+/**
+ * Stable error codes. The first seven are the core's (`inductive::error_code_name`); `out_of_memory` means
+ * wasm memory could not grow (it is capped at 2 GiB).
+ */
+export type ErrorCodeName =
+  | 'invalid_argument'
+  | 'shape_mismatch'
+  | 'bad_model_file'
+  | 'unsupported_version'
+  | 'backend'
+  | 'io'
+  | 'internal'
+  | 'out_of_memory';
+
+const CODES: ReadonlySet<string> = new Set<ErrorCodeName>([
+  'invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend', 'io', 'internal',
+  'out_of_memory',
+]);
+
+export class InductiveError extends Error {
+  readonly code: ErrorCodeName;
+
+  constructor(code: ErrorCodeName, message: string) {
+    super(message);
+    this.name = 'InductiveError';
+    this.code = code;
+  }
+}
+
+/** Maps a code name reported by the wasm side to ours; an unknown one is a bug on our side, hence `internal`. */
+export function toErrorCode(name: string): ErrorCodeName {
+  return CODES.has(name) ? (name as ErrorCodeName) : 'internal';
+}
+
+/** The error the wasm side recorded for the call that just reported failure. */
+export function lastError(module: { lastErrorCode(): string; lastErrorMessage(): string }): InductiveError {
+  return new InductiveError(toErrorCode(module.lastErrorCode()), module.lastErrorMessage());
+}

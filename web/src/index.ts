@@ -1,0 +1,12 @@
+// inductive: optimal transport and model files from a C++17 core compiled to WebAssembly SIMD.
+//
+//   import { init } from 'inductive';
+//   const ind = await init();
+//   const { plan } = ind.sinkhorn(cost, n, p, { eps: 0.5 });
+export { init, type Inductive } from './inductive.js';
+export type { InitOptions } from './load.js';
+export { InductiveError, type ErrorCodeName } from './errors.js';
+export type {
+  SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult,
+} from './sinkhorn.js';
+export type { ModelInfo, TensorInfo } from './model-info.js';

@@ -1,0 +1,92 @@
+// The entry point: init() loads the wasm module once and returns an Inductive bound to it.
+import type { InductiveModule } from '../wasm/inductive.mjs';
+import { InductiveError } from './errors.js';
+import { loadModule, type InitOptions } from './load.js';
+import { readModelInfo, type ModelInfo } from './model-info.js';
+import {
+  sinkhornBatch, sinkhornOne, type SinkhornBatchResult, type SinkhornBatchShape, type SinkhornOptions,
+  type SinkhornResult,
+} from './sinkhorn.js';
+
+/**
+ * One loaded instance of the wasm module. Every method is synchronous and returns typed arrays that JS owns
+ * (nothing returned points into wasm memory); every failure throws InductiveError.
+ */
+export interface Inductive {
+  /** Library version, e.g. "0.1.0". */
+  readonly version: string;
+  /** The SIMD kernel set Sinkhorn runs on ("wasm-simd128"). */
+  readonly simd: string;
+  /** What this build writes into model files: "inductive <version> wasm". */
+  readonly producer: string;
+
+  /** Solves one problem with an n x p cost matrix (row-major). */
+  sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult;
+  /** Solves a batch of problems padded to nMax x pMax, masked by their true sizes. */
+  sinkhornBatch(cost: Float32Array, shape: SinkhornBatchShape, options?: SinkhornOptions): SinkhornBatchResult;
+  /** Validates a model file (.safetensors bytes) and describes it. */
+  readModelInfo(bytes: Uint8Array): ModelInfo;
+  /** Releases the wasm instance; every later call throws InductiveError('backend'). Idempotent. */
+  dispose(): void;
+}
+
+/**
+ * Loads the wasm module. Node: reads wasm/inductive.wasm from the package (or `wasmUrl`/`wasmBinary`).
+ * Browser and Web Worker: fetches it relative to the package's module URL (or from `wasmUrl`).
+ */
+export async function init(options?: InitOptions): Promise<Inductive> {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new InductiveError('invalid_argument', 'init: options must be an object { wasmUrl?, wasmBinary? }');
+  }
+  return new Instance(await loadModule(options));
+}
+
+class Instance implements Inductive {
+  #module: InductiveModule | null;
+  readonly version: string;
+  readonly simd: string;
+  readonly producer: string;
+
+  constructor(module: InductiveModule) {
+    this.#module = module;
+    this.version = module.version();
+    this.simd = module.simdKernel();
+    this.producer = module.producer();
+  }
+
+  sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult {
+    return sinkhornOne(this.#live('sinkhorn'), cost, n, p, options);
+  }
+
+  sinkhornBatch(cost: Float32Array, shape: SinkhornBatchShape, options?: SinkhornOptions): SinkhornBatchResult {
+    return sinkhornBatch(this.#live('sinkhornBatch'), cost, shape, options);
+  }
+
+  readModelInfo(bytes: Uint8Array): ModelInfo {
+    return readModelInfo(this.#live('readModelInfo'), bytes);
+  }
+
+  // The instance holds no per-call wasm memory (each call frees its block), so dropping the module is all it
+  // takes: the garbage collector then reclaims the wasm memory.
+  dispose(): void {
+    this.#module = null;
+  }
+
+  #live(where: string): InductiveModule {
+    if (this.#module === null) {
+      throw new InductiveError('backend', `${where}: this Inductive instance was disposed; call init() again`);
+    }
+    return this.#module;
+  }
+}
+
+// `using ind = await init()` where the runtime has explicit resource management (Node >= 20, recent browsers).
+// Added at run time only, so that the published types ask no ESNext.Disposable lib of their users.
+const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+if (disposeSymbol !== undefined) {
+  Object.defineProperty(Instance.prototype, disposeSymbol, {
+    value(this: Instance): void {
+      this.dispose();
+    },
+  });
+}

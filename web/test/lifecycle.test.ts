@@ -1,0 +1,91 @@
+// Loading, memory growth and disposal.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { init, InductiveError } from '../src/index.js';
+import { referenceSinkhorn } from './support/reference-sinkhorn.js';
+import { marginal, rng, squaredDistances } from './support/random.js';
+import { expectInductiveError, relativeError } from './support/expect.js';
+
+const wasmPath = new URL('../wasm/inductive.wasm', import.meta.url);
+const versionOf = (path: string): string => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')).version;
+
+describe('init', () => {
+  it('reports the one version of the project (root package.json), the build and the SIMD kernels', async () => {
+    const ind = await init();
+    expect(ind.version).toBe(versionOf('../../package.json'));
+    expect(versionOf('../package.json')).toBe(ind.version);
+    expect(ind.simd).toBe('wasm-simd128');
+    expect(ind.producer).toBe(`inductive ${ind.version} wasm`);
+  });
+
+  it('takes the wasm bytes (wasmBinary) or a file to read them from (wasmUrl)', async () => {
+    const bytes = readFileSync(wasmPath);
+    for (const options of [{ wasmBinary: new Uint8Array(bytes) }, { wasmBinary: bytes.buffer.slice(0) },
+      { wasmUrl: wasmPath }, { wasmUrl: wasmPath.pathname }]) {
+      const ind = await init(options as never);
+      expect(ind.sinkhorn(new Float32Array([0]), 1, 1).plan[0]).toBe(1);
+    }
+  });
+
+  it('fails with io for a missing file, backend for bytes that are not inductive.wasm', async () => {
+    await expect(init({ wasmUrl: '/nonexistent/inductive.wasm' })).rejects.toMatchObject({
+      name: 'InductiveError', code: 'io', message: expect.stringContaining('/nonexistent/inductive.wasm'),
+    });
+    await expect(init({ wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) })).rejects.toMatchObject({
+      name: 'InductiveError', code: 'backend',
+    });
+    await expect(init({ wasmBinary: 'bytes' as never })).rejects.toMatchObject({ code: 'invalid_argument' });
+  });
+});
+
+describe('wasm memory growth', () => {
+  it('solves a large problem after a small one, and both results stay right and readable', async () => {
+    const ind = await init();
+    const next = rng(21);
+    const small = ind.sinkhorn(squaredDistances(next, 5, 4), 5, 4);
+    const smallPlan = Array.from(small.plan);
+
+    // 2048 x 2048: cost and plan need 32 MiB, twice the initial 16 MiB of wasm memory, so memory must grow.
+    const n = 2048, p = 2048;
+    const a = marginal(next, n), b = marginal(next, p);
+    const constant = ind.sinkhorn(new Float32Array(n * p).fill(1), n, p, { a, b, maxIter: 2 });
+    const k = 1234 * p + 567;
+    expect(constant.plan[k]).toBeCloseTo((a[1234] ?? 0) * (b[567] ?? 0), 12);
+    expect(constant.converged).toBe(true);
+
+    // The small result owns its buffer: growth did not detach or change it.
+    expect(small.plan.buffer.byteLength).toBe(small.plan.byteLength);
+    expect(Array.from(small.plan)).toEqual(smallPlan);
+
+    // A random problem after growth still matches the reference.
+    const cost = squaredDistances(next, 300, 200);
+    const r = ind.sinkhorn(cost, 300, 200, { maxIter: 5 });
+    expect(relativeError(r.plan, referenceSinkhorn({ cost, n: 300, p: 200, eps: 0.5, iterations: 5 }).plan))
+      .toBeLessThan(1e-5);
+  });
+});
+
+describe('dispose', () => {
+  it('makes every later call throw InductiveError(backend), and can be called twice', async () => {
+    const ind = await init();
+    ind.dispose();
+    ind.dispose();
+    expectInductiveError(() => ind.sinkhorn(new Float32Array([0]), 1, 1), 'backend', 'disposed');
+    expectInductiveError(() => ind.sinkhornBatch(new Float32Array([0]), { batch: 1, nMax: 1, pMax: 1 }), 'backend');
+    expectInductiveError(() => ind.readModelInfo(new Uint8Array(8)), 'backend');
+    expect(ind.version).toMatch(/^\d/); // plain data stays readable
+  });
+
+  it('does not affect other instances', async () => {
+    const first = await init();
+    const second = await init();
+    first.dispose();
+    expect(second.sinkhorn(new Float32Array([3]), 1, 1).plan[0]).toBe(1);
+  });
+
+  it('is what Symbol.dispose calls (for `using`)', async () => {
+    const ind = await init();
+    (ind as unknown as Disposable)[Symbol.dispose]();
+    expect(() => ind.sinkhorn(new Float32Array([0]), 1, 1)).toThrow(InductiveError);
+  });
+});
