@@ -77,6 +77,9 @@ class OtkeModel {
   static OtkeModel from_view(const ModelView& view);
   static OtkeModel from_bytes(const uint8_t* bytes, size_t size);
   static OtkeModel load(const std::string& path);
+
+ private:
+  void check_dim(const SetBatch& features) const;
 };
 
 // Unsupervised learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references by

@@ -22,6 +22,8 @@ struct SetBatch {
   const float* row(int b, int i) const { return x.data() + (static_cast<int64_t>(b) * n_max + i) * dim; }
   // Shapes consistent, lengths in [1, n_max], valid entries finite; `where` prefixes messages.
   void validate(const char* where) const;
+  // The same without the finiteness scan (for layers whose input was already validated upstream).
+  void validate_shape(const char* where) const;
   // Samples [begin, end) as a new batch with n_max = their longest length.
   SetBatch slice(int begin, int end) const;
   // The sets at `indices` (any order, repeats allowed), n_max = their longest length.

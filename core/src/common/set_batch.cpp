@@ -12,6 +12,17 @@ SetBatch::SetBatch(int batch_, int n_max_, int dim_) : batch(batch_), n_max(n_ma
 }
 
 void SetBatch::validate(const char* where) const {
+  validate_shape(where);
+  for (int b = 0; b < batch; ++b)
+    for (int i = 0; i < n[b]; ++i) {
+      const float* r = row(b, i);
+      for (int c = 0; c < dim; ++c)
+        INDUCTIVE_CHECK(std::isfinite(r[c]), ErrorCode::kInvalidArgument, where, ": set ", b,
+                        " has a non-finite feature at element ", i, ", coordinate ", c, ": got ", r[c]);
+    }
+}
+
+void SetBatch::validate_shape(const char* where) const {
   INDUCTIVE_CHECK(batch >= 1, ErrorCode::kInvalidArgument, where, ": empty batch: got 0 sets, expected >= 1");
   INDUCTIVE_CHECK(dim >= 1, ErrorCode::kInvalidArgument, where, ": feature dimension must be >= 1: got ", dim);
   INDUCTIVE_CHECK(static_cast<int64_t>(x.size()) == static_cast<int64_t>(batch) * n_max * dim &&
@@ -21,12 +32,6 @@ void SetBatch::validate(const char* where) const {
   for (int b = 0; b < batch; ++b) {
     INDUCTIVE_CHECK(n[b] >= 1 && n[b] <= n_max, ErrorCode::kInvalidArgument, where, ": set ", b,
                     (n[b] == 0 ? " is empty" : " has a bad length"), ": got n = ", n[b], ", expected 1..", n_max);
-    for (int i = 0; i < n[b]; ++i) {
-      const float* r = row(b, i);
-      for (int c = 0; c < dim; ++c)
-        INDUCTIVE_CHECK(std::isfinite(r[c]), ErrorCode::kInvalidArgument, where, ": set ", b,
-                        " has a non-finite feature at element ", i, ", coordinate ", c, ": got ", r[c]);
-    }
   }
 }
 

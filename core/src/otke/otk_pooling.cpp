@@ -68,7 +68,8 @@ SinkhornOptions OtkPooling::sinkhorn_options() const {
 }
 
 MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
-  psi.validate("otk");
+  // Non-finite features surface through Sinkhorn's own check of the similarities, which costs n p, not n k.
+  psi.validate_shape("otk");
   INDUCTIVE_CHECK(psi.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ", psi.dim,
                   ", expected ", dim(), " (the references' dimension)");
   const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;

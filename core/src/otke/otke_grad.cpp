@@ -41,21 +41,23 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
                     i, " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
 
-  // Forward, keeping what backward needs.
+  // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy).
   std::vector<int64_t> offset;
-  const MatF x = stack_rows(features, offset);
+  MatF x, pre, psi_rows;
   Nystrom::Cache ny_cache;
-  MatF pre, psi_rows;
-  if (c.embedding == "nystrom") {
-    psi_rows = model.nystrom.forward(x, ny_cache);
-  } else if (c.embedding == "conv") {
-    pre.noalias() = x * model.conv_weight.transpose();
-    pre.rowwise() += model.conv_bias.transpose();
-    psi_rows = pre.cwiseMax(0.0f);
-  } else {
-    psi_rows = x;
+  SetBatch embedded;
+  if (c.embedding != "identity") {
+    x = stack_rows(features, offset);
+    if (c.embedding == "nystrom") {
+      psi_rows = model.nystrom.forward(x, ny_cache);
+    } else {
+      pre.noalias() = x * model.conv_weight.transpose();
+      pre.rowwise() += model.conv_bias.transpose();
+      psi_rows = pre.cwiseMax(0.0f);
+    }
+    embedded = unstack_rows(psi_rows, features, offset);
   }
-  const SetBatch psi = unstack_rows(psi_rows, features, offset);
+  const SetBatch& psi = c.embedding == "identity" ? features : embedded;
   OtkPooling::Cache pool_cache;
   MatF phi;
   std::vector<std::vector<Eigen::Index>> argmax;

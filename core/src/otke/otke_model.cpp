@@ -22,10 +22,14 @@ SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
   return kmer_features(encoded, alphabet.size(), config.kmer, names);
 }
 
-SetBatch OtkeModel::embed_elements(const SetBatch& features) const {
-  features.validate("otke");
+void OtkeModel::check_dim(const SetBatch& features) const {
   INDUCTIVE_CHECK(features.dim == config.feature_dim(), ErrorCode::kShapeMismatch, "otke: features have dimension ",
                   features.dim, ", expected ", config.feature_dim(), " (from the model config)");
+}
+
+SetBatch OtkeModel::embed_elements(const SetBatch& features) const {
+  features.validate("otke");
+  check_dim(features);
   if (config.embedding == "identity") return features;
   SetBatch psi(features.batch, features.n_max, config.embed_dim());
   psi.n = features.n;
@@ -57,7 +61,10 @@ MatF max_pool(const SetBatch& x) {
 }
 
 MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
-  const SetBatch psi = embed_elements(features);
+  SetBatch embedded;
+  if (config.embedding != "identity") embedded = embed_elements(features);
+  else features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
+  const SetBatch& psi = config.embedding == "identity" ? features : embedded;
   if (config.pooling == "mean") return mean_pool(psi);
   if (config.pooling == "max") return max_pool(psi);
   return pooling.forward(psi, nullptr, plans);

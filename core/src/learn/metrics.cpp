@@ -1,0 +1,114 @@
+// Classification metrics (see inductive/metrics.h).
+#include "inductive/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+namespace {
+
+void check_labels(const Eigen::Ref<const MatF>& scores, const std::vector<int32_t>& y, const char* where) {
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == scores.rows(), ErrorCode::kShapeMismatch, where, ": ",
+                  y.size(), " labels for ", scores.rows(), " score rows");
+  INDUCTIVE_CHECK(scores.rows() >= 1 && scores.cols() >= 1, ErrorCode::kInvalidArgument, where,
+                  ": no sample or no class (scores are ", scores.rows(), " x ", scores.cols(), ")");
+  for (size_t i = 0; i < y.size(); ++i)
+    INDUCTIVE_CHECK(y[i] >= 0 && y[i] < scores.cols(), ErrorCode::kInvalidArgument, where, ": label of sample ", i,
+                    " out of range: got ", y[i], ", expected 0..", scores.cols() - 1);
+}
+
+// Index of the first maximum of row i (the argmax rule every metric here shares).
+Eigen::Index argmax_row(const Eigen::Ref<const MatF>& s, Eigen::Index i) {
+  Eigen::Index best = 0;
+  for (Eigen::Index j = 1; j < s.cols(); ++j)
+    if (s(i, j) > s(i, best)) best = j;
+  return best;
+}
+
+}  // namespace
+
+double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& positive) {
+  INDUCTIVE_CHECK(scores.size() == positive.size(), ErrorCode::kShapeMismatch, "roc_auc: ", scores.size(),
+                  " scores for ", positive.size(), " labels");
+  for (size_t i = 0; i < scores.size(); ++i)
+    INDUCTIVE_CHECK(!std::isnan(scores[i]), ErrorCode::kInvalidArgument, "roc_auc: score ", i, " is NaN");
+  const int64_t n_pos = std::count_if(positive.begin(), positive.end(), [](uint8_t v) { return v != 0; });
+  const int64_t n_neg = static_cast<int64_t>(positive.size()) - n_pos;
+  INDUCTIVE_CHECK(n_pos > 0 && n_neg > 0, ErrorCode::kInvalidArgument,
+                  "roc_auc: undefined without both classes: got ", n_pos, " positive and ", n_neg, " negative samples");
+  // Mann-Whitney U from ranks: tied scores share their mean rank, which counts each tied (positive, negative) pair
+  // as 1/2 - exactly the trapezoid the ROC curve draws through a tie. O(m log m) instead of O(n_pos n_neg).
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  double rank_sum = 0;  // sum of the (1-based, tie-averaged) ranks of the positives
+  for (size_t start = 0; start < order.size();) {
+    size_t end = start + 1;
+    while (end < order.size() && scores[order[end]] == scores[order[start]]) ++end;
+    const double mean_rank = 0.5 * static_cast<double>(start + 1 + end);  // mean of start+1 .. end
+    for (size_t t = start; t < end; ++t)
+      if (positive[order[t]]) rank_sum += mean_rank;
+    start = end;
+  }
+  const double u = rank_sum - 0.5 * static_cast<double>(n_pos) * static_cast<double>(n_pos + 1);
+  return u / (static_cast<double>(n_pos) * static_cast<double>(n_neg));
+}
+
+std::vector<std::optional<double>> roc_auc_one_vs_rest(const Eigen::Ref<const MatF>& probs,
+                                                       const std::vector<int32_t>& y) {
+  check_labels(probs, y, "roc_auc_one_vs_rest");
+  const Eigen::Index m = probs.rows(), C = probs.cols();
+  std::vector<int64_t> count(C, 0);
+  for (int32_t label : y) ++count[label];
+  std::vector<std::optional<double>> out(C);
+  std::vector<float> column(m);
+  std::vector<uint8_t> positive(m);
+  for (Eigen::Index c = 0; c < C; ++c) {
+    if (count[c] == 0 || count[c] == m) continue;  // no positive or no negative: undefined, not an error here
+    for (Eigen::Index i = 0; i < m; ++i) {
+      column[i] = probs(i, c);
+      positive[i] = y[i] == c;
+    }
+    out[c] = roc_auc(column, positive);
+  }
+  return out;
+}
+
+std::optional<double> macro_roc_auc(const Eigen::Ref<const MatF>& probs, const std::vector<int32_t>& y) {
+  double sum = 0;
+  int defined = 0;
+  for (const auto& a : roc_auc_one_vs_rest(probs, y))
+    if (a) sum += *a, ++defined;
+  if (defined == 0) return std::nullopt;
+  return sum / defined;
+}
+
+double top_k_accuracy(const Eigen::Ref<const MatF>& scores, const std::vector<int32_t>& y, int k) {
+  check_labels(scores, y, "top_k_accuracy");
+  INDUCTIVE_CHECK(k >= 1 && k <= scores.cols(), ErrorCode::kInvalidArgument, "top_k_accuracy: k must be in 1..",
+                  scores.cols(), " (the number of classes): got ", k);
+  int64_t hits = 0;
+  for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+    const float s = scores(i, y[i]);
+    // Rank of the true class: classes scoring higher, plus equal-scoring classes with a lower index (argmax rule).
+    int ahead = 0;
+    for (Eigen::Index j = 0; j < scores.cols(); ++j)
+      ahead += scores(i, j) > s || (scores(i, j) == s && j < y[i]);
+    hits += ahead < k;
+  }
+  return static_cast<double>(hits) / static_cast<double>(scores.rows());
+}
+
+std::vector<std::vector<int64_t>> confusion_matrix(const Eigen::Ref<const MatF>& scores,
+                                                   const std::vector<int32_t>& y) {
+  check_labels(scores, y, "confusion_matrix");
+  std::vector<std::vector<int64_t>> counts(scores.cols(), std::vector<int64_t>(scores.cols(), 0));
+  for (Eigen::Index i = 0; i < scores.rows(); ++i) ++counts[y[i]][argmax_row(scores, i)];
+  return counts;
+}
+
+}  // namespace inductive
