@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "inductive/atomic_file.h"
 #include "inductive/backend.h"
 #include "inductive/npy.h"
 #include "inductive/sinkhorn.h"
@@ -17,7 +18,7 @@ namespace {
 struct SinkhornArgs {
   std::string cost, a, b, out, out_f, out_g, backend = "cpu";
   double eps = 0.5;
-  int iters = 0;
+  int iters = 100;
   double tol = 0;
   int max_iter = 1000;
   bool similarity = false;
@@ -29,8 +30,8 @@ std::vector<float> load_marginal(const std::string& path, const char* which, int
   INDUCTIVE_CHECK(arr.dtype == "<f4", ErrorCode::kInvalidArgument, path, ": marginal ", which,
                   " must be float32 or float64, got ", arr.dtype);
   INDUCTIVE_CHECK(arr.shape.size() == 1 && arr.shape[0] == expected, ErrorCode::kShapeMismatch, path,
-                  ": marginal ", which, " has shape of ", arr.shape.size(), " dims and ", arr.numel(),
-                  " values, expected a vector of ", expected);
+                  ": marginal ", which, " must be a vector of ", expected, " weights: got ", arr.shape.size(),
+                  "-d array of ", arr.numel(), " values");
   return arr.f32;
 }
 
@@ -38,8 +39,8 @@ void run(const SinkhornArgs& args) {
   NpyArray cost = load_npy(args.cost);
   INDUCTIVE_CHECK(cost.dtype == "<f4", ErrorCode::kInvalidArgument, args.cost,
                   ": cost must be float32 or float64, got ", cost.dtype);
-  INDUCTIVE_CHECK(cost.shape.size() == 2, ErrorCode::kShapeMismatch, args.cost, ": cost must be a matrix (n, p), got ",
-                  cost.shape.size(), " dimensions");
+  INDUCTIVE_CHECK(cost.shape.size() == 2, ErrorCode::kShapeMismatch, args.cost, ": cost must be a matrix (n, p): got a ",
+                  cost.shape.size(), "-d array");
   INDUCTIVE_CHECK(cost.shape[0] >= 1 && cost.shape[1] >= 1, ErrorCode::kInvalidArgument, args.cost,
                   ": cost is empty, got shape (", cost.shape[0], ", ", cost.shape[1], "), expected n, p >= 1");
   INDUCTIVE_CHECK(cost.shape[0] <= (1 << 30) && cost.shape[1] <= (1 << 30), ErrorCode::kInvalidArgument, args.cost,
@@ -57,7 +58,7 @@ void run(const SinkhornArgs& args) {
     options.tol = args.tol;
     options.max_iter = args.max_iter;
   } else {
-    options.max_iter = args.iters > 0 ? args.iters : 100;
+    options.max_iter = args.iters;
   }
 
   SinkhornProblem<float> problem;
@@ -76,10 +77,12 @@ void run(const SinkhornArgs& args) {
   std::unique_ptr<Backend> backend = make_backend(args.backend);
   backend->sinkhorn_log(problem, options, out);
 
-  // Potentials and plan are written only after the solve succeeded, each atomically.
-  save_npy(args.out, plan.data(), {n, p});
-  if (!args.out_f.empty()) save_npy(args.out_f, f.data(), {n});
-  if (!args.out_g.empty()) save_npy(args.out_g, g.data(), {p});
+  // Written only after the solve succeeded, all or nothing.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
+  outputs.emplace_back(args.out, npy_bytes(plan.data(), {n, p}));
+  if (!args.out_f.empty()) outputs.emplace_back(args.out_f, npy_bytes(f.data(), {n}));
+  if (!args.out_g.empty()) outputs.emplace_back(args.out_g, npy_bytes(g.data(), {p}));
+  write_files_atomic(outputs);
 
   nlohmann::json summary = {{"n", n},          {"p", p},       {"eps", args.eps},
                             {"n_iter", n_iter}, {"marginal_err", err}, {"converged", converged != 0},
@@ -96,10 +99,14 @@ void add_sinkhorn_command(CLI::App& app) {
   cmd->add_option("--a", args->a, "Row marginal a (n), .npy; default uniform 1/n");
   cmd->add_option("--b", args->b, "Column marginal b (p), .npy; default uniform 1/p");
   cmd->add_option("--eps", args->eps, "Entropic regularisation eps > 0")->capture_default_str();
-  auto* iters = cmd->add_option("--iters", args->iters, "Run exactly N iterations (default 100)");
+  auto* iters = cmd->add_option("--iters", args->iters, "Run exactly N iterations (default 100)")
+                    ->check(CLI::Range(1, 100000000));
   auto* tol = cmd->add_option("--tol", args->tol, "Stop once the L1 marginal error <= T (at most --max-iter)");
   iters->excludes(tol);
-  cmd->add_option("--max-iter", args->max_iter, "Iteration cap with --tol")->capture_default_str()->needs(tol);
+  cmd->add_option("--max-iter", args->max_iter, "Iteration cap with --tol")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000000))
+      ->needs(tol);
   cmd->add_flag("--similarity", args->similarity, "The matrix holds similarities S (cost = -S)");
   cmd->add_option("--out", args->out, "Output plan P (n x p), .npy float32")->required();
   cmd->add_option("--out-f", args->out_f, "Output dual potential f (n), .npy");

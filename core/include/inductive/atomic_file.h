@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inductive {
@@ -13,5 +14,9 @@ void write_file_atomic(const std::string& path, const uint8_t* data, size_t size
 inline void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   write_file_atomic(path, bytes.data(), bytes.size());
 }
+
+// Several outputs of one command, all or nothing: every temp file is written before any is renamed, so a
+// failure (e.g. an unwritable second path) leaves none of them behind.
+void write_files_atomic(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files);
 
 }  // namespace inductive

@@ -15,7 +15,10 @@
 
 namespace inductive {
 
-void write_file_atomic(const std::string& path, const uint8_t* data, size_t size) {
+namespace {
+
+// Writes `data` to a fresh temporary file next to `path` (fsynced) and returns its name.
+std::string write_temp(const std::string& path, const uint8_t* data, size_t size) {
   INDUCTIVE_CHECK(!path.empty(), ErrorCode::kInvalidArgument, "write: empty output path");
   static std::atomic<unsigned> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
@@ -45,11 +48,33 @@ void write_file_atomic(const std::string& path, const uint8_t* data, size_t size
     ::unlink(tmp.c_str());
     INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': close failed: ", std::strerror(e));
   }
+  return tmp;
+}
+
+void rename_into_place(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
     INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': rename failed: ", std::strerror(e));
   }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const uint8_t* data, size_t size) {
+  rename_into_place(write_temp(path, data, size), path);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files) {
+  std::vector<std::string> temps;
+  try {
+    for (const auto& [path, bytes] : files) temps.push_back(write_temp(path, bytes.data(), bytes.size()));
+  } catch (...) {
+    for (const std::string& t : temps) ::unlink(t.c_str());
+    throw;
+  }
+  // Every file is fully on disk: only renames remain, which fail only if the directory vanished meanwhile.
+  for (size_t i = 0; i < files.size(); ++i) rename_into_place(temps[i], files[i].first);
 }
 
 }  // namespace inductive

@@ -1,0 +1,156 @@
+// bench/otke_bench.cpp - OTKE embedding throughput (sequences/s) and training-step memory, the issue's reference
+// configuration: batch 64, local features already embedded to k = 128 or 512 (identity embedding), n uniform in
+// [200, 1000] with masks, p = 64 or 10, q = 1, eps 0.5, 10 Sinkhorn iterations; inference (embed) and one
+// training step (forward + backward through Sinkhorn + Adam on references and head); 1 and 2 threads.
+// Baseline measured in the same run: mean pooling of the same features (the cheapest pooling there is), so the
+// ratio says what optimal transport costs on top of reading the data. Figures of the public PyTorch reference on
+// this machine kind, quoted by the issue, are printed next to ours for orientation (not re-measured here).
+//
+// Peak memory of a training step: VmHWM after resetting it through /proc/self/clear_refs, minus VmRSS before.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "inductive/otke_train.h"
+#include "inductive/sinkhorn.h"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace {
+
+using namespace inductive;
+
+SetBatch make_features(int batch, int k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> len(200, 1000);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  SetBatch x(batch, 1000, k);
+  for (int b = 0; b < batch; ++b) {
+    x.n[b] = len(rng);
+    for (int i = 0; i < x.n[b]; ++i) {
+      float* r = x.row(b, i);
+      float norm = 0;
+      for (int c = 0; c < k; ++c) norm += (r[c] = nd(rng)) * r[c];
+      for (int c = 0; c < k; ++c) r[c] /= std::sqrt(norm);  // like Nystrom features: bounded similarities
+    }
+  }
+  return x;
+}
+
+OtkeModel make_model(int k, int p, const std::string& pooling) {
+  OtkeModel m;
+  m.config.input_type = "vectors";
+  m.config.input_dim = k;
+  m.config.embedding = "identity";
+  m.config.pooling = pooling;
+  m.config.otk.p = p;
+  m.config.otk.q = 1;
+  m.config.otk.eps = 0.5;
+  m.config.otk.iters = 10;
+  m.config.classes = 2;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> nd(0.0f, 1.0f / std::sqrt(static_cast<float>(k)));
+  if (pooling == "otk") {
+    MatF z(p, k);
+    for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = nd(rng);
+    m.pooling = OtkPooling({z}, m.config.otk);
+  }
+  m.head.weight = MatF::Zero(2, m.config.output_dim());
+  m.head.bias = VecF::Zero(2);
+  return m;
+}
+
+template <typename F>
+double median_seconds(F&& body, double min_time = 1.0, int min_repeats = 3) {
+  std::vector<double> t;
+  double total = 0;
+  while (static_cast<int>(t.size()) < min_repeats || total < min_time) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += t.back();
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+long proc_status_kb(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.compare(0, std::strlen(key), key) == 0) return std::stol(line.substr(std::strlen(key) + 1));
+  return -1;
+}
+
+void train_step(OtkeModel& m, const SetBatch& x, const std::vector<int32_t>& y, Adam& adam) {
+  OtkeGradients g;
+  otke_loss(m, x, y, &g);
+  std::vector<MatF> refs = m.pooling.references();
+  std::vector<ParamBlock> blocks = {
+      {"head.weight", m.head.weight.data(), g.head_weight.data(), m.head.weight.size(), true},
+      {"head.bias", m.head.bias.data(), g.head_bias.data(), m.head.bias.size(), false}};
+  if (!refs.empty()) blocks.push_back({"refs", refs[0].data(), g.references[0].data(), refs[0].size(), false});
+  adam.step(blocks);
+  if (!refs.empty()) m.pooling.set_references(std::move(refs));
+}
+
+}  // namespace
+
+int main() {
+  std::printf("inductive OTKE benchmark, Sinkhorn kernels: %s\n", sinkhorn_kernel_name());
+  std::printf("batch 64, n ~ U[200, 1000] (masked), q 1, eps 0.5, 10 iterations; seq/s = sequences per second\n\n");
+  // The issue's PyTorch reference, 1 thread, inference / training step (seq/s) and training memory.
+  struct Ref {
+    int k, p;
+    double inf, train;
+  };
+  const Ref refs[] = {{128, 64, 1121, 241}, {512, 64, 486, 129}, {128, 10, 4209, 965}, {512, 10, 1386, 449}};
+  std::printf("%-10s %-3s %12s %12s %10s %12s %12s %10s %14s\n", "config", "thr", "infer seq/s", "vs mean-pool",
+              "vs PyTorch", "train seq/s", "vs mean-pool", "vs PyTorch", "train peak MB");
+  for (const Ref& r : refs) {
+    const SetBatch x = make_features(64, r.k, 11);
+    std::vector<int32_t> y(64);
+    for (int b = 0; b < 64; ++b) y[b] = b % 2;
+    for (int threads : {1, 2}) {
+#if defined(_OPENMP)
+      omp_set_num_threads(threads);
+#else
+      if (threads > 1) continue;
+#endif
+      const OtkeModel otk = make_model(r.k, r.p, "otk");
+      const OtkeModel mean = make_model(r.k, r.p, "mean");
+      const double t_inf = median_seconds([&] { otk.embed(x); });
+      const double t_inf_mean = median_seconds([&] { mean.embed(x); });
+      OtkeModel otk_train = otk, mean_train = mean;
+      Adam adam({1e-3}), adam_mean({1e-3});
+      const double t_train = median_seconds([&] { train_step(otk_train, x, y, adam); });
+      const double t_train_mean = median_seconds([&] { train_step(mean_train, x, y, adam_mean); });
+      // Peak memory of one more training step above what the data and model already hold.
+      long peak_mb = -1;
+      {
+        std::ofstream("/proc/self/clear_refs") << "5";
+        const long before = proc_status_kb("VmRSS:");
+        train_step(otk_train, x, y, adam);
+        const long hwm = proc_status_kb("VmHWM:");
+        if (before > 0 && hwm > 0) peak_mb = (hwm - before) / 1024;
+      }
+      char name[32];
+      std::snprintf(name, sizeof name, "k%d p%d", r.k, r.p);
+      const double inf = 64 / t_inf, tr = 64 / t_train;
+      std::printf("%-10s %-3d %12.0f %11.2fx %9.2fx %12.0f %11.2fx %9.2fx %14ld\n", name, threads, inf,
+                  t_inf_mean / t_inf, threads == 1 ? inf / r.inf : inf / r.inf, tr, t_train_mean / t_train,
+                  tr / r.train, peak_mb);
+    }
+  }
+  std::printf("\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
+              "slower by that factor. 'vs PyTorch' = our seq/s / the issue's 1-thread PyTorch figure (quoted).\n");
+  return 0;
+}
