@@ -27,7 +27,7 @@ if [[ $BUILD_DIR == build/native-release ]]; then
 elif [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   build cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDUCTIVE_BUILD_BENCH=ON
 fi
-build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench -j "$JOBS"
+build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench inductive_otke_bench -j "$JOBS"
 BENCH=$BUILD_DIR/bin/sinkhorn_bench
 mkdir -p "$BUILD_DIR/bench"
 results=$BUILD_DIR/bench/sinkhorn.jsonl
@@ -76,3 +76,9 @@ fi
 
 echo
 $PY bench/bench_table.py "$results"
+
+# OTKE throughput and training-step memory (bench/otke_bench.cpp prints its own table).
+echo
+if [[ -x "$(dirname "$BENCH")/otke_bench" ]]; then
+  "$(dirname "$BENCH")/otke_bench"
+fi
