@@ -1,0 +1,40 @@
+// native/cuda/cuda_backend.h - the "cuda" Backend: whole operations on one CUDA device, host pointers in and out.
+//
+// make_backend("cuda") / make_backend("cuda:<device>") reach it once register_cuda_backend() has run (the CLI does
+// so at start-up). Constructing it on a machine without a usable device throws Error{kBackend} naming the reason;
+// there is no CPU fallback. One instance serves one host thread at a time (it owns one stream).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cuda_util.h"
+#include "inductive/backend.h"
+
+namespace inductive::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device);  // throws Error{kBackend}: no device, no such device, or a failed call
+  ~CudaBackend() override;
+
+  std::string name() const override { return name_; }  // "cuda:0 (NVIDIA H100 80GB HBM3)"
+  int device() const { return device_; }
+
+  // Validates exactly like the CPU (same errors, before any output is written), then copies the batch to the
+  // device, runs sinkhorn_log_device and copies the requested outputs back.
+  void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
+                    const SinkhornOutput<float>& out) override;
+
+ private:
+  int device_;
+  std::string name_;
+  std::unique_ptr<Stream> stream_;  // created after the device is selected
+};
+
+std::unique_ptr<Backend> make_cuda_backend(int device);
+
+// Registers the "cuda" factory with inductive::make_backend. Idempotent, thread-safe.
+void register_cuda_backend();
+
+}  // namespace inductive::cuda
