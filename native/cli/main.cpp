@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_common.h"
+#include "cmd_otke.h"
 #include "inductive/error.h"
 #include "inductive/version.h"
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Print help for every command");
   inductive::cli::add_info_command(app);
   inductive::cli::add_sinkhorn_command(app);
+  inductive::cli::add_otke_command(app);
 
   try {
     app.parse(argc, argv);

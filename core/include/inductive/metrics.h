@@ -24,7 +24,8 @@ namespace inductive {
 double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& positive);
 
 // Per class c, the auROC of column c of `probs` for "label == c" (one-vs-rest); std::nullopt for classes that have
-// no sample or every sample in `y` (undefined). For two classes both entries equal the binary auROC.
+// no sample or every sample in `y` (undefined). For two-class probabilities (p0 = 1 - p1) both entries equal the
+// binary auROC.
 std::vector<std::optional<double>> roc_auc_one_vs_rest(const Eigen::Ref<const MatF>& probs,
                                                        const std::vector<int32_t>& y);
 // The mean of the defined one-vs-rest areas; std::nullopt when none is defined.

@@ -1,0 +1,141 @@
+// native/cli/cmd_otke.cpp - the `otke` command group, and `otke embed` / `otke eval` (fit: cmd_otke_fit.cpp).
+//
+//   inductive otke embed --model M (--fasta X.fa ... | --sets X.npy --lengths n.npy) --out E.npy [--plans P.npy]
+//     E: [B, D] float32 embeddings Phi(x); P: [B, q, n_max, p] float32 transport plans (otk pooling; rows past a
+//     set's length are 0; plans are after positional weighting, as pooled).
+//   inductive otke eval --model M (--class NAME=X.fa ... | --tsv F | --sets X.npy --lengths n.npy --labels y.npy)
+//     prints JSON: accuracy, auROC (one-vs-rest on softmax probabilities, macro-averaged; for two classes the binary
+//     auROC), top-k accuracies for k in {1, 5, 10} below the class count, and the confusion matrix.
+// Both embed in chunks of --batch-size samples, so memory grows with the output, not with intermediate buffers.
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cmd_otke.h"
+#include "inductive/logistic.h"
+#include "inductive/metrics.h"
+#include "inductive/npy.h"
+#include "inductive/otke.h"
+#include "otke_inputs.h"
+
+namespace inductive::cli {
+namespace {
+
+struct EmbedArgs {
+  InputArgs data;
+  std::string model, out, plans;
+  int batch_size = 256;
+  bool quiet = false;
+};
+
+void run_embed(const EmbedArgs& a) {
+  check_output_path(a.out, "--out");
+  if (!a.plans.empty()) check_output_path(a.plans, "--plans");
+  Progress progress("otke embed", a.quiet);
+  const OtkeModel model = OtkeModel::load(a.model);
+  const OtkeInputs in = load_inputs(a.data, InputKind::kUnlabelled);
+  check_inputs_for(in, model.config, a.model);
+  INDUCTIVE_CHECK(a.plans.empty() || model.config.pooling == "otk", ErrorCode::kInvalidArgument,
+                  "--plans needs a model with otk pooling: ", a.model, " pools with '", model.config.pooling, "'");
+  const double load_s = progress.lap();
+
+  std::vector<float> plans;
+  int n_max = 0;
+  const MatF e = embed_in_chunks(model, in, a.batch_size, progress, "embed", a.plans.empty() ? nullptr : &plans,
+                                 &n_max);
+  const double embed_s = progress.lap();
+  // Plans first, then embeddings; should the second write fail, the first is removed: a failed run writes nothing.
+  const int q = model.config.otk.q, p = model.config.otk.p;
+  if (!a.plans.empty()) save_npy(a.plans, plans.data(), {in.size(), q, n_max, p});
+  try {
+    save_npy(a.out, e.data(), {e.rows(), e.cols()});
+  } catch (const Error&) {
+    if (!a.plans.empty()) std::remove(a.plans.c_str());
+    throw;
+  }
+
+  nlohmann::json summary = {{"n", in.size()},
+                            {"dim", e.cols()},
+                            {"out", a.out},
+                            {"timings_s", {{"load", load_s}, {"embed", embed_s}, {"total", progress.elapsed()}}}};
+  if (!a.plans.empty()) summary["plans"] = {{"path", a.plans}, {"shape", {in.size(), q, n_max, p}}};
+  std::printf("%s\n", summary.dump().c_str());
+}
+
+struct EvalArgs {
+  InputArgs data;
+  std::string model;
+  int batch_size = 256;
+  bool quiet = false;
+};
+
+void run_eval(const EvalArgs& a) {
+  Progress progress("otke eval", a.quiet);
+  const OtkeModel model = OtkeModel::load(a.model);
+  const OtkeInputs in = load_inputs(a.data, InputKind::kLabelled);
+  const std::vector<int32_t> y = labels_for_model(in, model.config);  // class names first: cheaper to check
+  check_inputs_for(in, model.config, a.model);
+  const double load_s = progress.lap();
+
+  const MatF logits = model.predict(embed_in_chunks(model, in, a.batch_size, progress, "embed", nullptr, nullptr));
+  const MatF probs = softmax_rows(logits);
+  const double embed_s = progress.lap();
+
+  const int C = model.config.classes;
+  std::vector<std::string> names = model.config.labels;
+  for (int c = static_cast<int>(names.size()); c < C; ++c) names.push_back(std::to_string(c));
+  nlohmann::json per_class = nlohmann::json::object();
+  const auto areas = roc_auc_one_vs_rest(probs, y);
+  for (int c = 0; c < C; ++c) per_class[names[c]] = areas[c] ? nlohmann::json(*areas[c]) : nlohmann::json();
+  const auto macro = macro_roc_auc(probs, y);
+  nlohmann::json top_k = nlohmann::json::object();
+  for (int k : {1, 5, 10})
+    if (k == 1 || C > k) top_k[std::to_string(k)] = top_k_accuracy(logits, y, k);
+  std::vector<int64_t> counts(C, 0);
+  for (int32_t label : y) ++counts[label];
+
+  const nlohmann::json summary = {
+      {"model", a.model},
+      {"n", in.size()},
+      {"classes", names},
+      {"class_counts", counts},
+      {"accuracy", accuracy(logits, y)},
+      {"auroc", macro ? nlohmann::json(*macro) : nlohmann::json()},
+      {"auroc_per_class", per_class},
+      {"top_k_accuracy", top_k},
+      {"confusion_matrix", {{"rows", "true class"}, {"columns", "predicted class"},
+                            {"matrix", confusion_matrix(logits, y)}}},
+      {"timings_s", {{"load", load_s}, {"embed_predict", embed_s}, {"total", progress.elapsed()}}}};
+  std::printf("%s\n", summary.dump().c_str());
+}
+
+}  // namespace
+
+void add_otke_command(CLI::App& app) {
+  CLI::App* otke = app.add_subcommand("otke", "Optimal transport kernel embeddings (thesis ch. 2): fit, embed, eval");
+  otke->require_subcommand(1);
+  add_otke_fit_command(*otke);
+
+  auto e = std::make_shared<EmbedArgs>();
+  CLI::App* embed = otke->add_subcommand("embed", "Embed sequences or vector sets with a model: E [B, D] float32");
+  embed->add_option("--model", e->model, "OTKE model (.safetensors)")->required();
+  add_input_options(embed, e->data, InputKind::kUnlabelled);
+  embed->add_option("--out", e->out, "Output embeddings [B, D], .npy float32")->required();
+  embed->add_option("--plans", e->plans, "Also write transport plans [B, q, n_max, p], .npy float32 (otk pooling)");
+  embed->add_option("--batch-size", e->batch_size, "Samples embedded at a time (bounds memory)")
+      ->capture_default_str();
+  embed->add_flag("--quiet", e->quiet, "No progress on stderr");
+  embed->callback([e] { run_embed(*e); });
+
+  auto v = std::make_shared<EvalArgs>();
+  CLI::App* eval = otke->add_subcommand("eval", "Evaluate a model's head on labelled data; prints JSON metrics");
+  eval->add_option("--model", v->model, "OTKE model with a head (.safetensors)")->required();
+  add_input_options(eval, v->data, InputKind::kLabelled);
+  eval->add_option("--batch-size", v->batch_size, "Samples embedded at a time (bounds memory)")
+      ->capture_default_str();
+  eval->add_flag("--quiet", v->quiet, "No progress on stderr");
+  eval->callback([v] { run_eval(*v); });
+}
+
+}  // namespace inductive::cli

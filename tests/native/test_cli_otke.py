@@ -1,0 +1,400 @@
+"""`inductive otke fit | embed | eval` as a user drives them, on the vendored E. coli promoter subset.
+
+The contract (ARCHITECTURE.md, "CLI"): exit 0 with a JSON summary on stdout; on bad input exit 2 with exactly one
+stderr line starting with `error:` that names the problem, nothing on stdout, and no output written (no new file,
+no temp leftovers, an existing file keeps its bytes).
+Data: data/promoters/ (150 promoters + 150 non-promoters, 81 nt each; data/SOURCE.md).
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+CLI = os.environ.get("INDUCTIVE_CLI")
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TEST_DATA = os.environ.get("INDUCTIVE_TEST_DATA", os.path.join(REPO, "tests", "data"))
+PROMOTERS = os.path.join(REPO, "data", "promoters")
+POS = os.path.join(PROMOTERS, "ecoli_prom_150.fa")
+NEG = os.path.join(PROMOTERS, "ecoli_non_prom_150.fa")
+CLASSES = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
+# Small and fast, yet enough to learn the promoter signal: 16 anchors on 8-mers, 8 supports.
+SMALL = ["--kmer", "8", "--anchors", "16", "--p", "8", "--iters", "30", "--seed", "3"]
+
+
+def setUpModule():
+    if not CLI:
+        raise unittest.SkipTest("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def read_fasta(path):
+    records = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith(">"):
+                records.append([line[1:], ""])
+            elif line:
+                records[-1][1] += line
+    return records
+
+
+def read_safetensors(path):
+    """name -> float32 array, plus the parsed config (independent of inductive's reader)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__")
+    tensors = {name: np.frombuffer(data[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]],
+                                   "<f4").reshape(t["shape"]) for name, t in header.items()}
+    return tensors, json.loads(meta["config"])
+
+
+class TrainedModel(unittest.TestCase):
+    """One model fitted on the subset, shared by the tests that only read it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="inductive-otke-")
+        cls.model = os.path.join(cls.dir, "model.safetensors")
+        done = run_cli("otke", "fit", *CLASSES, *SMALL, "--out", cls.model)
+        assert done.returncode == 0, done.stderr
+        cls.fit = json.loads(done.stdout)
+        cls.fit_stderr = done.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_fit_summary_reports_split_lambda_and_accuracies(self):
+        f = self.fit
+        self.assertEqual(f["classes"], ["promoter", "non_promoter"])
+        self.assertEqual(f["class_counts"], {"promoter": 150, "non_promoter": 150})
+        self.assertEqual((f["n_train"], f["n_val"]), (240, 60))  # stratified 20%: 30 + 30
+        self.assertIn(f["lambda_log2"], range(-20, -4))       # the thesis grid 2^-5 .. 2^-20
+        self.assertEqual(len(f["lambda_path"]), 16)
+        self.assertEqual(f["embedding_dim"], 8 * 16)
+        self.assertGreater(f["val_accuracy"], 0.65)  # real signal, far above chance on 60 samples
+        for stage in ("load", "unsupervised", "embed", "head", "write", "total"):
+            self.assertGreaterEqual(f["timings_s"][stage], 0.0)
+
+    def test_fit_reports_progress_on_stderr(self):
+        lines = self.fit_stderr.splitlines()
+        self.assertTrue(lines and all(line.startswith("otke fit: [") for line in lines), lines[:3])
+        self.assertTrue(any("lambda selection 100%" in line for line in lines))
+
+    def test_model_file_holds_labels_and_a_head_on_raw_embeddings(self):
+        tensors, config = read_safetensors(self.model)
+        self.assertEqual(config["head"], {"classes": 2, "labels": ["promoter", "non_promoter"]})
+        self.assertEqual(config["input"], {"type": "sequence", "alphabet": "dna", "k": 8})
+        self.assertEqual(tensors["head.weight"].shape, (2, 128))
+        self.assertEqual(tensors["otk.references"].shape, (1, 8, 16))
+
+    def test_same_seed_same_model_bytes(self):
+        again = self.path("again.safetensors")
+        done = run_cli("otke", "fit", "--quiet", *CLASSES, *SMALL, "--out", again)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(self.model, "rb") as a, open(again, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def embed(self, *args):
+        done = run_cli("otke", "embed", "--quiet", "--model", self.model, *args)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout)
+
+    def test_embed_writes_embeddings_and_plans_with_sinkhorn_marginals(self):
+        e_path, p_path = self.path("E.npy"), self.path("P.npy")
+        out = self.embed("--fasta", POS, "--out", e_path, "--plans", p_path)
+        e, p = np.load(e_path), np.load(p_path)
+        self.assertEqual(e.dtype, np.float32)
+        self.assertEqual(e.shape, (150, 128))
+        self.assertTrue(np.isfinite(e).all())
+        self.assertEqual(p.shape, (150, 1, 81 - 8 + 1, 8))  # [B, q, n_max, p]
+        self.assertEqual(out["plans"]["shape"], list(p.shape))
+        # No positional weighting here: rows carry 1/n, columns 1/p.
+        np.testing.assert_allclose(p.sum(axis=3), 1.0 / 74, rtol=1e-3)
+        np.testing.assert_allclose(p.sum(axis=2), 1.0 / 8, rtol=1e-3)
+
+    def test_embedding_in_chunks_changes_nothing(self):
+        self.embed("--fasta", POS, "--out", self.path("a.npy"))
+        self.embed("--fasta", POS, "--out", self.path("b.npy"), "--batch-size", "7")
+        np.testing.assert_allclose(np.load(self.path("a.npy")), np.load(self.path("b.npy")), rtol=0, atol=1e-6)
+
+    def test_plans_of_short_sequences_are_zero_padded(self):
+        records = read_fasta(POS)[:3]
+        fa = self.path("ragged.fa")
+        with open(fa, "w") as f:
+            for (name, seq), length in zip(records, (81, 30, 8)):
+                f.write(f">{name}\n{seq[:length]}\n")
+        self.embed("--fasta", fa, "--out", self.path("r.npy"), "--plans", self.path("rp.npy"))
+        p = np.load(self.path("rp.npy"))
+        self.assertEqual(p.shape, (3, 1, 74, 8))
+        self.assertEqual(np.abs(p[1, 0, 23:]).max(), 0.0)  # length 30: 23 k-mers
+        self.assertEqual(np.abs(p[2, 0, 1:]).max(), 0.0)   # length 8: a single k-mer
+        np.testing.assert_allclose(p[2, 0, 0], 1.0 / 8, rtol=1e-4)
+
+    def evaluate(self, *args):
+        done = run_cli("otke", "eval", "--quiet", "--model", self.model, *args)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout)
+
+    def test_eval_agrees_with_embed_and_the_stored_head(self):
+        out = self.evaluate(*CLASSES)
+        self.assertEqual(out["n"], 300)
+        self.assertEqual(out["classes"], ["promoter", "non_promoter"])
+        self.assertEqual(list(out["top_k_accuracy"]), ["1"])
+        cm = np.array(out["confusion_matrix"]["matrix"])
+        self.assertEqual(cm.sum(axis=1).tolist(), [150, 150])
+        self.assertAlmostEqual(out["accuracy"], np.trace(cm) / 300, places=12)
+        self.assertGreater(out["auroc"], 0.8)
+        # Recompute the predictions from `embed` and the head read straight from the file.
+        self.embed("--fasta", POS, "--fasta", NEG, "--out", self.path("all.npy"))
+        tensors, _ = read_safetensors(self.model)
+        logits = np.load(self.path("all.npy")) @ tensors["head.weight"].T + tensors["head.bias"]
+        y = np.r_[np.zeros(150, int), np.ones(150, int)]
+        self.assertAlmostEqual(out["accuracy"], np.mean(logits.argmax(axis=1) == y), places=12)
+
+    def test_tsv_input_gives_the_same_metrics(self):
+        tsv = self.path("data.tsv")
+        with open(tsv, "w") as f:
+            f.write("# label<TAB>sequence\n")
+            for label, path in (("non_promoter", NEG), ("promoter", POS)):  # order of lines does not matter
+                for _, seq in read_fasta(path):
+                    f.write(f"{label}\t{seq}\n")
+        a, b = self.evaluate(*CLASSES), self.evaluate("--tsv", tsv)
+        self.assertAlmostEqual(a["accuracy"], b["accuracy"], places=12)
+        self.assertAlmostEqual(a["auroc"], b["auroc"], places=12)
+        self.assertEqual(a["confusion_matrix"], b["confusion_matrix"])
+
+    def test_eval_on_one_class_counts_but_has_no_auroc(self):
+        out = self.evaluate("--class", f"promoter={POS}")
+        self.assertEqual(out["class_counts"], [150, 0])
+        self.assertIsNone(out["auroc"])
+
+
+class BundledModel(unittest.TestCase):
+    """data/models/otke-promoters-ecoli.safetensors still loads and behaves as data/models/README.md says."""
+
+    MODEL = os.path.join(REPO, "data", "models", "otke-promoters-ecoli.safetensors")
+
+    def setUp(self):
+        if not os.path.exists(self.MODEL):
+            self.skipTest(f"{self.MODEL} is absent")
+        self.dir = tempfile.mkdtemp(prefix="inductive-otke-bundled-")
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def test_held_out_metrics_match_the_readme(self):
+        done = run_cli("otke", "eval", "--quiet", "--model", self.MODEL, *CLASSES)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        out = json.loads(done.stdout)
+        # Deltas leave room for a borderline sample or two on another SIMD path, not for a changed model.
+        self.assertAlmostEqual(out["accuracy"], 0.870, delta=0.01)
+        self.assertAlmostEqual(out["auroc"], 0.964, delta=0.002)
+
+    def test_reference_embeddings_are_what_embed_computes(self):
+        fa = os.path.join(self.dir, "reference8.fa")
+        with open(fa, "w") as f:
+            for path in (POS, NEG):
+                for name, seq in read_fasta(path)[:4]:
+                    f.write(f">{name}\n{seq}\n")
+        out = os.path.join(self.dir, "E.npy")
+        done = run_cli("otke", "embed", "--quiet", "--model", self.MODEL, "--fasta", fa, "--out", out)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        reference = np.load(self.MODEL.replace(".safetensors", ".reference.npy"))
+        self.assertEqual(reference.shape, (8, 2048))
+        np.testing.assert_allclose(np.load(out), reference, rtol=0, atol=1e-5)
+
+
+class VectorSets(unittest.TestCase):
+    """Sets of generic vectors (NPY): two classes whose sets differ in the mean of one coordinate."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="inductive-otke-sets-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        rng = np.random.default_rng(0)
+        B, n_max, d = 120, 12, 5
+        self.y = (np.arange(B) % 2).astype(np.int32)
+        x = rng.normal(size=(B, n_max, d)).astype(np.float32)
+        x[:, :, 0] += 1.5 * self.y[:, None]
+        self.n = rng.integers(3, n_max + 1, B).astype(np.int32)
+        for b in range(B):
+            x[b, self.n[b]:] = np.nan  # padding is never read: even NaN there is fine
+        for name, a in (("x.npy", x), ("n.npy", self.n), ("y.npy", self.y)):
+            np.save(os.path.join(self.dir, name), a)
+
+    def run_ok(self, *args):
+        done = run_cli(*args, cwd=self.dir)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout)
+
+    def test_fit_and_eval_on_sets_with_each_pooling(self):
+        for pooling in ("otk", "mean", "max"):
+            fit = self.run_ok("otke", "fit", "--quiet", "--sets", "x.npy", "--lengths", "n.npy", "--labels", "y.npy",
+                              "--anchors", "8", "--p", "4", "--pooling", pooling, "--out", f"{pooling}.safetensors")
+            self.assertEqual(fit["input"], "vectors")
+            self.assertEqual(fit["classes"], ["0", "1"])
+            out = self.run_ok("otke", "eval", "--quiet", "--model", f"{pooling}.safetensors", "--sets", "x.npy",
+                              "--lengths", "n.npy", "--labels", "y.npy")
+            self.assertGreater(out["accuracy"], 0.8, pooling)
+
+    def test_unlabelled_sets_join_the_unsupervised_stage(self):
+        fit = self.run_ok("otke", "fit", "--quiet", "--sets", "x.npy", "--lengths", "n.npy", "--labels", "y.npy",
+                          "--unlabeled-sets", "x.npy", "--unlabeled-lengths", "n.npy", "--embedding", "identity",
+                          "--p", "4", "--out", "m.safetensors")
+        self.assertEqual(fit["n_unlabeled"], 120)
+        self.assertEqual(fit["embedding_dim"], 4 * 5)
+
+
+class RefusesBadInput(unittest.TestCase):
+    """Every refusal: exit 2, one `error:` line naming the problem, nothing on stdout, nothing written."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="inductive-otke-bad-")
+        cls.model = os.path.join(cls.shared, "model.safetensors")
+        done = run_cli("otke", "fit", "--quiet", *CLASSES, *SMALL, "--out", cls.model)
+        assert done.returncode == 0, done.stderr
+        cls.mean_model = os.path.join(cls.shared, "mean.safetensors")
+        done = run_cli("otke", "fit", "--quiet", *CLASSES, *SMALL, "--pooling", "mean", "--out", cls.mean_model)
+        assert done.returncode == 0, done.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="inductive-otke-bad-")
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_refused(self, args, pattern, outputs=("out.safetensors",)):
+        done = run_cli(*args, cwd=self.dir)
+        self.assertEqual(done.returncode, 2, f"stdout={done.stdout!r} stderr={done.stderr!r}")
+        lines = done.stderr.splitlines()
+        self.assertEqual(len(lines), 1, f"expected one stderr line, got {lines!r}")
+        self.assertTrue(lines[0].startswith("error: "), lines[0])
+        self.assertRegex(lines[0], pattern)
+        self.assertEqual(done.stdout, "")
+        for name in outputs:
+            self.assertFalse(os.path.exists(os.path.join(self.dir, name)), f"{name} was written by a failed run")
+        self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f], [], "temporary files left behind")
+
+    def fit(self, *data):
+        return ["otke", "fit", *data, *SMALL, "--out", "out.safetensors"]
+
+    def test_invalid_letter_names_file_record_and_position(self):
+        bad = self.write("bad.fa", ">ok\nACGTACGTACGT\n>has_n\nACGTNACGTACG\n")
+        self.assert_refused(self.fit("--class", f"a={bad}", "--class", f"b={NEG}"),
+                            r"bad\.fa record 2 \(has_n\): invalid letter 'N' at position 5: expected one of ACGT")
+
+    def test_invalid_letter_is_refused_by_embed_and_eval_too(self):
+        bad = self.write("bad.fa", ">x\nACGTACGTACGTU\n")
+        self.assert_refused(["otke", "embed", "--model", self.model, "--fasta", bad, "--out", "E.npy"],
+                            r"bad\.fa record 1 \(x\): invalid letter 'U' at position 13", outputs=("E.npy",))
+        self.assert_refused(["otke", "eval", "--model", self.model, "--class", f"promoter={bad}"],
+                            r"invalid letter 'U' at position 13", outputs=())
+
+    def test_empty_sequence(self):
+        bad = self.write("empty_seq.fa", ">a\nACGTACGTAC\n>nothing\n>c\nACGTACGTAC\n")
+        self.assert_refused(self.fit("--class", f"a={bad}", "--class", f"b={NEG}"),
+                            r"empty_seq\.fa: record 'nothing' \(line 3\) has an empty sequence")
+
+    def test_sequence_shorter_than_k(self):
+        bad = self.write("short.fa", ">long\nACGTACGTACGT\n>tiny\nACGTA\n")
+        self.assert_refused(self.fit("--class", f"a={bad}", "--class", f"b={NEG}"),
+                            r"short\.fa record 2 \(tiny\): sequence shorter than k: got length 5, expected >= 8")
+        self.assert_refused(["otke", "embed", "--model", self.model, "--fasta", bad, "--out", "E.npy"],
+                            r"record 2 \(tiny\): sequence shorter than k: got length 5, expected >= 8",
+                            outputs=("E.npy",))
+
+    def test_missing_class_file(self):
+        self.assert_refused(self.fit("--class", "promoter=missing.fa", "--class", f"b={NEG}"),
+                            r"--class promoter: missing\.fa: cannot open FASTA file")
+
+    def test_empty_fasta(self):
+        empty = self.write("empty.fa", "")
+        self.assert_refused(self.fit("--class", f"a={empty}", "--class", f"b={NEG}"), r"empty\.fa: no FASTA record")
+        self.assert_refused(["otke", "embed", "--model", self.model, "--fasta", empty, "--out", "E.npy"],
+                            r"--fasta: .*empty\.fa: no FASTA record", outputs=("E.npy",))
+
+    def test_model_of_another_kind(self):
+        other = os.path.join(TEST_DATA, "models", "v1_minimal.safetensors")  # a valid file of model kind "test"
+        self.assert_refused(["otke", "embed", "--model", other, "--fasta", POS, "--out", "E.npy"],
+                            r"v1_minimal\.safetensors: model file holds a 'test' model, expected an otke model",
+                            outputs=("E.npy",))
+        self.assert_refused(["otke", "eval", "--model", other, *CLASSES], r"holds a 'test' model", outputs=())
+
+    def test_class_unknown_to_the_model(self):
+        self.assert_refused(["otke", "eval", "--model", self.model, "--class", f"enhancer={POS}"],
+                            r"class 'enhancer' is not a class of the model: expected one of promoter, non_promoter",
+                            outputs=())
+
+    def test_malformed_class_argument(self):
+        self.assert_refused(self.fit("--class", POS), r"--class '.*ecoli_prom_150\.fa': expected NAME=FILE\.fa")
+
+    def test_a_single_class_cannot_train_a_classifier(self):
+        self.assert_refused(self.fit("--class", f"promoter={POS}"), r"need at least 2 classes, got 1 \('promoter'\)")
+
+    def test_no_input_at_all(self):
+        self.assert_refused(self.fit(), r"no input: give labelled data with --class NAME=FILE\.fa")
+
+    def test_bad_option_value(self):
+        fit = ["otke", "fit", *CLASSES, "--out", "out.safetensors"]
+        self.assert_refused([*fit, "--p", "0"], r"p \(supports\) must be in 1\.\.65536: got 0")
+        self.assert_refused([*fit, "--val-fraction", "1"], r"--val-fraction must be in \(0, 1\): got 1")
+        self.assert_refused([*fit, "--pooling", "attention"], r"pooling\.type must be otk, mean or max")
+
+    def test_sets_given_to_a_sequence_model(self):
+        np.save(os.path.join(self.dir, "x.npy"), np.zeros((2, 3, 4), np.float32))
+        np.save(os.path.join(self.dir, "n.npy"), np.array([3, 2], np.int32))
+        self.assert_refused(["otke", "embed", "--model", self.model, "--sets", "x.npy", "--lengths", "n.npy",
+                             "--out", "E.npy"], r"the model reads sequences \(alphabet dna, k = 8\)",
+                            outputs=("E.npy",))
+
+    def test_lengths_must_be_integers_in_range(self):
+        np.save(os.path.join(self.dir, "x.npy"), np.zeros((2, 3, 4), np.float32))
+        np.save(os.path.join(self.dir, "y.npy"), np.array([0, 1], np.int32))
+        np.save(os.path.join(self.dir, "n_float.npy"), np.array([3, 2], np.float32))
+        np.save(os.path.join(self.dir, "n_big.npy"), np.array([3, 4], np.int32))
+        sets = ["--sets", "x.npy", "--labels", "y.npy"]
+        self.assert_refused(self.fit(*sets, "--lengths", "n_float.npy"),
+                            r"--lengths n_float\.npy: expected int32 \(or int64\), got float")
+        self.assert_refused(self.fit(*sets, "--lengths", "n_big.npy"),
+                            r"--lengths n_big\.npy: set 1 has length 4, expected 1\.\.3")
+
+    def test_plans_need_otk_pooling(self):
+        self.assert_refused(["otke", "embed", "--model", self.mean_model, "--fasta", POS, "--out", "E.npy",
+                             "--plans", "P.npy"], r"--plans needs a model with otk pooling", outputs=("E.npy", "P.npy"))
+
+    def test_missing_output_folder(self):
+        self.assert_refused(["otke", "embed", "--model", self.model, "--fasta", POS, "--out", "no/such/E.npy"],
+                            r"--out no/such/E\.npy: folder 'no/such' does not exist", outputs=())
+
+    def test_failed_run_keeps_an_existing_output(self):
+        out = self.write("out.safetensors", "precious")
+        bad = self.write("bad.fa", ">x\nACGTNNNNACGT\n")
+        done = run_cli(*self.fit("--class", f"a={bad}", "--class", f"b={NEG}"), cwd=self.dir)
+        self.assertEqual(done.returncode, 2)
+        with open(out) as f:
+            self.assertEqual(f.read(), "precious")
+
+
+if __name__ == "__main__":
+    unittest.main()
