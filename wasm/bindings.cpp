@@ -1,23 +1,32 @@
 // Embind bindings of the core for the `inductive` npm package (web/src wraps them; see web/src/module.ts).
 //
 // Only translation lives here: arguments arrive as numbers and pointers into wasm memory that the TS layer
-// filled, results are written to buffers it allocated, and errors come back as data. No algorithm code.
+// filled, results are written to buffers it allocated, and errors come back as data. One exception, until it moves
+// to core: OtkeHandle::fit_head's recipe around the core's fit_logistic (standardised embeddings, the lambda rule);
+// its Standardizer duplicates native/cli/cmd_otke_fit.cpp's and both belong in one core function.
 //
 // Errors: every entry point runs under `guarded`, which catches everything and records {code, message} for
 // lastErrorCode()/lastErrorMessage(). We return a status instead of throwing a JS Error from C++ because a JS
 // throw unwinds through wasm frames without running C++ destructors (the exception object and any string
 // alive at that point leak), whereas returning from the catch block cleans up normally.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "inductive/error.h"
+#include "inductive/logistic.h"
 #include "inductive/model_file.h"
+#include "inductive/otke.h"
 #include "inductive/sinkhorn.h"
 #include "inductive/version.h"
 
@@ -113,6 +122,337 @@ std::string model_info(uintptr_t address, size_t size) {
   return json;
 }
 
+// ---- OTKE ----------------------------------------------------------------------------------------------------------
+//
+// An OtkeHandle owns one inductive::OtkeModel (JS: `new module.OtkeHandle()`, then `load`, and `delete()` when
+// done). Calls take and fill buffers the TS layer allocated, like sinkhornBatch.
+
+// One embedding call. The input is either sequences (`sequences` true; `bytes`: their letters back to back,
+// `offsets`: batch + 1 byte offsets into `bytes`) or padded vector sets (`x`: [batch, n_max, dim], `lengths`:
+// [batch]). `name_bytes`/`name_offsets` (optional, packed like sequences) name the sequences in error messages,
+// whose checks (letters, length >= k) are the core's. Outputs, each optional (address 0: not wanted):
+// embeddings [batch, D]; plans [q, batch, plan_stride, p] (plan_stride >= the longest set; rows past a set's
+// length are 0); with `predict`, logits and probabilities [batch, C] of the head (an error when it has none).
+struct OtkeEmbedCall {
+  int batch = 0;
+  bool sequences = false;
+  uintptr_t bytes = 0, offsets = 0, name_bytes = 0, name_offsets = 0;
+  uintptr_t x = 0, lengths = 0;
+  int n_max = 0, dim = 0;
+  uintptr_t embeddings = 0, plans = 0;
+  int plan_stride = 0;
+  bool predict = false;
+  uintptr_t logits = 0, probabilities = 0;
+};
+
+// The head applied to given embeddings x [batch, dim]; outputs as in OtkeEmbedCall.
+struct OtkePredictCall {
+  uintptr_t x = 0;
+  int batch = 0, dim = 0;
+  uintptr_t logits = 0, probabilities = 0;
+};
+
+// A new linear head on embeddings x [batch, dim] with labels [batch] in [0, classes). lambda > 0 fixes the L2
+// penalty; 0 chooses it (see fit_head).
+struct OtkeFitHeadCall {
+  uintptr_t x = 0, labels = 0;
+  int batch = 0, dim = 0, classes = 0;
+  std::string label_names = "[]";  // JSON array of `classes` names, or empty
+  double lambda = 0;
+  int min_per_class = 10;  // fewest labels in every class for choosing lambda by cross-validation
+  int max_folds = 5;
+  int max_iter = 500;
+  double tol = 1e-6;
+};
+
+// Penalty used when there are too few labels per class to choose one (see web/README.md, "Fitting a head").
+constexpr double kDefaultLambda = 0.0625;  // 2^-4, on standardised embeddings
+// Cross-validation grid: 2^1 .. 2^-20, strongest first (the thesis' 2^-5 .. 2^-20 plus the strong penalties
+// that few labels need).
+constexpr int kGridLog2Max = 1, kGridLog2Min = -20;
+
+// Strings packed back to back (`offsets`: count + 1 byte offsets; `bytes` is 0 when every string is empty).
+std::vector<std::string> unpack_strings(uintptr_t bytes, uintptr_t offsets, int count) {
+  std::vector<std::string> out;
+  if (offsets == 0) return out;
+  const int32_t* o = ptr<const int32_t>(offsets);
+  out.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    out.emplace_back();
+    if (o[i + 1] > o[i]) out.back().assign(ptr<const char>(bytes) + o[i], ptr<const char>(bytes) + o[i + 1]);
+  }
+  return out;
+}
+
+void write_rows(const inductive::MatF& m, uintptr_t address) {
+  if (address != 0) std::memcpy(ptr<float>(address), m.data(), sizeof(float) * static_cast<size_t>(m.size()));
+}
+
+// x -> (x - mu) / s, with mu the mean row and s the root mean squared norm of the centred rows: the map `otke fit`
+// fits its head through (native/cli/cmd_otke_fit.cpp), for the same reason. OTK embeddings share a large common
+// component and are small, so a penalty on raw embeddings means something different for every model; on centred,
+// unit-scale ones one grid and one default suit all. It folds into the head: the file keeps a head on raw inputs.
+struct Standardizer {
+  Eigen::RowVectorXf mu;
+  float s = 1.0f;
+
+  static Standardizer fit(const inductive::MatF& x) {
+    Standardizer st;
+    st.mu = x.colwise().mean();
+    const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
+    st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
+    return st;
+  }
+  inductive::MatF apply(const inductive::MatF& x) const { return (x.rowwise() - mu) / s; }
+  inductive::LinearHead fold(const inductive::LinearHead& h) const {
+    inductive::LinearHead raw;
+    raw.weight = h.weight / s;
+    raw.bias = h.bias - raw.weight * mu.transpose();
+    return raw;
+  }
+};
+
+inductive::MatF rows_of(const inductive::MatF& x, const std::vector<int>& which) {
+  inductive::MatF out(static_cast<Eigen::Index>(which.size()), x.cols());
+  for (size_t i = 0; i < which.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = x.row(which[i]);
+  return out;
+}
+
+class OtkeHandle {
+ public:
+  bool load(uintptr_t address, size_t size) {
+    return guarded([&] {
+      const inductive::ModelView view = inductive::read_model(ptr<const uint8_t>(address), size);
+      model_ = inductive::OtkeModel::from_view(view);
+      format_version_ = view.format_version;
+      producer_ = view.producer;
+      loaded_ = true;
+    });
+  }
+
+  // {"config": <the file's config>, "featureDim", "embedDim", "outputDim", "formatVersion", "producer"}.
+  std::string describe() const {
+    if (!loaded_) return "";
+    const inductive::OtkeConfig& c = model_.config;
+    return nlohmann::json{{"config", c.to_json()},
+                          {"featureDim", c.feature_dim()},
+                          {"embedDim", c.embed_dim()},
+                          {"outputDim", c.output_dim()},
+                          {"formatVersion", format_version_},
+                          {"producer", producer_}}
+        .dump();
+  }
+
+  bool embed(const OtkeEmbedCall& c) {
+    return guarded([&] {
+      check_loaded("embed");
+      inductive::SetBatch features;
+      if (c.sequences) {
+        features = model_.sequence_features(unpack_strings(c.bytes, c.offsets, c.batch),
+                                            unpack_strings(c.name_bytes, c.name_offsets, c.batch));
+      } else {
+        // A sequence model takes sets too: those of its local features (one-hot k-mers, dim k |alphabet|).
+        features = inductive::SetBatch(c.batch, c.n_max, c.dim);
+        if (!features.x.empty()) std::copy_n(ptr<const float>(c.x), features.x.size(), features.x.data());
+        if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
+      }
+      INDUCTIVE_CHECK(c.plans == 0 || model_.config.pooling == "otk", inductive::ErrorCode::kInvalidArgument,
+                      "transportPlans: this model pools with '", model_.config.pooling,
+                      "'; transport plans exist for otk pooling only");
+      std::vector<std::vector<float>> plans;
+      const inductive::MatF e = model_.embed(features, c.plans != 0 ? &plans : nullptr);
+      write_rows(e, c.embeddings);
+      if (c.plans != 0) write_plans(plans, features, c.plans, c.plan_stride);
+      if (c.predict) write_predictions(e, c.logits, c.probabilities);
+    });
+  }
+
+  bool predict(const OtkePredictCall& c) {
+    return guarded([&] {
+      check_loaded("predict");
+      write_predictions(inductive::CMapF(ptr<const float>(c.x), c.batch, c.dim), c.logits, c.probabilities);
+    });
+  }
+
+  // Fits a new head on (x, labels) into `out`, a copy of this model; returns a JSON report ("" on failure).
+  //
+  // The L2 penalty: `lambda` when given; otherwise, when every class has >= min_per_class labels, the value of the
+  // grid chosen by K-fold stratified cross-validation (K = min(max_folds, fewest labels of a class); see
+  // cross_validate); otherwise kDefaultLambda. The head is then fitted on all the labelled samples with that
+  // penalty. Everything is deterministic: folds deal each class's samples in input order.
+  std::string fit_head(const OtkeFitHeadCall& c, OtkeHandle& out, emscripten::val progress) {
+    std::string report;
+    guarded([&] {
+      check_loaded("fitHead");
+      const int C = c.classes, m = c.batch;
+      INDUCTIVE_CHECK(m >= 1, inductive::ErrorCode::kInvalidArgument, "fitHead: no labelled sample given");
+      INDUCTIVE_CHECK(c.dim == model_.config.output_dim(), inductive::ErrorCode::kShapeMismatch,
+                      "fitHead: embeddings have dimension ", c.dim, ", expected ", model_.config.output_dim(),
+                      " (this model's output dimension)");
+      INDUCTIVE_CHECK(C >= 2, inductive::ErrorCode::kInvalidArgument, "fitHead: need at least 2 classes: got ", C);
+      const nlohmann::json names = nlohmann::json::parse(c.label_names);
+      INDUCTIVE_CHECK(names.empty() || static_cast<int>(names.size()) == C, inductive::ErrorCode::kShapeMismatch,
+                      "fitHead: ", names.size(), " label names for ", C, " classes");
+      const inductive::MatF x = inductive::CMapF(ptr<const float>(c.x), m, c.dim);
+      const std::vector<int32_t> y(ptr<const int32_t>(c.labels), ptr<const int32_t>(c.labels) + m);
+      std::vector<int> count(C, 0);
+      for (int i = 0; i < m; ++i) {
+        INDUCTIVE_CHECK(y[i] >= 0 && y[i] < C, inductive::ErrorCode::kInvalidArgument, "fitHead: label of sample ",
+                        i, " out of range: got ", y[i], ", expected 0..", C - 1);
+        ++count[y[i]];
+      }
+      for (int k = 0; k < C; ++k)
+        INDUCTIVE_CHECK(count[k] > 0, inductive::ErrorCode::kInvalidArgument, "fitHead: class ",
+                        names.empty() ? std::to_string(k) : "'" + names[k].get<std::string>() + "'",
+                        " has no labelled sample; every class needs at least one");
+      INDUCTIVE_CHECK(x.allFinite(), inductive::ErrorCode::kInvalidArgument, "fitHead: embeddings contain NaN or Inf");
+      INDUCTIVE_CHECK(std::isfinite(c.lambda) && c.lambda >= 0, inductive::ErrorCode::kInvalidArgument,
+                      "fitHead: lambda must be >= 0 (0: choose it): got ", c.lambda);
+      INDUCTIVE_CHECK(c.min_per_class >= 2 && c.max_folds >= 2, inductive::ErrorCode::kInvalidArgument,
+                      "fitHead: minPerClass and maxFolds must be >= 2: got ", c.min_per_class, " and ", c.max_folds);
+      INDUCTIVE_CHECK(c.max_iter >= 1 && std::isfinite(c.tol) && c.tol >= 0, inductive::ErrorCode::kInvalidArgument,
+                      "fitHead: maxIter must be >= 1 and tol >= 0: got ", c.max_iter, " and ", c.tol);
+      const auto report_progress = [&](const char* stage, double fraction) {
+        if (!progress.isUndefined()) progress(std::string(stage), fraction);
+      };
+
+      inductive::LogisticOptions options;
+      options.max_iter = c.max_iter;
+      options.tol = c.tol;
+      nlohmann::json info;
+      const int fewest = *std::min_element(count.begin(), count.end());
+      double lambda = c.lambda;
+      if (lambda > 0) {
+        info["lambdaChoice"] = "given";
+      } else if (fewest >= c.min_per_class) {
+        lambda = cross_validate(x, y, C, std::min(c.max_folds, fewest), options, info, report_progress);
+        info["lambdaChoice"] = "cross-validation";
+      } else {
+        lambda = kDefaultLambda;
+        info["lambdaChoice"] = "default";
+      }
+      report_progress("fit", 0.0);
+      const Standardizer st = Standardizer::fit(x);
+      options.lambda = lambda;
+      const inductive::LogisticFit fit = inductive::fit_logistic(st.apply(x), y, C, options);
+      inductive::OtkeModel fitted = model_;
+      fitted.config.classes = C;
+      fitted.config.labels.clear();
+      for (const auto& n : names) fitted.config.labels.push_back(n.get<std::string>());
+      fitted.config.validate();
+      fitted.head = st.fold(fit.head);
+      const inductive::MatF logits = fitted.head.logits(x);
+      report_progress("fit", 1.0);
+
+      info["lambda"] = lambda;
+      info["trainAccuracy"] = inductive::accuracy(logits, y);
+      info["trainLoss"] = inductive::cross_entropy(logits, y);
+      info["iterations"] = fit.iterations;
+      info["classCounts"] = count;
+      out.model_ = std::move(fitted);
+      out.format_version_ = inductive::kFormatVersion;
+      out.producer_ = inductive::producer();
+      out.loaded_ = true;
+      report = info.dump();
+    });
+    return report;
+  }
+
+  // The model file (OtkeModel::to_bytes), kept here until release_bytes(): copy [bytes_address, + bytes_size).
+  bool serialize() {
+    return guarded([&] {
+      check_loaded("toBytes");
+      bytes_ = model_.to_bytes();
+    });
+  }
+  uintptr_t bytes_address() const { return reinterpret_cast<uintptr_t>(bytes_.data()); }
+  size_t bytes_size() const { return bytes_.size(); }
+  void release_bytes() { std::vector<uint8_t>().swap(bytes_); }
+
+ private:
+  void check_loaded(const char* where) const {
+    INDUCTIVE_CHECK(loaded_, inductive::ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
+  }
+
+  // Per reference r: plan[r] is [batch, n_max, p] for the batch's own n_max; the caller's layout has plan_stride rows.
+  void write_plans(const std::vector<std::vector<float>>& plans, const inductive::SetBatch& f, uintptr_t address,
+                   int plan_stride) const {
+    const int q = static_cast<int>(plans.size()), p = model_.config.otk.p, B = f.batch;
+    INDUCTIVE_CHECK(plan_stride >= f.n_max, inductive::ErrorCode::kShapeMismatch, "transportPlans: room for ",
+                    plan_stride, " rows per plan, the longest input needs ", f.n_max);
+    float* out = ptr<float>(address);
+    std::fill(out, out + static_cast<size_t>(q) * B * plan_stride * p, 0.0f);
+    for (int r = 0; r < q; ++r)
+      for (int b = 0; b < B; ++b)
+        std::memcpy(out + ((static_cast<size_t>(r) * B + b) * plan_stride) * p,
+                    plans[r].data() + static_cast<size_t>(b) * f.n_max * p, sizeof(float) * f.n[b] * p);
+  }
+
+  void write_predictions(const Eigen::Ref<const inductive::MatF>& e, uintptr_t logits, uintptr_t probabilities) const {
+    const inductive::MatF z = model_.predict(e);
+    write_rows(z, logits);
+    if (probabilities != 0) write_rows(inductive::softmax_rows(z), probabilities);
+  }
+
+  // K-fold cross-validation over the grid: each fold fits the whole path from the strongest penalty down with warm
+  // starts (as select_lambda does) on its standardised training part, and scores the held-out part. The choice is
+  // the most correct held-out predictions, ties to the lowest held-out cross-entropy: with a few labels accuracy
+  // takes few values and ties are common, while the loss still tells a confident right answer from a lucky one.
+  template <typename Progress>
+  static double cross_validate(const inductive::MatF& x, const std::vector<int32_t>& y, int C, int folds,
+                               const inductive::LogisticOptions& options, nlohmann::json& info,
+                               const Progress& progress) {
+    std::vector<double> grid;
+    for (int e = kGridLog2Max; e >= kGridLog2Min; --e) grid.push_back(std::ldexp(1.0, e));
+    // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
+    std::vector<int> fold(y.size()), seen(C, 0);
+    for (size_t i = 0; i < y.size(); ++i) fold[i] = seen[y[i]]++ % folds;
+    std::vector<double> correct(grid.size(), 0.0), loss(grid.size(), 0.0);
+    int done = 0;
+    const double steps = static_cast<double>(folds) * grid.size();
+    for (int k = 0; k < folds; ++k) {
+      std::vector<int> train, val;
+      for (size_t i = 0; i < y.size(); ++i) (fold[i] == k ? val : train).push_back(static_cast<int>(i));
+      std::vector<int32_t> y_train, y_val;
+      for (int i : train) y_train.push_back(y[i]);
+      for (int i : val) y_val.push_back(y[i]);
+      const inductive::MatF x_train = rows_of(x, train);
+      const Standardizer st = Standardizer::fit(x_train);
+      const inductive::MatF xs_train = st.apply(x_train), xs_val = st.apply(rows_of(x, val));
+      inductive::LinearHead warm;
+      for (size_t g = 0; g < grid.size(); ++g) {
+        inductive::LogisticOptions o = options;
+        o.lambda = grid[g];
+        warm = inductive::fit_logistic(xs_train, y_train, C, o, g > 0 ? &warm : nullptr).head;
+        const inductive::MatF logits = warm.logits(xs_val);
+        const double n_val = static_cast<double>(val.size());
+        correct[g] += inductive::accuracy(logits, y_val) * n_val;
+        loss[g] += inductive::cross_entropy(logits, y_val) * n_val;
+        progress("cross-validation", ++done / steps);
+      }
+    }
+    size_t best = 0;
+    for (size_t g = 1; g < grid.size(); ++g) {
+      const bool more = correct[g] > correct[best] + 0.5;  // counts of right answers: integers
+      if (more || (correct[g] > correct[best] - 0.5 && loss[g] < loss[best])) best = g;
+    }
+    const double m = static_cast<double>(y.size());
+    nlohmann::json path = nlohmann::json::array();
+    for (size_t g = 0; g < grid.size(); ++g) path.push_back({grid[g], correct[g] / m, loss[g] / m});
+    info["folds"] = folds;
+    info["cvAccuracy"] = correct[best] / m;
+    info["cvLoss"] = loss[best] / m;
+    info["lambdaPath"] = path;
+    return grid[best];
+  }
+
+  inductive::OtkeModel model_;
+  bool loaded_ = false;
+  int format_version_ = 0;
+  std::string producer_;
+  std::vector<uint8_t> bytes_;
+};
+
 std::string last_error_code() { return g_error_code; }
 std::string last_error_message() { return g_error_message; }
 std::string version() { return inductive::version(); }
@@ -144,6 +484,53 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .field("converged", &SinkhornCall::converged)
       .field("costValue", &SinkhornCall::cost_value);
   function("sinkhornBatch", &sinkhorn_batch);
+
+  emscripten::value_object<OtkeEmbedCall>("OtkeEmbedCall")
+      .field("batch", &OtkeEmbedCall::batch)
+      .field("sequences", &OtkeEmbedCall::sequences)
+      .field("bytes", &OtkeEmbedCall::bytes)
+      .field("offsets", &OtkeEmbedCall::offsets)
+      .field("nameBytes", &OtkeEmbedCall::name_bytes)
+      .field("nameOffsets", &OtkeEmbedCall::name_offsets)
+      .field("x", &OtkeEmbedCall::x)
+      .field("lengths", &OtkeEmbedCall::lengths)
+      .field("nMax", &OtkeEmbedCall::n_max)
+      .field("dim", &OtkeEmbedCall::dim)
+      .field("embeddings", &OtkeEmbedCall::embeddings)
+      .field("plans", &OtkeEmbedCall::plans)
+      .field("planStride", &OtkeEmbedCall::plan_stride)
+      .field("predict", &OtkeEmbedCall::predict)
+      .field("logits", &OtkeEmbedCall::logits)
+      .field("probabilities", &OtkeEmbedCall::probabilities);
+  emscripten::value_object<OtkePredictCall>("OtkePredictCall")
+      .field("x", &OtkePredictCall::x)
+      .field("batch", &OtkePredictCall::batch)
+      .field("dim", &OtkePredictCall::dim)
+      .field("logits", &OtkePredictCall::logits)
+      .field("probabilities", &OtkePredictCall::probabilities);
+  emscripten::value_object<OtkeFitHeadCall>("OtkeFitHeadCall")
+      .field("x", &OtkeFitHeadCall::x)
+      .field("labels", &OtkeFitHeadCall::labels)
+      .field("batch", &OtkeFitHeadCall::batch)
+      .field("dim", &OtkeFitHeadCall::dim)
+      .field("classes", &OtkeFitHeadCall::classes)
+      .field("labelNames", &OtkeFitHeadCall::label_names)
+      .field("lambda", &OtkeFitHeadCall::lambda)
+      .field("minPerClass", &OtkeFitHeadCall::min_per_class)
+      .field("maxFolds", &OtkeFitHeadCall::max_folds)
+      .field("maxIter", &OtkeFitHeadCall::max_iter)
+      .field("tol", &OtkeFitHeadCall::tol);
+  emscripten::class_<OtkeHandle>("OtkeHandle")
+      .constructor<>()
+      .function("load", &OtkeHandle::load)
+      .function("describe", &OtkeHandle::describe)
+      .function("embed", &OtkeHandle::embed)
+      .function("predict", &OtkeHandle::predict)
+      .function("fitHead", &OtkeHandle::fit_head)
+      .function("serialize", &OtkeHandle::serialize)
+      .function("bytesAddress", &OtkeHandle::bytes_address)
+      .function("bytesSize", &OtkeHandle::bytes_size)
+      .function("releaseBytes", &OtkeHandle::release_bytes);
   function("modelInfo", &model_info);
   function("lastErrorCode", &last_error_code);
   function("lastErrorMessage", &last_error_message);

@@ -8,6 +8,53 @@ export interface SinkhornCall {
   plan: number; f: number; g: number; nIter: number; marginalError: number; converged: number; costValue: number;
 }
 
+/** OtkeHandle.embed: sequences (packed UTF-8 letters + batch + 1 byte offsets) or padded sets; outputs optional. */
+export interface OtkeEmbedCall {
+  batch: number; sequences: boolean;
+  bytes: number; offsets: number; nameBytes: number; nameOffsets: number;
+  x: number; lengths: number; nMax: number; dim: number;
+  /** [batch, D] */
+  embeddings: number;
+  /** [q, batch, planStride, p] */
+  plans: number; planStride: number;
+  /** predict: apply the head (an error when there is none); logits, probabilities: [batch, C] each. */
+  predict: boolean; logits: number; probabilities: number;
+}
+
+/** OtkeHandle.predict: the head on embeddings x [batch, dim]. */
+export interface OtkePredictCall {
+  x: number; batch: number; dim: number; logits: number; probabilities: number;
+}
+
+/** OtkeHandle.fitHead: embeddings x [batch, dim], labels [batch] (int32) in [0, classes). */
+export interface OtkeFitHeadCall {
+  x: number; labels: number; batch: number; dim: number; classes: number;
+  /** JSON array of `classes` names, or "[]". */
+  labelNames: string;
+  /** > 0: this L2 penalty; 0: chosen by cross-validation or the default. */
+  lambda: number;
+  minPerClass: number; maxFolds: number; maxIter: number; tol: number;
+}
+
+/** Owns one inductive::OtkeModel in wasm memory; call delete() when done. Methods report failure as data. */
+export interface OtkeHandle {
+  /** Parses and validates a model file in [address, address + size); false on failure. */
+  load(address: number, size: number): boolean;
+  /** JSON {config, featureDim, embedDim, outputDim, formatVersion, producer}; "" when nothing is loaded. */
+  describe(): string;
+  embed(call: OtkeEmbedCall): boolean;
+  predict(call: OtkePredictCall): boolean;
+  /** Fits a head into `out` (a copy of this model with the new head); a JSON report, "" on failure. */
+  fitHead(call: OtkeFitHeadCall, out: OtkeHandle, progress: ((stage: string, fraction: number) => void) | undefined): string;
+  /** Writes the model file into the handle; read it at bytesAddress()/bytesSize(), then releaseBytes(). */
+  serialize(): boolean;
+  bytesAddress(): number;
+  bytesSize(): number;
+  releaseBytes(): void;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
 export interface InductiveModule {
   // Views on wasm memory. They are replaced (the old ones detached) whenever memory grows: read them afresh
   // after any call that may allocate.
@@ -19,6 +66,8 @@ export interface InductiveModule {
 
   /** false on failure; lastErrorCode()/lastErrorMessage() then say why. */
   sinkhornBatch(call: SinkhornCall): boolean;
+  /** An empty OTKE model handle (see OtkeHandle). */
+  OtkeHandle: new () => OtkeHandle;
   /** JSON describing the model file in [address, address + size); "" on failure. */
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;

@@ -113,9 +113,10 @@ void run_eval(const EvalArgs& a) {
 }  // namespace
 
 void add_otke_command(CLI::App& app) {
-  CLI::App* otke = app.add_subcommand("otke", "Optimal transport kernel embeddings (thesis ch. 2): fit, embed, eval");
+  CLI::App* otke = app.add_subcommand("otke", "Optimal transport kernel embeddings (thesis ch. 2): fit, train, embed, eval");
   otke->require_subcommand(1);
   add_otke_fit_command(*otke);
+  add_otke_train_command(*otke);
 
   auto e = std::make_shared<EmbedArgs>();
   CLI::App* embed = otke->add_subcommand("embed", "Embed sequences or vector sets with a model: E [B, D] float32");

@@ -3,6 +3,7 @@
 //   import { init } from 'inductive';
 //   const ind = await init();
 //   const { plan } = ind.sinkhorn(cost, n, p, { eps: 0.5 });
+//   const model = ind.loadOtkeModel(bytes);  const { probabilities } = model.predict(['ACGT...']);
 export { init, type Inductive } from './inductive.js';
 export type { InitOptions } from './load.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
@@ -10,3 +11,7 @@ export type {
   SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult,
 } from './sinkhorn.js';
 export type { ModelInfo, TensorInfo } from './model-info.js';
+export {
+  OtkeModel, type OtkeConfig, type OtkeEmbeddings, type OtkeTransportPlans, type OtkePrediction, type SetShape,
+  type EmbedOptions, type FitHeadOptions, type HeadFitReport, type ProgressCallback,
+} from './otke.js';

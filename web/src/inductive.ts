@@ -3,6 +3,7 @@ import type { InductiveModule } from '../wasm/inductive.mjs';
 import { InductiveError } from './errors.js';
 import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
+import { loadOtkeModel, type OtkeModel } from './otke.js';
 import {
   sinkhornBatch, sinkhornOne, type SinkhornBatchResult, type SinkhornBatchShape, type SinkhornOptions,
   type SinkhornResult,
@@ -26,6 +27,11 @@ export interface Inductive {
   sinkhornBatch(cost: Float32Array, shape: SinkhornBatchShape, options?: SinkhornOptions): SinkhornBatchResult;
   /** Validates a model file (.safetensors bytes) and describes it. */
   readModelInfo(bytes: Uint8Array): ModelInfo;
+  /**
+   * Loads an OTKE model file (.safetensors bytes). The model owns wasm memory: dispose() it when done. It stays
+   * usable after this instance is disposed.
+   */
+  loadOtkeModel(bytes: Uint8Array): OtkeModel;
   /** Releases the wasm instance; every later call throws InductiveError('backend'). Idempotent. */
   dispose(): void;
 }
@@ -66,8 +72,12 @@ class Instance implements Inductive {
     return readModelInfo(this.#live('readModelInfo'), bytes);
   }
 
+  loadOtkeModel(bytes: Uint8Array): OtkeModel {
+    return loadOtkeModel(this.#live('loadOtkeModel'), bytes);
+  }
+
   // The instance holds no per-call wasm memory (each call frees its block), so dropping the module is all it
-  // takes: the garbage collector then reclaims the wasm memory.
+  // takes: the garbage collector then reclaims the wasm memory once no OtkeModel refers to it either.
   dispose(): void {
     this.#module = null;
   }

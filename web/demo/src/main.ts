@@ -5,9 +5,11 @@ import { byId } from './dom';
 import { mountPanels, type PanelDef } from './panels';
 import { SolverClient } from './solver_client';
 import { mountOtPanel } from './ot/panel';
+import { mountOtkePanel } from './otke/panel';
 
 const PANELS: PanelDef[] = [
   { id: 'ot', title: 'Optimal transport', mount: mountOtPanel },
+  { id: 'otke', title: 'Sequences (OTKE)', mount: mountOtkePanel },
 ];
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' });

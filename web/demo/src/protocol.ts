@@ -32,9 +32,114 @@ export interface OtResponse {
   computeMs: number;
 }
 
+// ---- Sequences (OTKE) ----------------------------------------------------------------------------------------
+// The worker holds the model: the committed one ("original") and the one whose head the user fitted ("current",
+// the original until a head is fitted). Requests say what to do with them; sequences travel as strings.
+
+/** Loads the model (first call only) and describes it. */
+export interface OtkeInfoRequest {
+  method: 'otke-info';
+}
+
+export interface OtkeInfoResponse {
+  method: 'otke-info';
+  /** The model's file name and size in bytes. */
+  fileName: string;
+  fileBytes: number;
+  producer: string;
+  /** Class names of the head, in head order. */
+  labels: string[];
+  /** k-mer length, Nyström anchors K, supports p, references q, entropic eps, Sinkhorn iterations. */
+  k: number;
+  anchors: number;
+  p: number;
+  q: number;
+  eps: number;
+  iters: number;
+  sigmaPos: number;
+  /** Dimension of the embedding Phi (q p K). */
+  outputDim: number;
+}
+
+/** Prediction, transport plans and embedding of one sequence, with the current head (and the original one). */
+export interface OtkeAnalyseRequest {
+  method: 'otke-analyse';
+  sequence: string;
+  /** Names the sequence in error messages. */
+  name: string;
+}
+
+export interface OtkeAnalyseResponse {
+  method: 'otke-analyse';
+  /** Letters L, k-mers n = L - k + 1, k, supports p, references q, anchors K. */
+  length: number;
+  n: number;
+  k: number;
+  p: number;
+  q: number;
+  anchors: number;
+  /** q plans, each n × p row-major, back to back (rows: k-mers in sequence order, columns: supports). */
+  plans: Float32Array;
+  /** Phi(x): q × p × K, reference-major then support-major. */
+  embedding: Float32Array;
+  /** Class probabilities of the current head, and of the committed head when the current one was fitted here. */
+  probabilities: Float32Array;
+  originalProbabilities: Float32Array | null;
+  labels: string[];
+  /** Wall time of the library calls in the worker. */
+  computeMs: number;
+}
+
+/** Fits a new head on labelled sequences (always starting from the committed model); it becomes the current one. */
+export interface OtkeFitHeadRequest {
+  method: 'otke-fit-head';
+  sequences: string[];
+  names: string[];
+  labels: string[];
+}
+
+export interface OtkeFitHeadResponse {
+  method: 'otke-fit-head';
+  labels: string[];
+  /** The library's HeadFitReport (lambda and how it was chosen, training accuracy, class counts, ...). */
+  lambda: number;
+  lambdaChoice: string;
+  trainAccuracy: number;
+  cvAccuracy: number | null;
+  folds: number | null;
+  classCounts: number[];
+  computeMs: number;
+}
+
+/** Goes back to the committed head. */
+export interface OtkeResetHeadRequest {
+  method: 'otke-reset-head';
+}
+
+export interface OtkeResetHeadResponse {
+  method: 'otke-reset-head';
+}
+
+/** The current model as a .safetensors file. */
+export interface OtkeSaveRequest {
+  method: 'otke-save';
+}
+
+export interface OtkeSaveResponse {
+  method: 'otke-save';
+  bytes: Uint8Array;
+  /** Whether the file holds a head fitted in the page. */
+  fitted: boolean;
+}
+
+export type OtkeRequest =
+  | OtkeInfoRequest | OtkeAnalyseRequest | OtkeFitHeadRequest | OtkeResetHeadRequest | OtkeSaveRequest;
+export type OtkeResponse =
+  | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeResetHeadResponse | OtkeSaveResponse;
+
 /** Add more methods here as panels are added: the union keeps the worker's dispatch exhaustive. */
-export type SolveRequest = OtRequest;
-export type SolveResponse = OtResponse;
+export type SolveRequest = OtRequest | OtkeRequest;
+export type SolveResponse = OtResponse | OtkeResponse;
 export type ResponseFor<R extends SolveRequest> = Extract<SolveResponse, { method: R['method'] }>;
 
 export interface LibraryInfo {

@@ -1,9 +1,11 @@
 // The solver worker: owns the one wasm instance of the page and runs every computation, so the UI thread never
-// blocks on Sinkhorn however small eps gets. Requests are answered one by one, each with its own id.
+// blocks on Sinkhorn however small eps gets. Requests are answered one by one, each with its own id. The OTKE
+// panel's requests (and its models) are handled in otke/worker_otke.ts.
 
 import { init, InductiveError, type Inductive } from 'inductive';
 import type { ErrorInfo, FromWorker, OtRequest, OtResponse, SolveRequest, SolveResponse, ToWorker } from './protocol';
 import { squaredDistances } from './ot/cost';
+import { otkeTransferables, solveOtke } from './otke/worker_otke';
 
 function post(message: FromWorker, transfer: Transferable[] = []): void {
   self.postMessage(message, { transfer });
@@ -47,9 +49,15 @@ function solveOt(ind: Inductive, req: OtRequest): OtResponse {
   };
 }
 
-function solve(ind: Inductive, request: SolveRequest): SolveResponse {
+function solve(ind: Inductive, request: SolveRequest): SolveResponse | Promise<SolveResponse> {
   switch (request.method) {
     case 'ot': return solveOt(ind, request);
+    case 'otke-info':
+    case 'otke-analyse':
+    case 'otke-fit-head':
+    case 'otke-reset-head':
+    case 'otke-save':
+      return solveOtke(ind, request);
     default: {
       // Reached only if a panel sends a method this worker does not know yet (the page and worker disagree).
       const unknown: { method: string } = request;
@@ -58,11 +66,16 @@ function solve(ind: Inductive, request: SolveRequest): SolveResponse {
   }
 }
 
+/** Output buffers handed to the page without a copy (each response owns its arrays). */
+function transferables(response: SolveResponse): Transferable[] {
+  return response.method === 'ot' ? [response.plan.buffer as ArrayBuffer] : otkeTransferables(response);
+}
+
 self.addEventListener('message', async (event: MessageEvent<ToWorker>) => {
   const { id, request } = event.data;
   try {
-    const response = solve(await library, request);
-    post({ kind: 'result', id, response }, [response.plan.buffer]);
+    const response = await solve(await library, request);
+    post({ kind: 'result', id, response }, transferables(response));
   } catch (err) {
     post({ kind: 'error', id, error: toErrorInfo(err) });
   }

@@ -1,0 +1,246 @@
+// End-to-end test of the "Sequences (OTKE)" panel of the built demo in Debian Chromium (playwright-core).
+//
+//   npm run build --workspace web/demo && npm run test:e2e --workspace web/demo   (runs demo.e2e.mjs, then this)
+//
+// Serves web/demo/dist as plain static files (DEMO_DIST: another build folder; DEMO_URL: a running server), opens
+// the panel, and checks what a user sees: a prediction for the first example, the transport-plan and embedding
+// heatmaps actually drawn, the library's error code for an invalid and a too-short sequence, a new head fitted on
+// a few labels that changes the prediction, the fitted model saved as a valid model file, and a screenshot
+// build/screenshots/demo-otke.png. Exits non-zero naming the first failed check.
+
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startStaticServer } from './static_server.mjs';
+
+const demoDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = resolve(demoDir, '..', '..');
+const distDir = process.env.DEMO_DIST ?? join(demoDir, 'dist');
+const shotDir = join(repoRoot, 'build', 'screenshots');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const TIMEOUT_MS = 20_000;
+
+class CheckFailed extends Error {}
+function check(condition, message) {
+  if (!condition) throw new CheckFailed(message);
+}
+const log = (msg) => console.log(`otke e2e: ${msg}`);
+
+const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
+const text = async (page, id) => ((await byTestId(page, id).textContent()) ?? '').trim();
+const state = (page, id) => byTestId(page, id).evaluate((el) => ({
+  state: el.dataset.state, seq: Number(el.dataset.seq), text: el.textContent,
+}));
+
+/** Waits until the status element `id` settles (done or error) past `afterSeq`. */
+async function settled(page, id, afterSeq, what) {
+  try {
+    await page.waitForFunction(([sid, prev]) => {
+      const el = document.querySelector(`[data-testid="${sid}"]`);
+      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+    }, [id, afterSeq], { timeout: TIMEOUT_MS });
+  } catch {
+    const now = await state(page, id);
+    throw new CheckFailed(`${what}: no result within ${TIMEOUT_MS} ms (${id}: ${now.state}, "${now.text}")`);
+  }
+  return state(page, id);
+}
+
+/** How many pixels of a canvas differ from its top-left one: a drawn heatmap has many. */
+const paintedPixels = (page, id) => byTestId(page, id).evaluate((canvas) => {
+  const ctx = canvas.getContext('2d');
+  const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+  const colours = new Set();
+  let painted = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    colours.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+    if (data[i + 3] > 0) painted += 1;
+  }
+  return { painted, colours: colours.size, total: data.length / 4 };
+});
+
+/** The prediction the panel shows, checked for what every successful analysis must satisfy. */
+async function expectPrediction(page, what) {
+  const st = await state(page, 'otke-status');
+  if (st.state === 'error') {
+    throw new CheckFailed(`${what}: error box shows ${await text(page, 'otke-error-code')}: ${await text(page, 'otke-error-message')}`);
+  }
+  check(st.state === 'done', `${what}: status should be "done", is "${st.state}"`);
+  check(await byTestId(page, 'otke-error').isHidden(), `${what}: the error box should be hidden`);
+  const probs = await page.locator('[data-testid^="otke-prob-"]').evaluateAll((els) => els.map((e) => Number(e.dataset.value)));
+  check(probs.length >= 2, `${what}: there should be one probability per class, found ${probs.length}`);
+  const sum = probs.reduce((a, b) => a + b, 0);
+  check(probs.every((p) => p >= 0 && p <= 1) && Math.abs(sum - 1) < 1e-4, `${what}: probabilities ${probs} should sum to 1`);
+  const label = await text(page, 'otke-predicted-label');
+  check(label.length > 0 && label !== '—', `${what}: a predicted class should be shown`);
+  check(await byTestId(page, 'otke-plan').getAttribute('data-drawn') === 'true', `${what}: the plan heatmap should be drawn`);
+  check(await byTestId(page, 'otke-embedding').getAttribute('data-drawn') === 'true', `${what}: the embedding should be drawn`);
+  const plan = await paintedPixels(page, 'otke-plan');
+  check(plan.colours > 50 && plan.painted > 0.5 * plan.total,
+    `${what}: the plan heatmap should show many colours (${plan.colours} colours, ${plan.painted}/${plan.total} px)`);
+  const planMax = Number(await text(page, 'otke-plan-max'));
+  check(planMax > 0 && planMax <= 1, `${what}: the plan's largest entry should be in (0, 1], is ${planMax}`);
+  log(`${what}: ${label} (${probs.map((p) => p.toFixed(3)).join(' / ')}), plan max ${planMax}, ${await text(page, 'otke-details')}`);
+  return { label, probs };
+}
+
+async function expectError(page, what, code, fragment) {
+  const st = await state(page, 'otke-status');
+  check(st.state === 'error', `${what}: status should be "error", is "${st.state}" ("${st.text}")`);
+  check(await byTestId(page, 'otke-error').isVisible(), `${what}: the error box should be visible`);
+  const shown = await text(page, 'otke-error-code');
+  const message = await text(page, 'otke-error-message');
+  check(shown === code, `${what}: the error box should show ${code}, shows "${shown}": ${message}`);
+  check(message.includes(fragment), `${what}: the message should mention "${fragment}": "${message}"`);
+  check(await byTestId(page, 'otke-plan').getAttribute('data-drawn') === 'false', `${what}: the stale plan should be cleared`);
+  log(`${what}: error box shows ${shown}: ${message}`);
+}
+
+async function run(page, url) {
+  await page.goto(`${url}#otke`);
+  check(await page.getByRole('tab', { name: 'Sequences (OTKE)' }).getAttribute('aria-selected') === 'true',
+    'the "Sequences (OTKE)" tab should exist and be selected by #otke');
+  let st = await settled(page, 'otke-status', 0, 'first prediction');
+  const first = await expectPrediction(page, 'first example');
+  const info = await text(page, 'otke-model-info');
+  check(/k = \d+/.test(info) && /dimensions/.test(info), `the model description should be shown, shows "${info}"`);
+  log(info);
+
+  // Another example, picked from the list.
+  await byTestId(page, 'otke-example').selectOption({ index: 5 });
+  st = await settled(page, 'otke-status', st.seq, 'example 6');
+  await expectPrediction(page, `example "${await byTestId(page, 'otke-example').locator('option:checked').textContent()}"`);
+
+  // Bad input: an invalid letter, then a sequence shorter than k. The library's code and message must show.
+  const sequence = byTestId(page, 'otke-sequence');
+  await sequence.fill('TTGACAATTAATCATCGGCTCGTATAATGTGTGGAXTTGTGAGCGGATAACAATT');
+  st = await settled(page, 'otke-status', st.seq, 'invalid letter');
+  await expectError(page, 'invalid letter', 'invalid_argument', "invalid letter 'X' at position 36");
+  await page.screenshot({ path: join(shotDir, 'demo-otke-error.png'), fullPage: true });
+  await sequence.fill('ACGTAC');
+  st = await settled(page, 'otke-status', st.seq, 'too short');
+  await expectError(page, 'too short', 'invalid_argument', 'shorter than k');
+
+  // FASTA text with a header and line breaks is accepted (the page drops them) and recovers from the error.
+  await sequence.fill('>lac promoter\nTTTACACTTTATGCTTCCGGCTCGTATGTTGTGTGGAATTGTGAGCGGATAACAATTTCACACAGGAAACAGCTATGACCATG\n');
+  st = await settled(page, 'otke-status', st.seq, 'FASTA input');
+  await expectPrediction(page, 'pasted FASTA (lac promoter)');
+
+  // Back to the first example; then the few-labels case: 5 labels per class, fit, and the prediction changes.
+  await byTestId(page, 'otke-example').selectOption({ index: 0 });
+  st = await settled(page, 'otke-status', st.seq, 'first example again');
+  const before = await expectPrediction(page, 'first example again');
+  check(JSON.stringify(before.probs) === JSON.stringify(first.probs), 'the same example should give the same prediction');
+  const classes = await byTestId(page, 'otke-label-0-0').evaluate((b) => [...b.parentElement.children].map((c) => c.textContent));
+  const promoter = classes.findIndex((c) => !/non/i.test(c));
+  const other = 1 - promoter;
+  // The label list alternates promoter, non-promoter: even rows are promoters.
+  for (const i of [0, 2, 4, 6, 8]) await byTestId(page, `otke-label-${i}-${promoter}`).click();
+  for (const i of [1, 3, 5, 7, 9]) await byTestId(page, `otke-label-${i}-${other}`).click();
+  check(await byTestId(page, `otke-label-0-${promoter}`).getAttribute('aria-pressed') === 'true', 'a clicked label should show as pressed');
+  const fit0 = await state(page, 'otke-fit-status');
+  await byTestId(page, 'otke-fit-head').click();
+  const fit = await settled(page, 'otke-fit-status', fit0.seq, 'fit head');
+  check(fit.state === 'done', `fitting should succeed: ${fit.text} (${await text(page, 'otke-error-message')})`);
+  check(/training accuracy \d+%/.test(fit.text) && /5 \S+ \+ 5 \S+/.test(fit.text), `the fit summary should be shown: "${fit.text}"`);
+  log(`fit: ${fit.text}`);
+  st = await settled(page, 'otke-status', st.seq, 'prediction with the fitted head');
+  const after = await expectPrediction(page, 'first example, fitted head');
+  check(JSON.stringify(after.probs) !== JSON.stringify(before.probs), 'the prediction should change with the fitted head');
+  check(/fitted here on 10 labelled sequences/.test(await text(page, 'otke-head-note')), 'the head note should say the head was fitted here');
+  check(await page.locator('.otke-bar-marker').count() === classes.length, "the file's head should be marked on the bars");
+  await page.screenshot({ path: join(shotDir, 'demo-otke.png'), fullPage: true });
+
+  // Save: a download of a valid model file (safetensors header, model "otke", the fitted head's labels).
+  const [download] = await Promise.all([page.waitForEvent('download'), byTestId(page, 'otke-save').click()]);
+  check(download.suggestedFilename().endsWith('.safetensors'), `the download should be a .safetensors file: ${download.suggestedFilename()}`);
+  const bytes = await readFile(await download.path());
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8'));
+  check(header.__metadata__?.model === 'otke' && 'head.weight' in header, 'the saved file should be an otke model with a head');
+  check(/wasm/.test(header.__metadata__.producer), `the saved file should be written by the wasm build: ${header.__metadata__.producer}`);
+  log(`saved ${download.suggestedFilename()} (${bytes.length} bytes, producer "${header.__metadata__.producer}")`);
+
+  // A fit the library refuses (one class only) shows its code; the fitted head stays in use.
+  for (const i of [0, 2, 4, 6, 8]) await byTestId(page, `otke-label-${i}-${promoter}`).click();  // un-label the promoters
+  const fit1 = await state(page, 'otke-fit-status');
+  await byTestId(page, 'otke-fit-head').click();
+  const refused = await settled(page, 'otke-fit-status', fit1.seq, 'fit with one class');
+  check(refused.state === 'error', `a fit with one class should fail, status: "${refused.text}"`);
+  check(await byTestId(page, 'otke-error').isVisible() && await text(page, 'otke-error-code') === 'invalid_argument',
+    `the error box should show invalid_argument, shows "${await text(page, 'otke-error-code')}"`);
+  log(`one-class fit: error box shows invalid_argument: ${await text(page, 'otke-error-message')}`);
+
+  // Back to the file's head: the original prediction returns.
+  await byTestId(page, 'otke-reset-head').click();
+  st = await settled(page, 'otke-status', st.seq, 'reset head');
+  const reset = await expectPrediction(page, 'first example, file head');
+  check(JSON.stringify(reset.probs) === JSON.stringify(first.probs), 'resetting the head should restore the first prediction');
+}
+
+async function main() {
+  const external = process.env.DEMO_URL;
+  if (!external) {
+    check(existsSync(join(distDir, 'index.html')), `${distDir}/index.html is missing: run \`npm run build --workspace web/demo\` first`);
+  }
+  check(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt install chromium, or set CHROMIUM)`);
+  await mkdir(shotDir, { recursive: true });
+  const server = external ? null : await startStaticServer(distDir);
+  const url = external ?? server.url;
+  const profile = await mkdtemp(join(tmpdir(), 'inductive-otke-e2e-'));
+  const problems = [];
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      acceptDownloads: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--no-first-run', '--disable-quic'],
+      viewport: { width: 1440, height: 900 },
+    });
+    const origin = new URL(url).origin;
+    await context.route('**/*', (route) => {
+      const target = route.request().url();
+      if (target.startsWith(origin + '/') || target.startsWith('data:') || target.startsWith('blob:')) return route.continue();
+      problems.push(`request outside the page's origin: ${target}`);
+      return route.abort();
+    });
+    const page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(TIMEOUT_MS);
+    page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => {
+      // The blob: URL of a download is revoked by the page once the browser has it; that is not a failure.
+      if (!req.url().startsWith('blob:')) problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
+    });
+    page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
+
+    log(`testing ${url}#otke`);
+    try {
+      await run(page, url);
+    } catch (err) {
+      await page.screenshot({ path: join(shotDir, 'demo-otke-failure.png'), fullPage: true }).catch(() => {});
+      throw err;
+    }
+    check(problems.length === 0, `the page reported problems:\n  ${problems.join('\n  ')}`);
+    log(`screenshots in ${shotDir} (demo-otke.png, demo-otke-error.png)`);
+    log('PASS');
+  } catch (err) {
+    if (problems.length) console.error(`otke e2e: also seen:\n  ${problems.join('\n  ')}`);
+    if (server) console.error(`otke e2e: server log:\n  ${server.requests.join('\n  ')}`);
+    throw err;
+  } finally {
+    await context?.close();
+    await server?.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(`otke e2e: FAIL: ${err instanceof CheckFailed ? err.message : err?.stack ?? err}`);
+  process.exit(1);
+});

@@ -1,0 +1,165 @@
+// The "Sequences (OTKE)" panel: a DNA sequence in, the OTKE model's prediction, its transport plan onto the
+// model's reference and its embedding out, all computed by the wasm core in the worker; plus the few-labels use
+// case (label a few examples, fit a new head, see the prediction change, save the model).
+
+import './otke.css';
+import { h } from '../dom';
+import { formatValue } from '../format';
+import { LatestOnly } from '../latest_only';
+import type { PanelContext } from '../panels';
+import type { OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadResponse, OtkeInfoResponse } from '../protocol';
+import { toSolverError } from '../solver_client';
+import { EmbeddingView } from './embedding_view';
+import { LABEL_EXAMPLES, PICKER_EXAMPLES, sequenceFromInput, type Example } from './examples';
+import { LabelsView } from './labels_view';
+import { PlanView } from './plan_view';
+import { PredictionView } from './prediction_view';
+
+const CUSTOM = 'custom';
+
+export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void {
+  const picker = h('select', { id: 'otke-example', 'data-testid': 'otke-example' },
+    ...PICKER_EXAMPLES.map((ex, i) => h('option', { value: i }, `${ex.name} (${ex.truth})`)),
+    h('option', { value: CUSTOM }, 'your sequence'));
+  const input = h('textarea', {
+    id: 'otke-sequence', 'data-testid': 'otke-sequence', rows: 4, spellcheck: 'false', autocomplete: 'off',
+    'aria-describedby': 'otke-sequence-hint',
+  });
+  const modelInfo = h('dl', { class: 'otke-model', 'data-testid': 'otke-model-info' },
+    h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')));
+  const prediction = new PredictionView();
+  const planView = new PlanView();
+  const embeddingView = new EmbeddingView();
+  let fitted: OtkeFitHeadResponse | null = null;
+
+  const labels = new LabelsView(LABEL_EXAMPLES, {
+    show: (ex) => showExample(ex, -1),
+    fit: (sequences, names, classes) => {
+      labels.setBusy(`Fitting a head on ${sequences.length} labelled sequences…`);
+      ctx.solver.solve({ method: 'otke-fit-head', sequences, names, labels: classes }).then((res) => {
+        fitted = res;
+        labels.showFit(res);
+        analyse();
+      }, (err: unknown) => {
+        const e = toSolverError(err);
+        prediction.showSideError(e);
+        labels.showError(e.code);
+      });
+    },
+    reset: () => {
+      ctx.solver.solve({ method: 'otke-reset-head' }).then(() => {
+        fitted = null;
+        labels.showReset();
+        analyse();
+      }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    },
+    save: () => {
+      ctx.solver.solve({ method: 'otke-save' }).then((res) => {
+        const name = res.fitted ? 'otke-promoters-ecoli.fitted-head.safetensors' : 'otke-promoters-ecoli.safetensors';
+        download(res.bytes, name);
+      }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    },
+  });
+
+  container.append(
+    h('header', { class: 'panel-header' },
+      h('h2', {}, 'Sequences (OTKE)'),
+      h('p', {},
+        'The optimal transport kernel embedding of a DNA sequence: its one-hot k-mers go through a Nyström kernel ',
+        'map, are transported (entropic OT, log-domain Sinkhorn) onto a learned reference of p supports, and pooled ',
+        'along the plan into one vector Φ(x) for a linear classifier. The model, fitted natively on E. coli ',
+        'promoters, runs in the WebAssembly core inside a Web Worker.')),
+    prediction.errorBox,
+    h('div', { class: 'otke-layout' },
+      h('div', { class: 'column' },
+        h('section', { class: 'card', 'aria-labelledby': 'otke-input-title' },
+          h('h3', { id: 'otke-input-title' }, 'Sequence'),
+          h('div', { class: 'row' }, h('label', { for: 'otke-example' }, 'Example'), picker),
+          input,
+          h('p', { class: 'hint', id: 'otke-sequence-hint' },
+            'Paste DNA letters (A, C, G, T, any case) or FASTA: header lines and white space are dropped, ',
+            'everything else goes to the library as typed.')),
+        prediction.element,
+        h('section', { class: 'card', 'aria-labelledby': 'otke-model-title' },
+          h('h3', { id: 'otke-model-title' }, 'Model'), modelInfo)),
+      h('div', { class: 'column' },
+        h('section', { class: 'card', 'aria-labelledby': 'otke-plan-title' },
+          h('h3', { id: 'otke-plan-title' }, 'Transport plan: sequence positions × reference supports'), planView.element),
+        h('section', { class: 'card', 'aria-labelledby': 'otke-embedding-title' },
+          h('h3', { id: 'otke-embedding-title' }, 'Embedding Φ(x)'), embeddingView.element)),
+      labels.element));
+
+  let inputName = PICKER_EXAMPLES[0].name;
+  const runner = new LatestOnly<OtkeAnalyseRequest, OtkeAnalyseResponse>((req) => ctx.solver.solve(req), {
+    onBusy: () => prediction.setBusy(),
+    onSettled: (outcome, latest) => {
+      if (outcome.ok) {
+        const res = outcome.response;
+        prediction.showResult(res, outcome.request.name, fitted === null ? null : LabelsView.describe(fitted), latest);
+        planView.draw({ sequence: outcome.request.sequence, plans: res.plans, n: res.n, p: res.p, q: res.q, k: res.k });
+        embeddingView.draw({ embedding: res.embedding, p: res.p, q: res.q, anchors: res.anchors, reference: 0 });
+      } else if (latest) {
+        prediction.showError(outcome.error);
+        planView.clear('no plan: see the error above');
+        embeddingView.clear('no embedding');
+      }
+    },
+  });
+
+  function analyse(): void {
+    runner.submit({ method: 'otke-analyse', sequence: sequenceFromInput(input.value), name: inputName });
+  }
+
+  function showExample(ex: Example, pickerIndex: number): void {
+    input.value = ex.sequence;
+    inputName = ex.name;
+    picker.value = pickerIndex >= 0 ? String(pickerIndex) : CUSTOM;
+    analyse();
+  }
+
+  picker.addEventListener('change', () => {
+    const i = Number(picker.value);
+    if (picker.value !== CUSTOM && PICKER_EXAMPLES[i]) showExample(PICKER_EXAMPLES[i], i);
+  });
+  input.addEventListener('input', () => {
+    picker.value = CUSTOM;
+    inputName = 'input';
+    analyse();
+  });
+
+  input.value = PICKER_EXAMPLES[0].sequence;
+  ctx.solver.solve({ method: 'otke-info' }).then((info) => {
+    modelInfo.replaceChildren(...describeModel(info).map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))));
+    labels.setClasses(info.labels);
+    analyse();
+  }, (err: unknown) => {
+    prediction.showError(toSolverError(err));
+    modelInfo.replaceChildren(h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'could not be loaded')));
+    planView.clear('no model');
+    embeddingView.clear('no model');
+  });
+}
+
+/** What the model is, as term/value pairs (numbers as the file stores them, float32 noise rounded off). */
+function describeModel(info: OtkeInfoResponse): [string, string][] {
+  const rows: [string, string][] = [
+    ['file', `${info.fileName}, ${(info.fileBytes / 1024).toFixed(0)} KB`],
+    ['written by', info.producer],
+    ['local features', `one-hot k-mers, k = ${info.k}`],
+    ['Nyström anchors', `K = ${info.anchors}`],
+    ['references', `${info.q} × ${info.p} supports, ε = ${formatValue(info.eps, 3)}, ${info.iters} Sinkhorn iterations`
+      + (info.sigmaPos > 0 ? `, positional σ = ${formatValue(info.sigmaPos, 3)}` : '')],
+    ['embedding Φ', `${info.outputDim} dimensions`],
+    ['classes', info.labels.join(', ')],
+  ];
+  return rows;
+}
+
+function download(bytes: Uint8Array, name: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

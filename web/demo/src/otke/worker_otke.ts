@@ -1,0 +1,109 @@
+// The worker side of the "Sequences (OTKE)" panel: it owns the models (the committed one and the one with a head
+// fitted in the page) and answers the panel's requests with the library's OtkeModel methods.
+
+import { InductiveError, type Inductive, type OtkeModel } from 'inductive';
+import type {
+  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadRequest, OtkeFitHeadResponse, OtkeInfoResponse, OtkeRequest,
+  OtkeResponse, OtkeSaveResponse,
+} from '../protocol';
+import { MODEL_FILE_NAME, modelUrl } from './model_asset';
+
+interface Models {
+  original: OtkeModel;
+  /** `original` until a head is fitted. */
+  current: OtkeModel;
+  fileBytes: number;
+}
+
+let loading: Promise<Models> | null = null;
+
+/** Fetches and loads the committed model once; a failed load is retried by the next request. */
+function models(ind: Inductive): Promise<Models> {
+  loading ??= (async () => {
+    const res = await fetch(modelUrl);
+    if (!res.ok) {
+      throw new InductiveError('io', `otke: cannot fetch the model ${MODEL_FILE_NAME} (${res.url}): HTTP ${res.status}`);
+    }
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const original = ind.loadOtkeModel(bytes);
+    return { original, current: original, fileBytes: bytes.length };
+  })();
+  loading.catch(() => { loading = null; });
+  return loading;
+}
+
+function info(m: Models): OtkeInfoResponse {
+  const { config } = m.original;
+  const pooling = config.pooling.type === 'otk' ? config.pooling : null;
+  return {
+    method: 'otke-info', fileName: MODEL_FILE_NAME, fileBytes: m.fileBytes, producer: m.original.producer,
+    labels: m.original.labels,
+    k: config.input.type === 'sequence' ? config.input.k : 0,
+    anchors: m.original.embedDim,
+    p: pooling?.p ?? 0, q: pooling?.q ?? 0, eps: pooling?.eps ?? 0, iters: pooling?.iters ?? 0,
+    sigmaPos: pooling?.sigma_pos ?? 0,
+    outputDim: m.original.outputDim,
+  };
+}
+
+function analyse(m: Models, req: OtkeAnalyseRequest): OtkeAnalyseResponse {
+  const start = performance.now();
+  const t = m.current.transportPlans([req.sequence], { names: [req.name] });
+  const pred = m.current.predictEmbeddings(t.embeddings);
+  const original = m.current === m.original ? null : m.original.predictEmbeddings(t.embeddings);
+  const computeMs = performance.now() - start;
+  // One sequence: its plans are exactly n × p each (nMax = n); packed back to back for one transfer.
+  const n = t.lengths[0] ?? 0;
+  const plans = new Float32Array(t.q * n * t.p);
+  t.plans.forEach((plan, r) => plans.set(plan.subarray(0, n * t.p), r * n * t.p));
+  return {
+    method: 'otke-analyse', length: t.sequenceLengths[0] ?? 0, n, k: t.k, p: t.p, q: t.q, anchors: m.current.embedDim,
+    plans, embedding: t.embeddings, probabilities: pred.probabilities,
+    originalProbabilities: original?.probabilities ?? null, labels: m.current.labels, computeMs,
+  };
+}
+
+function fitHead(m: Models, req: OtkeFitHeadRequest): OtkeFitHeadResponse {
+  const start = performance.now();
+  // Always from the committed model, so that fitting again replaces the page's head rather than stacking on it.
+  const fitted = m.original.fitHead(req.sequences, req.labels, { names: req.names });
+  const computeMs = performance.now() - start;
+  if (m.current !== m.original) m.current.dispose();
+  m.current = fitted;
+  const r = fitted.headFit!;
+  return {
+    method: 'otke-fit-head', labels: fitted.labels, lambda: r.lambda, lambdaChoice: r.lambdaChoice,
+    trainAccuracy: r.trainAccuracy, cvAccuracy: r.cvAccuracy ?? null, folds: r.folds ?? null,
+    classCounts: r.classCounts, computeMs,
+  };
+}
+
+function save(m: Models): OtkeSaveResponse {
+  return { method: 'otke-save', bytes: m.current.toBytes(), fitted: m.current !== m.original };
+}
+
+export async function solveOtke(ind: Inductive, req: OtkeRequest): Promise<OtkeResponse> {
+  const m = await models(ind);
+  switch (req.method) {
+    case 'otke-info': return info(m);
+    case 'otke-analyse': return analyse(m, req);
+    case 'otke-fit-head': return fitHead(m, req);
+    case 'otke-reset-head':
+      if (m.current !== m.original) m.current.dispose();
+      m.current = m.original;
+      return { method: 'otke-reset-head' };
+    case 'otke-save': return save(m);
+  }
+}
+
+/** The buffers a response can hand over to the page without copying (each one its own). */
+export function otkeTransferables(res: OtkeResponse): Transferable[] {
+  switch (res.method) {
+    case 'otke-analyse': {
+      const arrays = [res.plans, res.embedding, res.probabilities, res.originalProbabilities];
+      return [...new Set(arrays.filter((a) => a !== null).map((a) => a.buffer as ArrayBuffer))];
+    }
+    case 'otke-save': return [res.bytes.buffer as ArrayBuffer];
+    default: return [];
+  }
+}

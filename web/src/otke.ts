@@ -1,0 +1,655 @@
+// OTKE models in JS: load a model file, embed sequences or sets of vectors, look at the transport plans, predict
+// with the model's head, fit a new head on a few labelled samples, and save the result. The maths is the core's
+// (core/include/inductive/otke.h, thesis ch. 2); this file only moves arrays and names in and out of wasm memory.
+//
+//   const model = ind.loadOtkeModel(bytes);
+//   const { probabilities, labels } = model.predict(['TTGACA...']);
+//   const tuned = model.fitHead(sequences, ['promoter', 'other', ...]);   // a new model; `model` is unchanged
+//   await writeFile('tuned.safetensors', tuned.toBytes());
+//   tuned.dispose(); model.dispose();
+import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
+import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { InductiveError, lastError } from './errors.js';
+import { withBlock, type Slot } from './heap.js';
+
+/** The model's configuration, as stored in its file (core: OtkeConfig::to_json). */
+export interface OtkeConfig {
+  input: { type: 'sequence'; alphabet: string; k: number } | { type: 'vectors'; dim: number };
+  embedding:
+    | { type: 'nystrom'; anchors: number; sigma: number; reg: number; keep_norm: boolean }
+    | { type: 'conv'; filters: number }
+    | { type: 'identity' };
+  pooling:
+    | { type: 'otk'; p: number; q: number; eps: number; iters: number; sigma_pos: number; scale: 'paper' | 'otk-compatible' }
+    | { type: 'mean' }
+    | { type: 'max' };
+  head: { classes: number; labels: string[] };
+}
+
+/** Called with a stage name and the fraction of it done (0..1); see each method for its stages. */
+export type ProgressCallback = (stage: string, fraction: number) => void;
+
+export interface EmbedOptions {
+  /** Names of the sequences, used in error messages instead of their index ("sequence 'aldAp': ..."). */
+  names?: string[];
+  /** Sequences embedded per wasm call (bounds wasm memory; progress is reported after each). Default 256. */
+  batchSize?: number;
+  /** Stage "embed". */
+  onProgress?: ProgressCallback;
+}
+
+/** Embeddings Phi(x): `embeddings[b * dim + c]`, dim = q p K (otk pooling) or K (mean/max). */
+export interface OtkeEmbeddings {
+  batch: number;
+  dim: number;
+  embeddings: Float32Array;
+}
+
+/** The shape of a padded batch of vector sets: x[(b * nMax + i) * dim + c] for i < lengths[b]. */
+export interface SetShape {
+  batch: number;
+  nMax: number;
+  dim: number;
+}
+
+/**
+ * Transport plans of sequences onto the model's references (otk pooling), as pooled: after the positional
+ * weighting when the model has one (`positionWeighted`), so their rows sum to 1/n and columns to 1/p only without it.
+ * `plans[r][(b * nMax + i) * p + j]` is the mass that k-mer i of sequence b (its letters i .. i + k - 1, 0-based)
+ * sends to support j of reference r; rows i >= lengths[b] are 0.
+ */
+export interface OtkeTransportPlans extends OtkeEmbeddings {
+  /** References (q) and supports per reference (p). */
+  q: number;
+  p: number;
+  /** Rows per sequence in `plans`: the most k-mers of any sequence. */
+  nMax: number;
+  /** k-mer length: row i covers sequence positions i .. i + k - 1. */
+  k: number;
+  /** k-mers per sequence, n = L - k + 1 (its plan's rows). */
+  lengths: Int32Array;
+  /** Letters per sequence, L. */
+  sequenceLengths: Int32Array;
+  /** One [batch, nMax, p] array per reference. */
+  plans: Float32Array[];
+  /** The model weights plans by position (pooling.sigma_pos > 0). */
+  positionWeighted: boolean;
+}
+
+/** The head's output for a batch. */
+export interface OtkePrediction {
+  batch: number;
+  classes: number;
+  /** [batch, classes] */
+  logits: Float32Array;
+  /** [batch, classes], softmax of the logits. */
+  probabilities: Float32Array;
+  /** [batch]: the most probable class of each sample. */
+  classIndex: Int32Array;
+  /** The name of that class for each sample. */
+  labels: string[];
+}
+
+export interface FitHeadOptions extends EmbedOptions {
+  /**
+   * Class names in head order. Default: the model's labels when every given label is one of them, else the
+   * distinct labels in order of first appearance (string labels), or "0".."C-1" (numeric labels).
+   */
+  classes?: string[];
+  /** > 0: use this L2 penalty (on standardised embeddings). Default: chosen, see README "Fitting a head". */
+  lambda?: number;
+  /** Fewest labels in every class for choosing lambda by cross-validation; below it the default. Default 10. */
+  minPerClass?: number;
+  /** Most cross-validation folds. Default 5. */
+  maxFolds?: number;
+  /** L-BFGS iterations (default 500) and gradient tolerance (default 1e-6). */
+  maxIter?: number;
+  tol?: number;
+  /** Stages "embed" (sequences only), "cross-validation" (when lambda is chosen so), "fit". */
+  onProgress?: ProgressCallback;
+}
+
+/** How a head was fitted (OtkeModel.headFit). Accuracies are fractions in [0, 1]. */
+export interface HeadFitReport {
+  lambda: number;
+  lambdaChoice: 'given' | 'cross-validation' | 'default';
+  /**
+   * Cross-validation only: the folds, the chosen lambda's accuracy and mean cross-entropy on held-out samples, and
+   * [lambda, accuracy, cross-entropy] for every lambda of the grid (strongest first).
+   */
+  folds?: number;
+  cvAccuracy?: number;
+  cvLoss?: number;
+  lambdaPath?: [number, number, number][];
+  trainAccuracy: number;
+  trainLoss: number;
+  iterations: number;
+  /** Labelled samples per class. */
+  classCounts: number[];
+}
+
+/** Samples embedded per wasm call by default. */
+const DEFAULT_BATCH_SIZE = 256;
+
+interface Description {
+  config: OtkeConfig;
+  featureDim: number;
+  embedDim: number;
+  outputDim: number;
+  formatVersion: number;
+  producer: string;
+}
+
+/** An OTKE model living in wasm memory. dispose() it (or `using`) when done; every method is synchronous. */
+export class OtkeModel {
+  readonly #module: InductiveModule;
+  #handle: OtkeHandle | null;
+  /** The model's configuration, as in its file. */
+  readonly config: OtkeConfig;
+  /** Class names of the head, one per class ([] without a head; "0", "1", ... when the file names none). */
+  readonly labels: string[];
+  /** Dimension of the local features (k |alphabet| for sequences, input.dim for sets). */
+  readonly featureDim: number;
+  /** Dimension of the embedding of one element (K). */
+  readonly embedDim: number;
+  /** Dimension of a sample's embedding Phi (q p K for otk pooling, K for mean/max). */
+  readonly outputDim: number;
+  /** Format version and producer of the file it was loaded from ("inductive 0.1.0 native"); this build's for fitted models. */
+  readonly formatVersion: number;
+  readonly producer: string;
+  /** How this model's head was fitted, when it comes from fitHead(); null for a loaded model. */
+  readonly headFit: HeadFitReport | null;
+
+  /** @internal Use `ind.loadOtkeModel(bytes)`. */
+  constructor(module: InductiveModule, handle: OtkeHandle, headFit: HeadFitReport | null) {
+    this.#module = module;
+    this.#handle = handle;
+    const d = parseJson<Description>(handle.describe(), 'loadOtkeModel');
+    this.config = d.config;
+    const classes = d.config.head.classes;
+    this.labels = classes === 0 ? [] : d.config.head.labels.length === classes ? d.config.head.labels.slice()
+      : Array.from({ length: classes }, (_, c) => String(c));
+    this.featureDim = d.featureDim;
+    this.embedDim = d.embedDim;
+    this.outputDim = d.outputDim;
+    this.formatVersion = d.formatVersion;
+    this.producer = d.producer;
+    this.headFit = headFit;
+    registry?.register(this, handle, this);
+  }
+
+  /** Classes of the head (0: an embedding-only model, which cannot predict until a head is fitted). */
+  get classes(): number {
+    return this.labels.length;
+  }
+
+  /** Embeddings of sequences (letters of the model's alphabet, case-insensitive; each at least k long). */
+  embedSequences(sequences: string[], options?: EmbedOptions): OtkeEmbeddings {
+    const r = this.#runSequences('embedSequences', sequences, options, { embeddings: true });
+    return { batch: r.batch, dim: this.outputDim, embeddings: r.embeddings };
+  }
+
+  /**
+   * Embeddings of a padded batch of vector sets: x[(b * nMax + i) * dim + c] for i < lengths[b] (padding is never
+   * read). A sequence model takes the sets of its local features (one-hot k-mers, dim = featureDim).
+   */
+  embedSets(x: Float32Array, shape: SetShape, lengths: Int32Array): OtkeEmbeddings {
+    const r = this.#runSets('embedSets', x, shape, lengths, false);
+    return { batch: r.batch, dim: this.outputDim, embeddings: r.embeddings };
+  }
+
+  /** The transport plans of sequences onto every reference, with their embeddings (otk pooling only). */
+  transportPlans(sequences: string[], options?: EmbedOptions): OtkeTransportPlans {
+    const where = 'transportPlans';
+    const pooling = this.config.pooling;
+    if (pooling.type !== 'otk') {
+      throw new InductiveError('invalid_argument',
+        `${where}: this model pools with '${pooling.type}'; transport plans exist for otk pooling only`);
+    }
+    const r = this.#runSequences(where, sequences, options, { embeddings: true, plans: true });
+    return {
+      batch: r.batch, dim: this.outputDim, embeddings: r.embeddings,
+      q: pooling.q, p: pooling.p, nMax: r.nMax, k: this.#kmer(), lengths: r.lengths,
+      sequenceLengths: r.sequenceLengths, plans: r.plans, positionWeighted: pooling.sigma_pos > 0,
+    };
+  }
+
+  /** The head's class probabilities for sequences. Throws invalid_argument when the model has no head. */
+  predict(sequences: string[], options?: EmbedOptions): OtkePrediction {
+    const r = this.#runSequences('predict', sequences, options, { predictions: true });
+    return this.#prediction(r.batch, r.logits, r.probabilities);
+  }
+
+  /** The head's class probabilities for a padded batch of vector sets (as embedSets). */
+  predictSets(x: Float32Array, shape: SetShape, lengths: Int32Array): OtkePrediction {
+    const r = this.#runSets('predictSets', x, shape, lengths, true);
+    return this.#prediction(r.batch, r.logits, r.probabilities);
+  }
+
+  /** The head applied to embeddings [batch, outputDim] (e.g. from embedSequences). */
+  predictEmbeddings(embeddings: Float32Array): OtkePrediction {
+    const where = 'predictEmbeddings';
+    const module = this.#module;
+    const handle = this.#live(where);
+    const batch = this.#embeddingRows(where, embeddings);
+    const C = this.classes;
+    const slots: Slot[] = [
+      { type: 'f32', length: embeddings.length }, { type: 'f32', length: batch * C }, { type: 'f32', length: batch * C },
+    ];
+    const [logits, probabilities] = withBlock(module, slots, where, (block) => {
+      block.write(0, embeddings);
+      const at = block.addresses;
+      const ok = handle.predict({
+        x: at[0] ?? 0, batch, dim: this.outputDim, logits: at[1] ?? 0, probabilities: at[2] ?? 0,
+      });
+      if (!ok) throw lastError(module);
+      return [block.readF32(1), block.readF32(2)] as const;
+    });
+    return this.#prediction(batch, logits, probabilities);
+  }
+
+  /**
+   * A new model: this one with a new linear head (multinomial logistic regression, L2 penalty) fitted on labelled
+   * samples, given as sequences or as their embeddings [labels.length, outputDim]. This model is left unchanged;
+   * dispose of both when done. The L2 penalty is chosen as README "Fitting a head" explains; the report is in
+   * the new model's `headFit`.
+   */
+  fitHead(input: string[] | Float32Array, labels: readonly string[] | readonly number[] | Int32Array,
+    options?: FitHeadOptions): OtkeModel {
+    const where = 'fitHead';
+    checkOptionsObject(where, options);
+    const module = this.#module;
+    const handle = this.#live(where);
+    const { y, names } = resolveLabels(where, labels, options?.classes, this.labels);
+    let embeddings: Float32Array;
+    if (input instanceof Float32Array) {
+      embeddings = input;
+      const rows = this.#embeddingRows(where, input);
+      if (rows !== y.length) {
+        throw new InductiveError('shape_mismatch',
+          `${where}: ${rows} embeddings for ${y.length} labels; expected one label per sample`);
+      }
+    } else {
+      const seqs = checkSequences(where, input);
+      if (seqs.length !== y.length) {
+        throw new InductiveError('shape_mismatch',
+          `${where}: ${seqs.length} sequences for ${y.length} labels; expected one label per sequence`);
+      }
+      embeddings = this.#runSequences(where, seqs, options, { embeddings: true }).embeddings;
+    }
+    const call = {
+      classes: names.length,
+      labelNames: JSON.stringify(names),
+      lambda: checkNumber(where, 'lambda', options?.lambda, 0),
+      minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
+      maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
+      maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
+      tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+    };
+    const progress = safeProgress(where, options?.onProgress);
+    const batch = y.length;
+    const out = new module.OtkeHandle();
+    try {
+      const report = withBlock(module, [{ type: 'f32', length: embeddings.length }, { type: 'i32', length: batch }],
+        where, (block) => {
+          block.write(0, embeddings);
+          block.write(1, y);
+          const text = handle.fitHead(
+            { ...call, x: block.addresses[0] ?? 0, labels: block.addresses[1] ?? 0, batch, dim: this.outputDim },
+            out, progress.callback);
+          progress.rethrow();
+          if (text === '') throw lastError(module);
+          return parseJson<HeadFitReport>(text, where);
+        });
+      return new OtkeModel(module, out, report);
+    } catch (e) {
+      out.delete();
+      throw e;
+    }
+  }
+
+  /** The model file (.safetensors bytes), with the current head: what `loadOtkeModel` reads back. */
+  toBytes(): Uint8Array {
+    const where = 'toBytes';
+    const module = this.#module;
+    const handle = this.#live(where);
+    if (!handle.serialize()) throw lastError(module);
+    try {
+      const address = handle.bytesAddress();
+      return module.HEAPU8.slice(address, address + handle.bytesSize());
+    } finally {
+      handle.releaseBytes();
+    }
+  }
+
+  /** Frees the model's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
+  dispose(): void {
+    if (this.#handle === null) return;
+    registry?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+  }
+
+  /** Whether dispose() was called. */
+  get disposed(): boolean {
+    return this.#handle === null;
+  }
+
+  #live(where: string): OtkeHandle {
+    if (this.#handle === null) {
+      throw new InductiveError('backend', `${where}: this OtkeModel was disposed; load it again`);
+    }
+    return this.#handle;
+  }
+
+  #kmer(): number {
+    return this.config.input.type === 'sequence' ? this.config.input.k : 1;
+  }
+
+  #embeddingRows(where: string, x: unknown): number {
+    if (!(x instanceof Float32Array)) {
+      throw new InductiveError('invalid_argument', `${where}: embeddings must be a Float32Array: got ${typeName(x)}`);
+    }
+    const D = this.outputDim;
+    if (x.length % D !== 0) {
+      throw new InductiveError('shape_mismatch',
+        `${where}: embeddings have ${x.length} values, not a multiple of the model's output dimension ${D}`);
+    }
+    return x.length / D;
+  }
+
+  #prediction(batch: number, logits: Float32Array, probabilities: Float32Array): OtkePrediction {
+    const C = this.classes;
+    const classIndex = new Int32Array(batch);
+    for (let b = 0; b < batch; ++b) {
+      let best = 0;
+      for (let c = 1; c < C; ++c) if ((probabilities[b * C + c] ?? 0) > (probabilities[b * C + best] ?? 0)) best = c;
+      classIndex[b] = best;
+    }
+    return {
+      batch, classes: C, logits, probabilities, classIndex,
+      labels: Array.from(classIndex, (c) => this.labels[c] ?? String(c)),
+    };
+  }
+
+  // Sequences go through the core in chunks of batchSize: features, element embeddings and Sinkhorn buffers stay
+  // O(batchSize) in wasm memory whatever the number of sequences, and progress is reported between chunks.
+  #runSequences(where: string, sequences: unknown, options: EmbedOptions | undefined,
+    want: { embeddings?: boolean; plans?: boolean; predictions?: boolean }): RunResult {
+    checkOptionsObject(where, options);
+    const module = this.#module;
+    const handle = this.#live(where);
+    const seqs = checkSequences(where, sequences);
+    const names = options?.names === undefined ? undefined : checkNames(where, options.names, seqs.length);
+    const chunk = checkCount(where, 'batchSize', options?.batchSize ?? DEFAULT_BATCH_SIZE);
+    if (chunk === 0) throw new InductiveError('invalid_argument', `${where}: batchSize must be >= 1: got 0`);
+    const onProgress = options?.onProgress;
+    if (onProgress !== undefined && typeof onProgress !== 'function') {
+      throw new InductiveError('invalid_argument', `${where}: onProgress must be a function: got ${typeName(onProgress)}`);
+    }
+    const encoder = new TextEncoder();
+    const encoded = seqs.map((s) => encoder.encode(s));
+    // Names by index when none are given, so that messages name the right sequence whatever chunk it is in.
+    const labelsForErrors = (names ?? seqs.map((_, i) => String(i))).map((s) => encoder.encode(s));
+    const B = seqs.length;
+    const k = this.#kmer();
+    const sequenceLengths = Int32Array.from(encoded, (e) => e.length);
+    const lengths = Int32Array.from(sequenceLengths, (L) => Math.max(0, L - k + 1));
+    const nMax = lengths.reduce((m, n) => Math.max(m, n), 0);
+    const D = this.outputDim;
+    const C = want.predictions ? this.classes : 0;
+    const pooling = this.config.pooling;
+    const q = want.plans && pooling.type === 'otk' ? pooling.q : 0;
+    const p = want.plans && pooling.type === 'otk' ? pooling.p : 0;
+
+    const result: RunResult = {
+      batch: B, nMax, lengths, sequenceLengths,
+      embeddings: new Float32Array(want.embeddings ? B * D : 0),
+      plans: Array.from({ length: q }, () => new Float32Array(B * nMax * p)),
+      logits: new Float32Array(B * C),
+      probabilities: new Float32Array(B * C),
+    };
+    onProgress?.('embed', 0);
+    // One call even for no sequence at all: the core names that error.
+    for (let start = 0; start < B || start === 0; start += chunk) {
+      const end = Math.min(B, start + chunk);
+      const n = end - start;
+      const [bytes, offsets] = pack(encoded, start, end);
+      const [nameBytes, nameOffsets] = pack(labelsForErrors, start, end);
+      const slots: Slot[] = [
+        { type: 'u8', length: bytes.length }, { type: 'i32', length: offsets.length },
+        { type: 'u8', length: nameBytes.length }, { type: 'i32', length: nameOffsets.length },
+        { type: 'f32', length: want.embeddings ? n * D : 0 }, { type: 'f32', length: q * n * nMax * p },
+        { type: 'f32', length: n * C }, { type: 'f32', length: n * C },
+      ];
+      withBlock(module, slots, where, (block) => {
+        block.write(0, bytes);
+        block.write(1, offsets);
+        block.write(2, nameBytes);
+        block.write(3, nameOffsets);
+        const at = (i: number): number => block.addresses[i] ?? 0;
+        const ok = handle.embed({
+          batch: n, sequences: true, bytes: at(0), offsets: at(1), nameBytes: at(2), nameOffsets: at(3),
+          x: 0, lengths: 0, nMax: 0, dim: 0,
+          embeddings: at(4), plans: at(5), planStride: nMax,
+          predict: want.predictions === true, logits: at(6), probabilities: at(7),
+        });
+        if (!ok) throw lastError(module);
+        if (want.embeddings) result.embeddings.set(block.readF32(4), start * D);
+        if (q > 0) {
+          const plans = block.readF32(5);
+          for (let r = 0; r < q; ++r) {
+            result.plans[r]?.set(plans.subarray(r * n * nMax * p, (r + 1) * n * nMax * p), start * nMax * p);
+          }
+        }
+        if (C > 0) {
+          result.logits.set(block.readF32(6), start * C);
+          result.probabilities.set(block.readF32(7), start * C);
+        }
+      });
+      onProgress?.('embed', B === 0 ? 1 : end / B);
+      if (end >= B) break;
+    }
+    return result;
+  }
+
+  #runSets(where: string, x: unknown, shape: SetShape, lengths: unknown, predictions: boolean): RunResult {
+    const module = this.#module;
+    const handle = this.#live(where);
+    if (shape === null || typeof shape !== 'object') {
+      throw new InductiveError('invalid_argument',
+        `${where}: shape must be an object { batch, nMax, dim }: got ${typeName(shape)}`);
+    }
+    const batch = checkCount(where, 'batch', shape.batch);
+    const nMax = checkCount(where, 'nMax', shape.nMax);
+    const dim = checkCount(where, 'dim', shape.dim);
+    const data = checkArray(where, 'x', x, Float32Array, batch * nMax * dim,
+      `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`);
+    const n = checkArray(where, 'lengths', lengths, Int32Array, batch, 'batch');
+    const D = this.outputDim;
+    const C = predictions ? this.classes : 0;
+    const slots: Slot[] = [
+      { type: 'f32', length: data.length }, { type: 'i32', length: batch },
+      { type: 'f32', length: predictions ? 0 : batch * D }, { type: 'f32', length: batch * C },
+      { type: 'f32', length: batch * C },
+    ];
+    return withBlock(module, slots, where, (block) => {
+      block.write(0, data);
+      block.write(1, n);
+      const at = (i: number): number => block.addresses[i] ?? 0;
+      const ok = handle.embed({
+        batch, sequences: false, bytes: 0, offsets: 0, nameBytes: 0, nameOffsets: 0,
+        x: at(0), lengths: at(1), nMax, dim,
+        embeddings: at(2), plans: 0, planStride: 0, predict: predictions, logits: at(3), probabilities: at(4),
+      });
+      if (!ok) throw lastError(module);
+      return {
+        batch, nMax, lengths: n.slice(), sequenceLengths: new Int32Array(0), plans: [],
+        embeddings: block.readF32(2), logits: block.readF32(3), probabilities: block.readF32(4),
+      };
+    });
+  }
+}
+
+interface RunResult {
+  batch: number;
+  nMax: number;
+  lengths: Int32Array;
+  sequenceLengths: Int32Array;
+  embeddings: Float32Array;
+  plans: Float32Array[];
+  logits: Float32Array;
+  probabilities: Float32Array;
+}
+
+/** Reads a model file into a new OtkeModel; the core's reader validates it (kind "otke", version, tensors). */
+export function loadOtkeModel(module: InductiveModule, bytes: unknown): OtkeModel {
+  const where = 'loadOtkeModel';
+  if (!(bytes instanceof Uint8Array)) {
+    throw new InductiveError('invalid_argument', `${where}: bytes must be a Uint8Array: got ${typeName(bytes)}`);
+  }
+  const data = bytes;
+  const handle = new module.OtkeHandle();
+  try {
+    // A malloc'd copy is 8-byte aligned, which the reader relies on; the model copies its tensors out of it.
+    withBlock(module, [{ type: 'u8', length: data.length }], where, (block) => {
+      block.write(0, data);
+      if (!handle.load(block.addresses[0] ?? 0, data.length)) throw lastError(module);
+    });
+    return new OtkeModel(module, handle, null);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+}
+
+// Models that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry<OtkeHandle>((handle) => {
+    if (!handle.isDeleted()) handle.delete();
+  })
+  : undefined;
+
+function checkSequences(where: string, x: unknown): string[] {
+  if (!Array.isArray(x)) {
+    throw new InductiveError('invalid_argument', `${where}: sequences must be an array of strings: got ${typeName(x)}`);
+  }
+  x.forEach((s, i) => {
+    if (typeof s !== 'string') {
+      throw new InductiveError('invalid_argument', `${where}: sequence ${i} must be a string: got ${typeName(s)}`);
+    }
+  });
+  return x as string[];
+}
+
+function checkNames(where: string, names: unknown, count: number): string[] {
+  if (!Array.isArray(names) || names.some((s) => typeof s !== 'string')) {
+    throw new InductiveError('invalid_argument', `${where}: names must be an array of strings`);
+  }
+  if (names.length !== count) {
+    throw new InductiveError('shape_mismatch', `${where}: ${names.length} names for ${count} sequences`);
+  }
+  return names as string[];
+}
+
+/** Strings [start, end) back to back, and end - start + 1 offsets into them. */
+function pack(encoded: Uint8Array[], start: number, end: number): [Uint8Array, Int32Array] {
+  const offsets = new Int32Array(end - start + 1);
+  for (let i = start; i < end; ++i) offsets[i - start + 1] = (offsets[i - start] ?? 0) + (encoded[i]?.length ?? 0);
+  const bytes = new Uint8Array(offsets[end - start] ?? 0);
+  for (let i = start; i < end; ++i) bytes.set(encoded[i] ?? new Uint8Array(0), offsets[i - start] ?? 0);
+  return [bytes, offsets];
+}
+
+/** Class indices and class names from labels given as names or as indices (see FitHeadOptions.classes). */
+function resolveLabels(where: string, labels: unknown, classes: unknown, modelLabels: string[]):
+  { y: Int32Array; names: string[] } {
+  if (classes !== undefined && (!Array.isArray(classes) || classes.some((c) => typeof c !== 'string'))) {
+    throw new InductiveError('invalid_argument', `${where}: classes must be an array of strings`);
+  }
+  const given = classes as string[] | undefined;
+  if (given !== undefined && new Set(given).size !== given.length) {
+    throw new InductiveError('invalid_argument', `${where}: classes must be distinct: got ${JSON.stringify(given)}`);
+  }
+  const list: unknown[] | undefined = Array.isArray(labels) ? labels
+    : labels instanceof Int32Array ? Array.from(labels) : undefined;
+  if (list === undefined) {
+    throw new InductiveError('invalid_argument',
+      `${where}: labels must be an array of class names or indices, or an Int32Array: got ${typeName(labels)}`);
+  }
+  if (list.every((l) => typeof l === 'string')) {
+    const strings = list as string[];
+    const names = given ?? (modelLabels.length > 0 && strings.every((l) => modelLabels.includes(l))
+      ? modelLabels.slice() : [...new Set(strings)]);
+    const index = new Map(names.map((n, i) => [n, i]));
+    const y = Int32Array.from(strings, (l, i) => {
+      const c = index.get(l);
+      if (c === undefined) {
+        throw new InductiveError('invalid_argument',
+          `${where}: label '${l}' of sample ${i} is not one of the classes ${JSON.stringify(names)}`);
+      }
+      return c;
+    });
+    return { y, names };
+  }
+  if (list.every((l) => typeof l === 'number')) {
+    const numbers = list as number[];
+    numbers.forEach((l, i) => {
+      if (!Number.isInteger(l) || l < 0 || l > 2 ** 31 - 1) {
+        throw new InductiveError('invalid_argument',
+          `${where}: label of sample ${i} must be a class index (an integer >= 0): got ${l}`);
+      }
+    });
+    const top = numbers.reduce((m, l) => Math.max(m, l + 1), 0);
+    const names = given ?? (modelLabels.length >= top ? modelLabels.slice()
+      : Array.from({ length: top }, (_, c) => String(c)));
+    // The core checks every index against the class count.
+    return { y: Int32Array.from(numbers), names };
+  }
+  throw new InductiveError('invalid_argument', `${where}: labels must be all class names (strings) or all class indices (numbers)`);
+}
+
+/**
+ * The progress callback handed to wasm: it must never throw into C++ frames (nothing there would be cleaned up),
+ * so a throwing user callback is caught here, stops further reports, and is rethrown once the call returned.
+ */
+function safeProgress(where: string, onProgress: unknown): {
+  callback: ((stage: string, fraction: number) => void) | undefined; rethrow(): void;
+} {
+  if (onProgress === undefined) return { callback: undefined, rethrow: () => {} };
+  if (typeof onProgress !== 'function') {
+    throw new InductiveError('invalid_argument', `${where}: onProgress must be a function: got ${typeName(onProgress)}`);
+  }
+  let failure: { error: unknown } | null = null;
+  return {
+    callback: (stage, fraction) => {
+      if (failure !== null) return;
+      try {
+        (onProgress as ProgressCallback)(stage, fraction);
+      } catch (error) {
+        failure = { error };
+      }
+    },
+    rethrow: () => {
+      if (failure !== null) throw failure.error;
+    },
+  };
+}
+
+function parseJson<T>(text: string, where: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
+  }
+}
+
+// `using model = ind.loadOtkeModel(bytes)` where the runtime has explicit resource management.
+const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+if (disposeSymbol !== undefined) {
+  Object.defineProperty(OtkeModel.prototype, disposeSymbol, {
+    value(this: OtkeModel): void {
+      this.dispose();
+    },
+  });
+}
