@@ -33,7 +33,7 @@ build_web_workspace() {
 
 build_web() {
   build_web_workspace web inductive web/dist/.stamp web/wasm
-  build_web_workspace web/demo inductive-demo web/demo/dist/.stamp web/dist web/wasm
+  build_web_workspace web/demo inductive-demo web/demo/dist/.stamp web/dist web/wasm data/models data/promoters
 }
 
 build_all() {

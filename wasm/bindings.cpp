@@ -1,9 +1,7 @@
 // Embind bindings of the core for the `inductive` npm package (web/src wraps them; see web/src/module.ts).
 //
 // Only translation lives here: arguments arrive as numbers and pointers into wasm memory that the TS layer
-// filled, results are written to buffers it allocated, and errors come back as data. One exception, until it moves
-// to core: OtkeHandle::fit_head's recipe around the core's fit_logistic (standardised embeddings, the lambda rule);
-// its Standardizer duplicates native/cli/cmd_otke_fit.cpp's and both belong in one core function.
+// filled, results are written to buffers it allocated, and errors come back as data.
 //
 // Errors: every entry point runs under `guarded`, which catches everything and records {code, message} for
 // lastErrorCode()/lastErrorMessage(). We return a status instead of throwing a JS Error from C++ because a JS
@@ -24,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inductive/error.h"
+#include "inductive/head_fit.h"
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
 #include "inductive/otke.h"
@@ -165,12 +164,6 @@ struct OtkeFitHeadCall {
   double tol = 1e-6;
 };
 
-// Penalty used when there are too few labels per class to choose one (see web/README.md, "Fitting a head").
-constexpr double kDefaultLambda = 0.0625;  // 2^-4, on standardised embeddings
-// Cross-validation grid: 2^1 .. 2^-20, strongest first (the thesis' 2^-5 .. 2^-20 plus the strong penalties
-// that few labels need).
-constexpr int kGridLog2Max = 1, kGridLog2Min = -20;
-
 // Strings packed back to back (`offsets`: count + 1 byte offsets; `bytes` is 0 when every string is empty).
 std::vector<std::string> unpack_strings(uintptr_t bytes, uintptr_t offsets, int count) {
   std::vector<std::string> out;
@@ -186,36 +179,6 @@ std::vector<std::string> unpack_strings(uintptr_t bytes, uintptr_t offsets, int 
 
 void write_rows(const inductive::MatF& m, uintptr_t address) {
   if (address != 0) std::memcpy(ptr<float>(address), m.data(), sizeof(float) * static_cast<size_t>(m.size()));
-}
-
-// x -> (x - mu) / s, with mu the mean row and s the root mean squared norm of the centred rows: the map `otke fit`
-// fits its head through (native/cli/cmd_otke_fit.cpp), for the same reason. OTK embeddings share a large common
-// component and are small, so a penalty on raw embeddings means something different for every model; on centred,
-// unit-scale ones one grid and one default suit all. It folds into the head: the file keeps a head on raw inputs.
-struct Standardizer {
-  Eigen::RowVectorXf mu;
-  float s = 1.0f;
-
-  static Standardizer fit(const inductive::MatF& x) {
-    Standardizer st;
-    st.mu = x.colwise().mean();
-    const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
-    st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
-    return st;
-  }
-  inductive::MatF apply(const inductive::MatF& x) const { return (x.rowwise() - mu) / s; }
-  inductive::LinearHead fold(const inductive::LinearHead& h) const {
-    inductive::LinearHead raw;
-    raw.weight = h.weight / s;
-    raw.bias = h.bias - raw.weight * mu.transpose();
-    return raw;
-  }
-};
-
-inductive::MatF rows_of(const inductive::MatF& x, const std::vector<int>& which) {
-  inductive::MatF out(static_cast<Eigen::Index>(which.size()), x.cols());
-  for (size_t i = 0; i < which.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = x.row(which[i]);
-  return out;
 }
 
 class OtkeHandle {
@@ -274,12 +237,8 @@ class OtkeHandle {
     });
   }
 
-  // Fits a new head on (x, labels) into `out`, a copy of this model; returns a JSON report ("" on failure).
-  //
-  // The L2 penalty: `lambda` when given; otherwise, when every class has >= min_per_class labels, the value of the
-  // grid chosen by K-fold stratified cross-validation (K = min(max_folds, fewest labels of a class); see
-  // cross_validate); otherwise kDefaultLambda. The head is then fitted on all the labelled samples with that
-  // penalty. Everything is deterministic: folds deal each class's samples in input order.
+  // Fits a new head on (x, labels) into `out`, a copy of this model (core fit_head: inductive/head_fit.h);
+  // returns a JSON report ("" on failure).
   std::string fit_head(const OtkeFitHeadCall& c, OtkeHandle& out, emscripten::val progress) {
     std::string report;
     guarded([&] {
@@ -289,66 +248,44 @@ class OtkeHandle {
       INDUCTIVE_CHECK(c.dim == model_.config.output_dim(), inductive::ErrorCode::kShapeMismatch,
                       "fitHead: embeddings have dimension ", c.dim, ", expected ", model_.config.output_dim(),
                       " (this model's output dimension)");
-      INDUCTIVE_CHECK(C >= 2, inductive::ErrorCode::kInvalidArgument, "fitHead: need at least 2 classes: got ", C);
       const nlohmann::json names = nlohmann::json::parse(c.label_names);
       INDUCTIVE_CHECK(names.empty() || static_cast<int>(names.size()) == C, inductive::ErrorCode::kShapeMismatch,
                       "fitHead: ", names.size(), " label names for ", C, " classes");
-      const inductive::MatF x = inductive::CMapF(ptr<const float>(c.x), m, c.dim);
-      const std::vector<int32_t> y(ptr<const int32_t>(c.labels), ptr<const int32_t>(c.labels) + m);
-      std::vector<int> count(C, 0);
-      for (int i = 0; i < m; ++i) {
-        INDUCTIVE_CHECK(y[i] >= 0 && y[i] < C, inductive::ErrorCode::kInvalidArgument, "fitHead: label of sample ",
-                        i, " out of range: got ", y[i], ", expected 0..", C - 1);
-        ++count[y[i]];
-      }
-      for (int k = 0; k < C; ++k)
-        INDUCTIVE_CHECK(count[k] > 0, inductive::ErrorCode::kInvalidArgument, "fitHead: class ",
-                        names.empty() ? std::to_string(k) : "'" + names[k].get<std::string>() + "'",
-                        " has no labelled sample; every class needs at least one");
-      INDUCTIVE_CHECK(x.allFinite(), inductive::ErrorCode::kInvalidArgument, "fitHead: embeddings contain NaN or Inf");
-      INDUCTIVE_CHECK(std::isfinite(c.lambda) && c.lambda >= 0, inductive::ErrorCode::kInvalidArgument,
-                      "fitHead: lambda must be >= 0 (0: choose it): got ", c.lambda);
-      INDUCTIVE_CHECK(c.min_per_class >= 2 && c.max_folds >= 2, inductive::ErrorCode::kInvalidArgument,
-                      "fitHead: minPerClass and maxFolds must be >= 2: got ", c.min_per_class, " and ", c.max_folds);
       INDUCTIVE_CHECK(c.max_iter >= 1 && std::isfinite(c.tol) && c.tol >= 0, inductive::ErrorCode::kInvalidArgument,
                       "fitHead: maxIter must be >= 1 and tol >= 0: got ", c.max_iter, " and ", c.tol);
-      const auto report_progress = [&](const char* stage, double fraction) {
+      const inductive::CMapF x(ptr<const float>(c.x), m, c.dim);
+      const std::vector<int32_t> y(ptr<const int32_t>(c.labels), ptr<const int32_t>(c.labels) + m);
+      inductive::HeadFitOptions options;
+      options.lambda = c.lambda;
+      options.min_per_class = c.min_per_class;
+      options.max_folds = c.max_folds;
+      for (const auto& n : names) options.class_names.push_back(n.get<std::string>());
+      options.logistic.max_iter = c.max_iter;
+      options.logistic.tol = c.tol;
+      options.progress = [&](const char* stage, double fraction) {
         if (!progress.isUndefined()) progress(std::string(stage), fraction);
       };
-
-      inductive::LogisticOptions options;
-      options.max_iter = c.max_iter;
-      options.tol = c.tol;
-      nlohmann::json info;
-      const int fewest = *std::min_element(count.begin(), count.end());
-      double lambda = c.lambda;
-      if (lambda > 0) {
-        info["lambdaChoice"] = "given";
-      } else if (fewest >= c.min_per_class) {
-        lambda = cross_validate(x, y, C, std::min(c.max_folds, fewest), options, info, report_progress);
-        info["lambdaChoice"] = "cross-validation";
-      } else {
-        lambda = kDefaultLambda;
-        info["lambdaChoice"] = "default";
-      }
-      report_progress("fit", 0.0);
-      const Standardizer st = Standardizer::fit(x);
-      options.lambda = lambda;
-      const inductive::LogisticFit fit = inductive::fit_logistic(st.apply(x), y, C, options);
+      const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
       inductive::OtkeModel fitted = model_;
       fitted.config.classes = C;
       fitted.config.labels.clear();
       for (const auto& n : names) fitted.config.labels.push_back(n.get<std::string>());
       fitted.config.validate();
-      fitted.head = st.fold(fit.head);
-      const inductive::MatF logits = fitted.head.logits(x);
-      report_progress("fit", 1.0);
-
-      info["lambda"] = lambda;
-      info["trainAccuracy"] = inductive::accuracy(logits, y);
-      info["trainLoss"] = inductive::cross_entropy(logits, y);
-      info["iterations"] = fit.iterations;
-      info["classCounts"] = count;
+      fitted.head = fit.head;
+      nlohmann::json info = {{"lambda", fit.lambda},
+                             {"lambdaChoice", fit.lambda_choice},
+                             {"trainAccuracy", fit.train_accuracy},
+                             {"trainLoss", fit.train_loss},
+                             {"iterations", fit.iterations},
+                             {"classCounts", fit.class_counts}};
+      if (fit.lambda_choice == "cross-validation") {
+        nlohmann::json path = nlohmann::json::array();
+        for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});
+        info["folds"] = fit.folds;
+        info["cvAccuracy"] = fit.cv_accuracy;
+        info["cvLoss"] = fit.cv_loss;
+        info["lambdaPath"] = path;
+      }
       out.model_ = std::move(fitted);
       out.format_version_ = inductive::kFormatVersion;
       out.producer_ = inductive::producer();
@@ -392,58 +329,6 @@ class OtkeHandle {
     const inductive::MatF z = model_.predict(e);
     write_rows(z, logits);
     if (probabilities != 0) write_rows(inductive::softmax_rows(z), probabilities);
-  }
-
-  // K-fold cross-validation over the grid: each fold fits the whole path from the strongest penalty down with warm
-  // starts (as select_lambda does) on its standardised training part, and scores the held-out part. The choice is
-  // the most correct held-out predictions, ties to the lowest held-out cross-entropy: with a few labels accuracy
-  // takes few values and ties are common, while the loss still tells a confident right answer from a lucky one.
-  template <typename Progress>
-  static double cross_validate(const inductive::MatF& x, const std::vector<int32_t>& y, int C, int folds,
-                               const inductive::LogisticOptions& options, nlohmann::json& info,
-                               const Progress& progress) {
-    std::vector<double> grid;
-    for (int e = kGridLog2Max; e >= kGridLog2Min; --e) grid.push_back(std::ldexp(1.0, e));
-    // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
-    std::vector<int> fold(y.size()), seen(C, 0);
-    for (size_t i = 0; i < y.size(); ++i) fold[i] = seen[y[i]]++ % folds;
-    std::vector<double> correct(grid.size(), 0.0), loss(grid.size(), 0.0);
-    int done = 0;
-    const double steps = static_cast<double>(folds) * grid.size();
-    for (int k = 0; k < folds; ++k) {
-      std::vector<int> train, val;
-      for (size_t i = 0; i < y.size(); ++i) (fold[i] == k ? val : train).push_back(static_cast<int>(i));
-      std::vector<int32_t> y_train, y_val;
-      for (int i : train) y_train.push_back(y[i]);
-      for (int i : val) y_val.push_back(y[i]);
-      const inductive::MatF x_train = rows_of(x, train);
-      const Standardizer st = Standardizer::fit(x_train);
-      const inductive::MatF xs_train = st.apply(x_train), xs_val = st.apply(rows_of(x, val));
-      inductive::LinearHead warm;
-      for (size_t g = 0; g < grid.size(); ++g) {
-        inductive::LogisticOptions o = options;
-        o.lambda = grid[g];
-        warm = inductive::fit_logistic(xs_train, y_train, C, o, g > 0 ? &warm : nullptr).head;
-        const inductive::MatF logits = warm.logits(xs_val);
-        const double n_val = static_cast<double>(val.size());
-        correct[g] += inductive::accuracy(logits, y_val) * n_val;
-        loss[g] += inductive::cross_entropy(logits, y_val) * n_val;
-        progress("cross-validation", ++done / steps);
-      }
-    }
-    size_t best = 0;
-    for (size_t g = 1; g < grid.size(); ++g) {
-      const bool more = correct[g] > correct[best] + 0.5;  // counts of right answers: integers
-      if (more || (correct[g] > correct[best] - 0.5 && loss[g] < loss[best])) best = g;
-    }
-    const double m = static_cast<double>(y.size());
-    nlohmann::json path = nlohmann::json::array();
-    for (size_t g = 0; g < grid.size(); ++g) path.push_back({grid[g], correct[g] / m, loss[g] / m});
-    info["folds"] = folds;
-    info["cvAccuracy"] = correct[best] / m;
-    info["cvLoss"] = loss[best] / m;
-    info["lambdaPath"] = path;
-    return grid[best];
   }
 
   inductive::OtkeModel model_;

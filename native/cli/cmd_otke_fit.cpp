@@ -17,6 +17,7 @@
 
 #include "cmd_otke.h"
 #include "inductive/logistic.h"
+#include "inductive/head_fit.h"
 #include "inductive/otke.h"
 #include "otke_inputs.h"
 
@@ -59,31 +60,6 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   return c;
 }
 
-// The affine map x -> (x - mu) / s with mu the train mean and s the root mean squared norm of centred train rows.
-// Why: OTK embeddings share a large common component and have norms around 1/3, which puts the thesis' lambda grid
-// (2^-5 .. 2^-20) off the optimum (on E. coli promoters the smallest lambda always won). Centred unit-scale inputs
-// bring it back inside the grid, like the public OTK code's centring and normalisation, but as one affine map that
-// folds into the head: the model file still holds a plain linear head on raw embeddings.
-struct Standardizer {
-  Eigen::RowVectorXf mu;
-  float s = 1.0f;
-
-  static Standardizer fit(const MatF& x) {
-    Standardizer st;
-    st.mu = x.colwise().mean();
-    const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
-    st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
-    return st;
-  }
-  MatF apply(const MatF& x) const { return (x.rowwise() - mu) / s; }
-  // W' ((x - mu) / s) + b'  =  (W' / s) x + (b' - (W' / s) mu)
-  LinearHead fold(const LinearHead& h) const {
-    LinearHead raw;
-    raw.weight = h.weight / s;
-    raw.bias = h.bias - raw.weight * mu.transpose();
-    return raw;
-  }
-};
 
 MatF rows_of(const MatF& x, const std::vector<int>& which) {
   MatF out(static_cast<Eigen::Index>(which.size()), x.cols());

@@ -396,5 +396,50 @@ class RefusesBadInput(unittest.TestCase):
             self.assertEqual(f.read(), "precious")
 
 
+class SupervisedTraining(unittest.TestCase):
+    """`otke train` starts from the fitted model, improves it on the training loss and resumes exactly."""
+
+    setUpClass = classmethod(TrainedModel.setUpClass.__func__)
+    tearDownClass = classmethod(TrainedModel.tearDownClass.__func__)
+    path = TrainedModel.path
+
+    def train(self, out, *extra):
+        return run_cli("otke", "train", "--init", self.model, *CLASSES, "--epochs", "4", "--batch-size", "32",
+                       "--seed", "1", "--quiet", "--out", out, *extra)
+
+    def test_train_reports_history_and_keeps_the_best_epoch(self):
+        done = self.train(self.path("trained.safetensors"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        s = json.loads(done.stdout)
+        self.assertEqual(s["epochs_run"], 4)
+        self.assertEqual(s["best_val_loss"], min([e["val_loss"] for e in s["history"]] + [s["best_val_loss"]]))
+        self.assertLess(s["history"][-1]["train_loss"], s["history"][0]["train_loss"] * 1.05)
+        _, config = read_safetensors(self.path("trained.safetensors"))
+        self.assertEqual(config["pooling"]["iters"], 10)  # the thesis' supervised iteration count
+
+    def test_an_interrupted_run_resumes_to_the_same_model(self):
+        straight = self.path("straight.safetensors")
+        self.assertEqual(self.train(straight).returncode, 0)
+        ck = self.path("ck.safetensors")
+        first = run_cli("otke", "train", "--init", self.model, *CLASSES, "--epochs", "2", "--batch-size", "32",
+                        "--seed", "1", "--quiet", "--checkpoint", ck, "--out", self.path("half.safetensors"))
+        self.assertEqual(first.returncode, 0, first.stderr)
+        resumed = self.path("resumed.safetensors")
+        done = self.train(resumed, "--checkpoint", ck)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(json.loads(done.stdout)["resumed"])
+        with open(straight, "rb") as a, open(resumed, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_bad_init_is_refused_without_output(self):
+        out = self.path("never.safetensors")
+        done = run_cli("otke", "train", "--init", os.path.join(TEST_DATA, "models", "v1_minimal.safetensors"),
+                       *CLASSES, "--out", out)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1)
+        self.assertTrue(done.stderr.startswith("error:"), done.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
 if __name__ == "__main__":
     unittest.main()

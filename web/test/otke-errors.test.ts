@@ -58,10 +58,8 @@ describe('loadOtkeModel refuses what is not a readable OTKE model', () => {
     } catch (e) {
       caught = e;
     }
-    // The core reports NaN heads as bad_model_file and NaN references (checked by the pooling layer) as
-    // invalid_argument; either names the problem.
     expect(caught).toBeInstanceOf(InductiveError);
-    expect(['bad_model_file', 'invalid_argument']).toContain((caught as InductiveError).code);
+    expect((caught as InductiveError).code).toBe('bad_model_file');
     expect((caught as InductiveError).message).toContain('NaN');
   });
 });

@@ -167,6 +167,8 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
     const float* z = view.f32("otk.references", {c.otk.q, c.otk.p, K});
     std::vector<MatF> refs;
     for (int r = 0; r < c.otk.q; ++r) refs.push_back(CMapF(z + static_cast<int64_t>(r) * c.otk.p * K, c.otk.p, K));
+    for (const MatF& zr : refs)
+      INDUCTIVE_CHECK(zr.allFinite(), ErrorCode::kBadModelFile, "otke model: references contain NaN or Inf");
     m.pooling = OtkPooling(std::move(refs), c.otk);
   }
   if (c.classes > 0) {

@@ -1,0 +1,56 @@
+// inductive/head_fit.h - fitting a linear head on embeddings, for the CLI (`otke fit`) and the browser (`fitHead`).
+//
+// Both fit through an affine standardisation x -> (x - mu) / s (mu the mean row, s the root mean squared norm of
+// the centred rows) that is folded back into the head afterwards, so model files keep a plain head on raw inputs.
+// Why: OTK embeddings share a large common component and are small, so an L2 penalty on raw embeddings means
+// something different for every model (on E. coli promoters the smallest lambda of the thesis' grid always won);
+// on centred unit-scale inputs one grid and one default suit all.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "inductive/logistic.h"
+
+namespace inductive {
+
+struct Standardizer {
+  Eigen::RowVectorXf mu;
+  float s = 1.0f;
+  static Standardizer fit(const Eigen::Ref<const MatF>& x);
+  MatF apply(const Eigen::Ref<const MatF>& x) const;
+  // W' ((x - mu) / s) + b' = (W' / s) x + (b' - (W' / s) mu)
+  LinearHead fold(const LinearHead& head) const;
+};
+
+// The few-labels recipe: lambda given (> 0), or chosen by stratified K-fold cross-validation over 2^1 .. 2^-20 when
+// every class has >= min_per_class labels, else the default 2^-4 (measured in web/README.md, "Fitting a head").
+struct HeadFitOptions {
+  double lambda = 0;        // > 0: use it; 0: choose
+  int min_per_class = 10;
+  int max_folds = 5;
+  LogisticOptions logistic;
+  std::vector<std::string> class_names;  // optional, for messages
+  std::function<void(const char* stage, double fraction)> progress;
+};
+
+struct HeadFit {
+  LinearHead head;          // on raw embeddings
+  double lambda = 0;
+  std::string lambda_choice;  // "given" | "cross-validation" | "default"
+  int folds = 0;
+  double cv_accuracy = 0, cv_loss = 0;
+  std::vector<double> grid, grid_accuracy, grid_loss;  // cross-validation path
+  double train_accuracy = 0, train_loss = 0;
+  int iterations = 0;
+  std::vector<int> class_counts;
+};
+
+constexpr double kDefaultHeadLambda = 0.0625;  // 2^-4, on standardised embeddings
+
+// x: m x D embeddings, y in [0, classes); every class needs at least one label. Throws Error naming the problem.
+HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int classes,
+                 const HeadFitOptions& options);
+
+}  // namespace inductive

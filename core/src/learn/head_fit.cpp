@@ -1,0 +1,135 @@
+// Linear heads on standardised embeddings (see inductive/head_fit.h).
+#include "inductive/head_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+Standardizer Standardizer::fit(const Eigen::Ref<const MatF>& x) {
+  Standardizer st;
+  st.mu = x.colwise().mean();
+  const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
+  st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
+  return st;
+}
+
+MatF Standardizer::apply(const Eigen::Ref<const MatF>& x) const { return (x.rowwise() - mu) / s; }
+
+LinearHead Standardizer::fold(const LinearHead& h) const {
+  LinearHead raw;
+  raw.weight = h.weight / s;
+  raw.bias = h.bias - raw.weight * mu.transpose();
+  return raw;
+}
+
+namespace {
+
+MatF rows_of(const Eigen::Ref<const MatF>& x, const std::vector<int>& which) {
+  MatF out(static_cast<Eigen::Index>(which.size()), x.cols());
+  for (size_t i = 0; i < which.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = x.row(which[i]);
+  return out;
+}
+
+// K-fold cross-validation over the grid: each fold fits the whole path from the strongest penalty down with warm
+// starts on its standardised training part and scores the held-out part. The choice is the most correct held-out
+// predictions, ties to the lowest held-out cross-entropy: with a few labels accuracy takes few values and ties are
+// common, while the loss still tells a confident right answer from a lucky one.
+void cross_validate(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, int folds,
+                    const HeadFitOptions& o, HeadFit& fit) {
+  for (int e = 1; e >= -20; --e) fit.grid.push_back(std::ldexp(1.0, e));
+  const size_t G = fit.grid.size();
+  // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
+  std::vector<int> fold(y.size()), seen(C, 0);
+  for (size_t i = 0; i < y.size(); ++i) fold[i] = seen[y[i]]++ % folds;
+  std::vector<double> correct(G, 0.0), loss(G, 0.0);
+  int done = 0;
+  for (int k = 0; k < folds; ++k) {
+    std::vector<int> train, val;
+    for (size_t i = 0; i < y.size(); ++i) (fold[i] == k ? val : train).push_back(static_cast<int>(i));
+    std::vector<int32_t> y_train, y_val;
+    for (int i : train) y_train.push_back(y[i]);
+    for (int i : val) y_val.push_back(y[i]);
+    const MatF x_train = rows_of(x, train);
+    const Standardizer st = Standardizer::fit(x_train);
+    const MatF xs_train = st.apply(x_train), xs_val = st.apply(rows_of(x, val));
+    LinearHead warm;
+    for (size_t g = 0; g < G; ++g) {
+      LogisticOptions lo = o.logistic;
+      lo.lambda = fit.grid[g];
+      warm = fit_logistic(xs_train, y_train, C, lo, g > 0 ? &warm : nullptr).head;
+      const MatF logits = warm.logits(xs_val);
+      const double n_val = static_cast<double>(val.size());
+      correct[g] += accuracy(logits, y_val) * n_val;
+      loss[g] += cross_entropy(logits, y_val) * n_val;
+      if (o.progress) o.progress("cross-validation", ++done / (static_cast<double>(folds) * G));
+    }
+  }
+  size_t best = 0;
+  for (size_t g = 1; g < G; ++g) {
+    const bool more = correct[g] > correct[best] + 0.5;  // counts of right answers: integers
+    if (more || (correct[g] > correct[best] - 0.5 && loss[g] < loss[best])) best = g;
+  }
+  const double m = static_cast<double>(y.size());
+  for (size_t g = 0; g < G; ++g) {
+    fit.grid_accuracy.push_back(correct[g] / m);
+    fit.grid_loss.push_back(loss[g] / m);
+  }
+  fit.folds = folds;
+  fit.cv_accuracy = correct[best] / m;
+  fit.cv_loss = loss[best] / m;
+  fit.lambda = fit.grid[best];
+}
+
+}  // namespace
+
+HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o) {
+  const Eigen::Index m = x.rows();
+  INDUCTIVE_CHECK(m >= 1, ErrorCode::kInvalidArgument, "fitHead: no labelled sample given");
+  INDUCTIVE_CHECK(C >= 2, ErrorCode::kInvalidArgument, "fitHead: need at least 2 classes: got ", C);
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == m, ErrorCode::kShapeMismatch, "fitHead: ", y.size(),
+                  " labels for ", m, " samples");
+  INDUCTIVE_CHECK(x.allFinite(), ErrorCode::kInvalidArgument, "fitHead: embeddings contain NaN or Inf");
+  INDUCTIVE_CHECK(std::isfinite(o.lambda) && o.lambda >= 0, ErrorCode::kInvalidArgument,
+                  "fitHead: lambda must be >= 0 (0: choose it): got ", o.lambda);
+  INDUCTIVE_CHECK(o.min_per_class >= 2 && o.max_folds >= 2, ErrorCode::kInvalidArgument,
+                  "fitHead: minPerClass and maxFolds must be >= 2: got ", o.min_per_class, " and ", o.max_folds);
+  HeadFit fit;
+  fit.class_counts.assign(C, 0);
+  for (Eigen::Index i = 0; i < m; ++i) {
+    INDUCTIVE_CHECK(y[i] >= 0 && y[i] < C, ErrorCode::kInvalidArgument, "fitHead: label of sample ", i,
+                    " out of range: got ", y[i], ", expected 0..", C - 1);
+    ++fit.class_counts[y[i]];
+  }
+  for (int k = 0; k < C; ++k)
+    INDUCTIVE_CHECK(fit.class_counts[k] > 0, ErrorCode::kInvalidArgument, "fitHead: class ",
+                    k < static_cast<int>(o.class_names.size()) ? "'" + o.class_names[k] + "'" : std::to_string(k),
+                    " has no labelled sample; every class needs at least one");
+  const int fewest = *std::min_element(fit.class_counts.begin(), fit.class_counts.end());
+  if (o.lambda > 0) {
+    fit.lambda = o.lambda;
+    fit.lambda_choice = "given";
+  } else if (fewest >= o.min_per_class) {
+    cross_validate(x, y, C, std::min(o.max_folds, fewest), o, fit);
+    fit.lambda_choice = "cross-validation";
+  } else {
+    fit.lambda = kDefaultHeadLambda;
+    fit.lambda_choice = "default";
+  }
+  if (o.progress) o.progress("fit", 0.0);
+  const Standardizer st = Standardizer::fit(x);
+  LogisticOptions lo = o.logistic;
+  lo.lambda = fit.lambda;
+  const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo);
+  fit.head = st.fold(lf.head);
+  fit.iterations = lf.iterations;
+  const MatF logits = fit.head.logits(x);
+  fit.train_accuracy = accuracy(logits, y);
+  fit.train_loss = cross_entropy(logits, y);
+  if (o.progress) o.progress("fit", 1.0);
+  return fit;
+}
+
+}  // namespace inductive
