@@ -27,7 +27,7 @@ if [[ $BUILD_DIR == build/native-release ]]; then
 elif [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   build cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDUCTIVE_BUILD_BENCH=ON
 fi
-build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench inductive_otke_bench -j "$JOBS"
+build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench inductive_otke_bench inductive_screening_bench -j "$JOBS"
 BENCH=$BUILD_DIR/bin/sinkhorn_bench
 mkdir -p "$BUILD_DIR/bench"
 results=$BUILD_DIR/bench/sinkhorn.jsonl
@@ -81,4 +81,13 @@ $PY bench/bench_table.py "$results"
 echo
 if [[ -x "$(dirname "$BENCH")/otke_bench" ]]; then
   "$(dirname "$BENCH")/otke_bench"
+fi
+
+# Safe screening (digits 9-vs-rest), when the shared data is present.
+digits=../shared/data/sklearn-bundled/digits.csv.gz
+echo
+if [[ -f $digits && -x "$(dirname "$BENCH")/screening_bench" ]]; then
+  "$(dirname "$BENCH")/screening_bench" "$digits"
+else
+  echo "bench: screening skipped ($digits absent)"
 fi

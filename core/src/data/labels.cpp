@@ -1,0 +1,28 @@
+// Label transforms (see inductive/screening/datasets.h).
+#include <algorithm>
+#include <cmath>
+
+#include "inductive/error.h"
+#include "inductive/screening/datasets.h"
+
+namespace inductive {
+
+std::vector<double> one_vs_rest(const std::vector<double>& labels, double positive) {
+  std::vector<double> y(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) y[i] = labels[i] == positive ? 1.0 : -1.0;
+  return y;
+}
+
+std::vector<double> to_signed_labels(const std::vector<double>& labels) {
+  INDUCTIVE_CHECK(!labels.empty(), ErrorCode::kInvalidArgument, "labels: no label");
+  std::vector<double> values = labels;
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  INDUCTIVE_CHECK(values.size() == 2, ErrorCode::kInvalidArgument, "labels: binary classification needs two distinct labels: got ",
+                  values.size(), values.size() > 2 ? " (use one_vs_rest)" : "");
+  std::vector<double> y(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) y[i] = labels[i] == values[1] ? 1.0 : -1.0;
+  return y;
+}
+
+}  // namespace inductive

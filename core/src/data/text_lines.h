@@ -1,0 +1,62 @@
+// Line splitting and strict number parsing for the text dataset readers. Internal to core.
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace inductive::detail {
+
+// Iterates over the lines of a text ("\n" or "\r\n"), numbering them from 1.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& text) : text_(text) {}
+  bool next(std::string& line) {
+    if (pos_ >= text_.size()) return false;
+    size_t end = text_.find('\n', pos_);
+    if (end == std::string::npos) end = text_.size();
+    line.assign(text_, pos_, end - pos_);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    pos_ = end + 1;
+    ++number_;
+    return true;
+  }
+  size_t number() const { return number_; }
+
+ private:
+  const std::string& text_;
+  size_t pos_ = 0, number_ = 0;
+};
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+
+inline std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && is_space(s[b])) ++b;
+  while (e > b && is_space(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+// The whole token must be a finite decimal number (strtod alone accepts "1.5abc", "nan", "inf").
+inline bool parse_double(const std::string& token, double& out) {
+  if (token.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtod(token.c_str(), &end);
+  if (end != token.c_str() + token.size()) return false;
+  return std::isfinite(out) && errno != ERANGE;
+}
+
+// A non-negative integer that fits in an int.
+inline bool parse_index(const std::string& token, long& out) {
+  if (token.empty() || token.size() > 10) return false;
+  out = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + (c - '0');
+  }
+  return out <= 2147483646L;
+}
+
+}  // namespace inductive::detail

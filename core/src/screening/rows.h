@@ -1,0 +1,67 @@
+// The rows r_i of an ERM problem (see inductive/screening/problem.h): labels and the intercept column folded in,
+// so solvers and screening tests see one vector per sample. Internal to core.
+#pragma once
+
+#include <numeric>
+#include <vector>
+
+#include "inductive/screening/problem.h"
+
+namespace inductive::detail {
+
+class ProblemRows {
+ public:
+  explicit ProblemRows(const ErmProblem& problem)
+      : x_(*problem.x), y_(problem.y.data()), classification_(problem.loss.is_classification()),
+        c_(problem.intercept ? problem.intercept_scaling : 0.0), p_(problem.features()) {}
+
+  int features() const { return p_; }
+  int dim() const { return p_ + (c_ != 0.0 ? 1 : 0); }
+  double offset(int i) const { return classification_ ? 0.0 : y_[i]; }
+  double sign(int i) const { return classification_ ? y_[i] : 1.0; }
+  // r_i^T w
+  double dot(int i, const double* w) const {
+    double s = x_.row_dot(i, w);
+    if (c_ != 0.0) s += c_ * w[p_];
+    return sign(i) * s;
+  }
+  // t_i(w) = r_i^T w - o_i
+  double margin(int i, const double* w) const { return dot(i, w) - offset(i); }
+  // w += alpha r_i
+  void axpy(int i, double alpha, double* w) const {
+    const double s = alpha * sign(i);
+    x_.row_axpy(i, s, w);
+    if (c_ != 0.0) w[p_] += s * c_;
+  }
+  // ||r_i||^2 (labels are +-1, so the sign does not change it)
+  double sq_norm(int i) const { return x_.row_sq_norm(i) + c_ * c_; }
+  // out(k, :) = r_{rows[k]}^T V for V: dim() x m.
+  void rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& out) const {
+    x_.rows_times(rows, v.topRows(p_), out);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const auto r = static_cast<Eigen::Index>(k);
+      if (c_ != 0.0) out.row(r) += c_ * v.row(p_);
+      if (classification_) out.row(r) *= y_[rows[k]];
+    }
+  }
+
+ private:
+  const DesignMatrix& x_;
+  const double* y_;
+  bool classification_;
+  double c_;
+  int p_;
+};
+
+inline std::vector<int> all_rows(int n) {
+  std::vector<int> rows(static_cast<size_t>(n));
+  std::iota(rows.begin(), rows.end(), 0);
+  return rows;
+}
+
+// The active set as a list (all samples when nullptr).
+inline std::vector<int> active_rows(const ErmProblem& problem, const ActiveSet* active) {
+  return active != nullptr ? *active : all_rows(problem.n());
+}
+
+}  // namespace inductive::detail
