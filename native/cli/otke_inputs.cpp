@@ -1,6 +1,7 @@
 // Data loading, checks, progress and chunked embedding for the `otke` commands (see otke_inputs.h).
 #include <cmath>
 #include <random>
+#include "inductive/text_lines.h"
 #include "otke_inputs.h"
 
 #include <algorithm>
@@ -61,14 +62,10 @@ void load_tsv(const std::string& path, OtkeInputs& in) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
   const std::string text(bytes.begin(), bytes.end());
   std::vector<std::string> label_of_sample;
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  LineReader lines(text);
+  std::string line;
+  while (lines.next(line)) {
+    const size_t line_no = lines.number();
     if (line.empty() || line[0] == '#') continue;
     const size_t tab = line.find('\t');
     INDUCTIVE_CHECK(tab != std::string::npos, ErrorCode::kInvalidArgument, path, ": line ", line_no,

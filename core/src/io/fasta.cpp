@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "inductive/sequence.h"
+#include "inductive/text_lines.h"
 
 namespace inductive {
 
@@ -44,14 +45,10 @@ std::string Alphabet::name() const {
 std::vector<FastaRecord> parse_fasta(const std::string& text, const std::string& what) {
   std::vector<FastaRecord> records;
   std::vector<size_t> header_line;
-  size_t line_no = 0, pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  LineReader lines(text);
+  std::string line;
+  while (lines.next(line)) {
+    const size_t line_no = lines.number();
     if (line.empty()) continue;
     if (line[0] == '>') {
       size_t b = 1;

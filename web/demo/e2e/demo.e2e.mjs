@@ -7,26 +7,12 @@
 // naming the first failed check. DEMO_URL=http://127.0.0.1:5173/ runs the same checks against a running
 // `vite dev` or `vite preview` server instead. CHROMIUM overrides the browser path.
 
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startStaticServer } from './static_server.mjs';
+import { join } from 'node:path';
+import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
 
-const demoDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const repoRoot = resolve(demoDir, '..', '..');
-const distDir = join(demoDir, 'dist');
-const shotDir = join(repoRoot, 'build', 'screenshots');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const TIMEOUT_MS = 15_000;
 const MARGINAL_TOL = 1e-3;
 
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
 
 const log = (msg) => console.log(`demo e2e: ${msg}`);
 
@@ -221,65 +207,14 @@ async function runWithoutWasm(context, url) {
   }
 }
 
-async function main() {
-  const external = process.env.DEMO_URL;
-  if (!external) {
-    check(existsSync(join(distDir, 'index.html')), `${distDir}/index.html is missing: run \`npm run build --workspace web/demo\` first`);
-  }
-  check(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt install chromium, or set CHROMIUM)`);
-  await mkdir(shotDir, { recursive: true });
-
-  const server = external ? null : await startStaticServer(distDir);
-  const url = external ?? server.url;
-  const profile = await mkdtemp(join(tmpdir(), 'inductive-e2e-'));
-  const problems = [];
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--no-first-run', '--disable-quic'],
-      viewport: { width: 1440, height: 900 },
-    });
-    // The page must need nothing beyond its own origin: anything else is recorded and refused.
-    const origin = new URL(url).origin;
-    await context.route('**/*', (route) => {
-      const target = route.request().url();
-      if (target.startsWith(origin + '/') || target.startsWith('data:') || target.startsWith('blob:')) return route.continue();
-      problems.push(`request outside the page's origin: ${target}`);
-      return route.abort();
-    });
-    const page = context.pages()[0] ?? await context.newPage();
-    page.setDefaultTimeout(TIMEOUT_MS);
-    page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
-    page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
-
-    log(`testing ${url}`);
-    try {
-      await run(page, url);
-    } catch (err) {
-      await page.screenshot({ path: join(shotDir, 'demo-ot-failure.png'), fullPage: true }).catch(() => {});
-      throw err;
-    }
+runDemoTest({
+  name: 'demo e2e',
+  shot: 'demo-ot-failure.png',
+  timeoutMs: TIMEOUT_MS,
+  body: async ({ context, page, url, problems }) => {
+    await run(page, url);
     check(problems.length === 0, `the page reported problems:\n  ${problems.join('\n  ')}`);
     await runWithoutWasm(context, url);
     log(`screenshots in ${shotDir} (demo-ot.png, demo-ot-error.png)`);
-    log('PASS');
-  } catch (err) {
-    if (problems.length) console.error(`demo e2e: also seen:\n  ${problems.join('\n  ')}`);
-    if (server) console.error(`demo e2e: server log:\n  ${server.requests.join('\n  ')}`);
-    throw err;
-  } finally {
-    await context?.close();
-    await server?.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
-
-main().catch((err) => {
-  console.error(`demo e2e: FAIL: ${err instanceof CheckFailed ? err.message : err?.stack ?? err}`);
-  process.exit(1);
+  },
 });

@@ -8,25 +8,12 @@
 // a few labels that changes the prediction, the fitted model saved as a valid model file, and a screenshot
 // build/screenshots/demo-otke.png. Exits non-zero naming the first failed check.
 
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startStaticServer } from './static_server.mjs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
 
-const demoDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const repoRoot = resolve(demoDir, '..', '..');
-const distDir = process.env.DEMO_DIST ?? join(demoDir, 'dist');
-const shotDir = join(repoRoot, 'build', 'screenshots');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const TIMEOUT_MS = 20_000;
 
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
 const log = (msg) => console.log(`otke e2e: ${msg}`);
 
 const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
@@ -181,66 +168,15 @@ async function run(page, url) {
   check(JSON.stringify(reset.probs) === JSON.stringify(first.probs), 'resetting the head should restore the first prediction');
 }
 
-async function main() {
-  const external = process.env.DEMO_URL;
-  if (!external) {
-    check(existsSync(join(distDir, 'index.html')), `${distDir}/index.html is missing: run \`npm run build --workspace web/demo\` first`);
-  }
-  check(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt install chromium, or set CHROMIUM)`);
-  await mkdir(shotDir, { recursive: true });
-  const server = external ? null : await startStaticServer(distDir);
-  const url = external ?? server.url;
-  const profile = await mkdtemp(join(tmpdir(), 'inductive-otke-e2e-'));
-  const problems = [];
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      acceptDownloads: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--no-first-run', '--disable-quic'],
-      viewport: { width: 1440, height: 900 },
-    });
-    const origin = new URL(url).origin;
-    await context.route('**/*', (route) => {
-      const target = route.request().url();
-      if (target.startsWith(origin + '/') || target.startsWith('data:') || target.startsWith('blob:')) return route.continue();
-      problems.push(`request outside the page's origin: ${target}`);
-      return route.abort();
-    });
-    const page = context.pages()[0] ?? await context.newPage();
-    page.setDefaultTimeout(TIMEOUT_MS);
-    page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => {
-      // The blob: URL of a download is revoked by the page once the browser has it; that is not a failure.
-      if (!req.url().startsWith('blob:')) problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
-    });
-    page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
-
-    log(`testing ${url}#otke`);
-    try {
-      await run(page, url);
-    } catch (err) {
-      await page.screenshot({ path: join(shotDir, 'demo-otke-failure.png'), fullPage: true }).catch(() => {});
-      throw err;
-    }
-    check(problems.length === 0, `the page reported problems:\n  ${problems.join('\n  ')}`);
+runDemoTest({
+  name: 'otke e2e',
+  shot: 'demo-otke-failure.png',
+  timeoutMs: TIMEOUT_MS,
+  acceptDownloads: true,
+  // The blob: URL of a download is revoked by the page once the browser has it; that is not a failure.
+  ignoreFailedRequest: (u) => u.startsWith('blob:'),
+  body: async ({ context, page, url }) => {
+    await run(page, url);
     log(`screenshots in ${shotDir} (demo-otke.png, demo-otke-error.png)`);
-    log('PASS');
-  } catch (err) {
-    if (problems.length) console.error(`otke e2e: also seen:\n  ${problems.join('\n  ')}`);
-    if (server) console.error(`otke e2e: server log:\n  ${server.requests.join('\n  ')}`);
-    throw err;
-  } finally {
-    await context?.close();
-    await server?.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
-
-main().catch((err) => {
-  console.error(`otke e2e: FAIL: ${err instanceof CheckFailed ? err.message : err?.stack ?? err}`);
-  process.exit(1);
+  },
 });

@@ -1,0 +1,29 @@
+// inductive/text_lines.h - line splitting shared by every text reader (FASTA, TSV, LIBSVM, CSV).
+#pragma once
+
+#include <string>
+
+namespace inductive {
+
+// Iterates over the lines of a text ("\n" or "\r\n"), numbering them from 1.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& text) : text_(text) {}
+  bool next(std::string& line) {
+    if (pos_ >= text_.size()) return false;
+    size_t end = text_.find('\n', pos_);
+    if (end == std::string::npos) end = text_.size();
+    line.assign(text_, pos_, end - pos_);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    pos_ = end + 1;
+    ++number_;
+    return true;
+  }
+  size_t number() const { return number_; }
+
+ private:
+  const std::string& text_;
+  size_t pos_ = 0, number_ = 0;
+};
+
+}  // namespace inductive
