@@ -11,6 +11,9 @@ Nystrom features (same k-mers, anchors from the same seed and sequences):
   otk-nopos  the same without positional weighting (sigma_pos = 0): position-blind, like the baselines
   mean       mean pooling (the thesis' CKN baseline)
   max        max pooling
+  sup-otk, sup-conv-mean, sup-conv-max   supervised (`otke train --epochs`, from the unsupervised fit): Nystrom +
+             OTK with positions, and a conv front end (Conv1d of width k + ReLU, He-initialised) with mean / max
+             pooling - the thesis' supervised comparison
 each followed by the logistic head whose lambda is chosen on a stratified 20% validation split of the training
 fold (grid 2^-5 .. 2^-20, `otke fit`). Two label budgets:
   100%  every training sequence is labelled;
@@ -98,10 +101,22 @@ def cross_validate(args, key, folder):
             for pooling in args.poolings:
                 model = os.path.join(folder, "model.safetensors")
                 # "otk-nopos": OTK without positional weighting, the same view of the sequence as mean/max have.
-                sigma_pos = 0.0 if pooling != "otk" else args.sigma_pos
-                pool_args = ["--pooling", pooling.split("-")[0], "--sigma-pos", str(sigma_pos)]
+                # "sup-*": supervised (`otke train` from the unsupervised fit): sup-otk is Nystrom + OTK with
+                # positions, sup-conv-mean / sup-conv-max the same conv front end (Conv1d of width k + ReLU) pooled
+                # by mean / max, the thesis' supervised comparison.
+                supervised = pooling.startswith("sup-")
+                kind = pooling[4:] if supervised else pooling
+                embedding = ["--embedding", "conv"] if kind.startswith("conv-") else []
+                base = kind.split("-")[-1] if kind.startswith("conv-") else kind.split("-")[0]
+                sigma_pos = args.sigma_pos if kind == "otk" else 0.0
+                pool_args = ["--pooling", base, "--sigma-pos", str(sigma_pos), *embedding]
                 t0 = time.time()
                 fit = run_json([args.cli, "otke", "fit", *train_args, *extra, *settings, *pool_args, "--out", model])
+                if supervised:
+                    trained = os.path.join(folder, "trained.safetensors")
+                    run_json([args.cli, "otke", "train", "--init", model, *train_args, "--epochs",
+                              str(args.epochs), "--seed", str(args.seed), "--quiet", "--out", trained])
+                    model = trained
                 t1 = time.time()
                 ev = run_json([args.cli, "otke", "eval", "--quiet", "--model", model, *test_args])
                 t2 = time.time()
@@ -142,7 +157,8 @@ def main():
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--label-fractions", nargs="+", type=float, default=[1.0, 0.1])
     p.add_argument("--poolings", nargs="+", default=["otk", "otk-nopos", "mean", "max"],
-                   choices=["otk", "otk-nopos", "mean", "max"])
+                   choices=["otk", "otk-nopos", "mean", "max", "sup-otk", "sup-conv-mean", "sup-conv-max"])
+    p.add_argument("--epochs", type=int, default=15, help="supervised training epochs (sup-* poolings)")
     p.add_argument("--kmer", type=int, default=10)
     p.add_argument("--anchors", type=int, default=64)
     p.add_argument("--sigma", type=float, default=0.6)
