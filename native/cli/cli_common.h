@@ -9,5 +9,6 @@ namespace inductive::cli {
 // turned into "error: ..." + exit 2 by main().
 void add_info_command(CLI::App& app);
 void add_sinkhorn_command(CLI::App& app);
+void add_screen_command(CLI::App& app);
 
 }  // namespace inductive::cli

@@ -1,0 +1,125 @@
+"""`inductive screen` as a user drives it: safe sample screening on a small LIBSVM file the test writes itself.
+
+Contract (ARCHITECTURE.md, "CLI"): exit 0 on success with the JSON report written to --out; on bad input or
+arguments exit 2 with exactly one stderr line starting with `error:` and no output file.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+CLI = os.environ.get("INDUCTIVE_CLI")
+
+KEYS = ("n", "d", "loss", "penalty", "lambda", "fraction_screened", "n_kept", "n_removed", "epochs", "seconds",
+        "gap", "converged")
+
+
+def setUpModule():
+    if not CLI:
+        raise unittest.SkipTest("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
+
+
+class ScreenCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="inductive-cli-screen-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(200, 5))
+        w = np.array([1.0, -2.0, 0.5, 1.5, -1.0])
+        y = np.where(x @ w + 0.1 * rng.normal(size=200) > 0, 1, -1)
+        self.n = 200
+        lines = ["%d %s\n" % (y[i], " ".join("%d:%.6g" % (j + 1, x[i, j]) for j in range(5))) for i in range(200)]
+        self.data = self.write("data.svm", "".join(lines))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w") as out:
+            out.write(text)
+        return self.path(name)
+
+    def run_cli(self, *args):
+        return subprocess.run([CLI, "screen", *args], capture_output=True, text=True, timeout=120, cwd=self.dir)
+
+    def assert_refused(self, *args):
+        out = self.path("bad.json")
+        before = sorted(os.listdir(self.dir))
+        r = self.run_cli(*args, "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("error:"), r.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(sorted(os.listdir(self.dir)), before)  # no temp leftovers either
+        return lines[0]
+
+    def test_squared_hinge_l2_screens_safely(self):
+        out, kept, scores = self.path("r.json"), self.path("kept.npy"), self.path("scores.npy")
+        r = self.run_cli("--libsvm", self.data, "--loss", "squared_hinge", "--penalty", "l2", "--lambda", "0.01",
+                         "--verify", "--out", out, "--kept", kept, "--scores", scores)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        for key in KEYS:
+            self.assertIn(key, report)
+        self.assertEqual(report["n"], self.n)
+        self.assertEqual(report["d"], 5)
+        self.assertEqual(report["loss"], "squared_hinge")
+        self.assertEqual(report["penalty"], "l2")
+        self.assertGreater(report["fraction_screened"], 0)
+        self.assertEqual(report["n_kept"] + report["n_removed"], self.n)
+        self.assertTrue(report["verify"]["safe"])
+        self.assertEqual(report["verify"]["violations"], [])
+        k = np.load(kept)
+        self.assertEqual(k.dtype, np.int32)
+        self.assertEqual(len(k), report["n_kept"])
+        self.assertTrue(np.all(np.diff(k) > 0))
+        s = np.load(scores)
+        self.assertEqual(s.shape, (self.n,))
+
+    def test_no_dynamic(self):
+        out = self.path("r.json")
+        r = self.run_cli("--libsvm", self.data, "--lambda", "0.01", "--no-dynamic", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertFalse(report["dynamic_screening"])
+        self.assertEqual(report["n_removed_dynamic"], 0)
+        self.assertGreater(report["fraction_screened"], 0)
+
+    def test_csv_input(self):
+        rng = np.random.default_rng(1)
+        x = rng.normal(size=(50, 3))
+        y = np.where(x[:, 0] > 0, 1, 0)
+        csv = self.write("d.csv", "a,b,c,y\n" + "".join("%g,%g,%g,%d\n" % (*x[i], y[i]) for i in range(50)))
+        out = self.path("r.json")
+        r = self.run_cli("--csv", csv, "--header", "--lambda", "0.1", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["n"], 50)
+
+    def test_malformed_libsvm(self):
+        bad = self.write("bad.svm", "1 1:0.5 2:1\n-1 1:oops\n")
+        msg = self.assert_refused("--libsvm", bad)
+        self.assertIn("line 2", msg)
+
+    def test_unknown_loss(self):
+        self.assert_refused("--libsvm", self.data, "--loss", "nope")
+
+    def test_negative_lambda(self):
+        self.assert_refused("--libsvm", self.data, "--lambda", "-1")
+
+    def test_missing_file(self):
+        self.assert_refused("--libsvm", self.path("missing.svm"))
+
+    def test_no_input(self):
+        self.assert_refused()
+
+
+if __name__ == "__main__":
+    unittest.main()
