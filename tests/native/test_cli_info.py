@@ -18,14 +18,18 @@ def models_dir():
         path = os.path.normpath(os.path.join(DATA, rel))
         if os.path.isfile(os.path.join(path, "v1_minimal.safetensors")):
             return path
-    raise unittest.SkipTest(f"model fixtures not found under INDUCTIVE_TEST_DATA={DATA!r}")
+    raise RuntimeError(f"model fixtures not found under INDUCTIVE_TEST_DATA={DATA!r}")
 
 
 def info(path):
     return subprocess.run([CLI, "info", path], capture_output=True, text=True, timeout=60)
 
 
-@unittest.skipUnless(CLI, "INDUCTIVE_CLI is not set (ctest sets it)")
+def setUpModule():
+    if not CLI:
+        raise RuntimeError("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
+
+
 class InfoCommand(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

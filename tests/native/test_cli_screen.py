@@ -20,7 +20,7 @@ KEYS = ("n", "d", "loss", "penalty", "lambda", "fraction_screened", "n_kept", "n
 
 def setUpModule():
     if not CLI:
-        raise unittest.SkipTest("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
+        raise RuntimeError("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
 
 
 class ScreenCase(unittest.TestCase):

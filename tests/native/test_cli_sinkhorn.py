@@ -20,7 +20,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 def setUpModule():
     if not CLI:
-        raise unittest.SkipTest("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
+        raise RuntimeError("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
 
 
 def machine_has_nvidia_gpu():

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, type HeadFitReport, type OtkeModel } from '../src/index.js';
 import {
-  classNames, editModel, haveModel, labelledPromoters, modelBytes, readSafetensors, writeModel,
+  classNames, editModel, labelledPromoters, modelBytes, readSafetensors, writeModel,
 } from './support/otke.js';
 
 const ind = await init();
@@ -28,7 +28,7 @@ function accuracy(model: OtkeModel, sequences: string[], labels: string[]): numb
   return pred.labels.filter((l, i) => l === labels[i]).length / sequences.length;
 }
 
-describe.skipIf(!haveModel)('fitHead on the default model', () => {
+describe('fitHead on the default model', () => {
   let data: ReturnType<typeof labelledPromoters>;
   let model: OtkeModel;
   // A handful of labelled sequences: for each class, the first 2 the committed head gets wrong and 2 it gets right.

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, type OtkeModel } from '../src/index.js';
 import {
-  classNames, dnaKmers, editModel, haveModel, labelledPromoters, modelBytes, readNpy, readSafetensors, REFERENCE_PATH,
+  classNames, dnaKmers, editModel, labelledPromoters, modelBytes, readNpy, readSafetensors, REFERENCE_PATH,
   referenceSequences,
 } from './support/otke.js';
 
@@ -21,7 +21,7 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return d;
 }
 
-describe.skipIf(!haveModel)('the default OTKE model', () => {
+describe('the default OTKE model', () => {
   let model: OtkeModel;
   beforeAll(() => {
     model = ind.loadOtkeModel(modelBytes());
@@ -132,10 +132,9 @@ describe.skipIf(!haveModel)('the default OTKE model', () => {
 });
 
 // The committed model's positional bandwidth, known before the tests are collected.
-const committedSigma = haveModel
-  ? Number((readSafetensors(modelBytes()).config.pooling as { sigma_pos?: number }).sigma_pos ?? 0) : 0;
+const committedSigma = Number((readSafetensors(modelBytes()).config.pooling as { sigma_pos?: number }).sigma_pos ?? 0);
 
-describe.skipIf(!haveModel)('transport plans', () => {
+describe('transport plans', () => {
   const seqs = referenceSequences().slice(0, 3).map((s, i) => s.slice(0, s.length - 7 * i));  // 3 lengths
   let weighted: OtkeModel;  // as committed (positional weighting or not)
   let plain: OtkeModel;     // the same model without positional weighting

@@ -12,7 +12,7 @@ export const MODEL_PATH = process.env.INDUCTIVE_OTKE_MODEL ?? repo('data/models/
 /** Embeddings of REFERENCE_SEQUENCES written by the native CLI (`inductive otke embed`), next to the model. */
 export const REFERENCE_PATH = MODEL_PATH.replace(/\.safetensors$/, '.reference.npy');
 export const haveModel = existsSync(MODEL_PATH);
-if (!haveModel) console.warn(`otke tests: skipping the default-model suites: ${MODEL_PATH} is absent`);
+if (!haveModel) throw new Error(`otke tests: ${MODEL_PATH} is missing (committed default model)`);
 
 export const modelBytes = (): Uint8Array => new Uint8Array(readFileSync(MODEL_PATH));
 
