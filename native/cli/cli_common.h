@@ -10,5 +10,6 @@ namespace inductive::cli {
 void add_info_command(CLI::App& app);
 void add_sinkhorn_command(CLI::App& app);
 void add_screen_command(CLI::App& app);
+void add_path_command(CLI::App& app);
 
 }  // namespace inductive::cli

@@ -23,7 +23,9 @@ def setUpModule():
         raise RuntimeError("INDUCTIVE_CLI is not set (ctest sets it to the built CLI)")
 
 
-class ScreenCase(unittest.TestCase):
+class CliCase(unittest.TestCase):
+    """Writes a small separable-ish LIBSVM problem; runs `inductive <command>` in a temp dir."""
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="inductive-cli-screen-")
         self.addCleanup(shutil.rmtree, self.dir)
@@ -43,13 +45,15 @@ class ScreenCase(unittest.TestCase):
             out.write(text)
         return self.path(name)
 
-    def run_cli(self, *args):
-        return subprocess.run([CLI, "screen", *args], capture_output=True, text=True, timeout=120, cwd=self.dir)
+    command = "screen"
 
-    def assert_refused(self, *args):
+    def run_cli(self, *args):
+        return subprocess.run([CLI, self.command, *args], capture_output=True, text=True, timeout=120, cwd=self.dir)
+
+    def assert_refused(self, *args, extra=("--compressed", "compressed.svm")):
         out = self.path("bad.json")
         before = sorted(os.listdir(self.dir))
-        r = self.run_cli(*args, "--out", out)
+        r = self.run_cli(*args, *extra, "--out", out)
         self.assertEqual(r.returncode, 2, r.stderr)
         lines = r.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
@@ -58,6 +62,8 @@ class ScreenCase(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.dir)), before)  # no temp leftovers either
         return lines[0]
 
+
+class ScreenCase(CliCase):
     def test_squared_hinge_l2_screens_safely(self):
         out, kept, scores = self.path("r.json"), self.path("kept.npy"), self.path("scores.npy")
         r = self.run_cli("--libsvm", self.data, "--loss", "squared_hinge", "--penalty", "l2", "--lambda", "0.01",
@@ -119,6 +125,78 @@ class ScreenCase(unittest.TestCase):
 
     def test_no_input(self):
         self.assert_refused()
+
+    def test_compressed_dataset_keeps_the_optimum(self):
+        """The kept samples, written as LIBSVM, give the same solution as the full data (the point of safety)."""
+        out, kept, comp = self.path("r.json"), self.path("kept.npy"), self.path("kept.svm")
+        r = self.run_cli("--libsvm", self.data, "--lambda", "0.01", "--tol", "1e-9", "--out", out, "--kept", kept,
+                         "--compressed", comp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            full = json.load(f)
+        k = np.load(kept)
+        with open(comp) as f:
+            rows = [line for line in f if line.strip()]
+        self.assertEqual(len(rows), full["n_kept"])
+        self.assertLess(full["n_kept"], self.n)
+        with open(self.data) as f:
+            original = f.read().splitlines()
+        for line, i in zip(rows, k):  # same labels, same values (float32 storage)
+            a, b = line.split(), original[i].split()
+            self.assertEqual(float(a[0]), float(b[0]))
+            va = {kv.split(":")[0]: float(kv.split(":")[1]) for kv in a[1:]}
+            vb = {kv.split(":")[0]: float(kv.split(":")[1]) for kv in b[1:]}
+            self.assertEqual(va.keys(), vb.keys())
+            for key in va:
+                self.assertAlmostEqual(va[key], vb[key], delta=1e-6 * max(1, abs(vb[key])))
+
+
+class PathCase(CliCase):
+    """`inductive path`: the same data/problem options, a lambda grid solved with and without screening."""
+
+    command = "path"
+
+    def test_path_with_and_without_screening_agree(self):
+        out = self.path("p.json")
+        r = self.run_cli("--libsvm", self.data, "--lambda-max", "1", "--ratio", "0.001", "--count", "8",
+                         "--tol", "1e-8", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("lambda 8/8", r.stderr)  # progress per lambda
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual(len(report["points"]), 8)
+        np.testing.assert_allclose(report["lambdas"], np.geomspace(1, 0.001, 8), rtol=1e-12)
+        for p in report["points"]:
+            self.assertTrue(p["converged"])
+            self.assertTrue(p["without_screening"]["converged"])
+            self.assertTrue(p["objectives_agree"], p)
+            self.assertGreaterEqual(p["fraction_screened"], 0)
+        # Small lambdas fit the separable-ish data: many samples sit in the flat region and are screened.
+        self.assertGreater(report["points"][-1]["fraction_screened"], 0.2)
+        self.assertGreater(report["seconds_without_screening"], 0)
+        self.assertGreater(report["speedup"], 0)
+
+    def test_explicit_lambdas_and_screening_only(self):
+        out = self.path("p.json")
+        r = self.run_cli("--libsvm", self.data, "--lambdas", "0.5,0.05,0.005", "--screening-only",
+                         "--loss", "safe_logistic", "--penalty", "l1", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual(report["lambdas"], [0.5, 0.05, 0.005])
+        self.assertEqual(report["penalty"], "l1")
+        self.assertNotIn("without_screening", report["points"][0])
+
+    def test_bad_lambda_lists(self):
+        for bad in ("0.1,x", "0.1,-1", "", "1,,2"):
+            msg = self.assert_refused("--libsvm", self.data, "--lambdas", bad, extra=())
+            self.assertIn("--lambdas", msg)
+        self.assert_refused("--libsvm", self.data, "--ratio", "2", extra=())
+        self.assert_refused("--libsvm", self.data, "--count", "0", extra=())
+
+    def test_missing_file_and_bad_loss(self):
+        self.assert_refused("--libsvm", self.path("missing.svm"), extra=())
+        self.assert_refused("--libsvm", self.data, "--loss", "nope", extra=())
 
 
 if __name__ == "__main__":

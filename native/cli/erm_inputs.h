@@ -1,0 +1,49 @@
+// native/cli/erm_inputs.h - the data and problem options `inductive screen` and `inductive path` share: where the
+// samples come from (LIBSVM or CSV), how labels become +-1, and the loss / penalty / intercept of the ERM problem.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "inductive/screening.h"
+
+namespace inductive::cli {
+
+struct ErmArgs {
+  std::string libsvm, csv;
+  int label_column = -1;
+  bool header = false;
+  double one_vs_rest = 0;
+  CLI::Option* one_vs_rest_option = nullptr;  // set by add_erm_options; count() > 0 when given
+  std::string loss = "squared_hinge";
+  double mu = 0.0;
+  std::string penalty = "l2";
+  double l1_ratio = 0.5;
+  bool intercept = false;
+  double tol = 1e-6;
+  int max_epochs = 1000;
+};
+
+// Adds --libsvm/--csv/--label-column/--header/--one-vs-rest/--loss/--mu/--penalty/--l1-ratio/--intercept/--tol/
+// --max-epochs to `cmd`, bound to `args` (which must outlive the app).
+void add_erm_options(CLI::App* cmd, ErmArgs& args);
+
+// The dataset and the problem built on it (problem.x points into data; lambda is left to the caller).
+struct ErmInput {
+  Dataset data;
+  ErmProblem problem;
+  std::string source;
+};
+
+// Validates the cheap arguments first, then reads the data and builds the problem. Throws inductive::Error.
+ErmInput load_erm_input(const ErmArgs& args);
+
+// Solver options from the arguments, with a progress line on stderr every `every` epochs (none when every <= 0).
+SolverOptions erm_solver_options(const ErmArgs& args, int every = 10);
+
+// The samples with keep[i] != 0 in LIBSVM format (1-based indices, original labels), for compressed datasets.
+std::string kept_samples_libsvm(const Dataset& data, const std::vector<int>& rows);
+
+}  // namespace inductive::cli
