@@ -3,10 +3,8 @@
 // Only translation lives here: arguments arrive as numbers and pointers into wasm memory that the TS layer
 // filled, results are written to buffers it allocated, and errors come back as data.
 //
-// Errors: every entry point runs under `guarded`, which catches everything and records {code, message} for
-// lastErrorCode()/lastErrorMessage(). We return a status instead of throwing a JS Error from C++ because a JS
-// throw unwinds through wasm frames without running C++ destructors (the exception object and any string
-// alive at that point leak), whereas returning from the catch block cleans up normally.
+// Errors: every entry point runs under `guarded` (guarded.h) and reports failure as data. Screening lives in
+// bindings_screening.cpp.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -28,40 +26,12 @@
 #include "inductive/otke.h"
 #include "inductive/sinkhorn.h"
 #include "inductive/version.h"
+#include "guarded.h"
 
 namespace {
 
-// The last failure, read by the TS layer right after a call reports one. Static storage: no growth per error.
-std::string g_error_code;
-std::string g_error_message;
-
-// Runs `body`; returns true on success, false after recording why it failed.
-template <typename F>
-bool guarded(F&& body) {
-  try {
-    body();
-    return true;
-  } catch (const inductive::Error& e) {
-    g_error_code = inductive::error_code_name(e.code());
-    g_error_message = e.what();
-  } catch (const std::bad_alloc&) {
-    // Not a core ErrorCode: wasm memory is capped (2 GiB), so this is a limit the caller can act on.
-    g_error_code = "out_of_memory";
-    g_error_message = "inductive: out of wasm memory (the heap cannot grow past 2 GiB); use smaller batches";
-  } catch (const std::exception& e) {
-    g_error_code = "internal";
-    g_error_message = std::string("inductive: unexpected error: ") + e.what();
-  } catch (...) {
-    g_error_code = "internal";
-    g_error_message = "inductive: unexpected non-standard exception";
-  }
-  return false;
-}
-
-template <typename T>
-T* ptr(uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
+using inductive::wasm::guarded;
+using inductive::wasm::ptr;
 
 // One batched Sinkhorn call. Addresses are byte offsets in wasm memory; 0 means "absent" (n/p: all full
 // length, a/b: uniform, outputs other than plan: not wanted). Layouts are those of inductive/sinkhorn.h.
@@ -338,8 +308,8 @@ class OtkeHandle {
   std::vector<uint8_t> bytes_;
 };
 
-std::string last_error_code() { return g_error_code; }
-std::string last_error_message() { return g_error_message; }
+std::string last_error_code() { return inductive::wasm::last_error().code; }
+std::string last_error_message() { return inductive::wasm::last_error().message; }
 std::string version() { return inductive::version(); }
 std::string producer() { return inductive::producer(); }
 std::string simd_kernel() { return inductive::sinkhorn_kernel_name(); }

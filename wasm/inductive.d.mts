@@ -1,5 +1,6 @@
-// Types of the emscripten factory built from wasm/bindings.cpp (written by hand: em++ 3.1.6 has no --emit-tsd).
-// Keep in sync with EMSCRIPTEN_BINDINGS in bindings.cpp. Addresses are byte offsets into wasm memory.
+// Types of the emscripten factory built from wasm/bindings.cpp and wasm/bindings_screening.cpp (written by hand:
+// em++ 3.1.6 has no --emit-tsd). Keep in sync with their EMSCRIPTEN_BINDINGS. Addresses are byte offsets into wasm
+// memory.
 
 export interface SinkhornCall {
   cost: number; n: number; p: number; a: number; b: number;
@@ -55,6 +56,34 @@ export interface OtkeHandle {
   isDeleted(): boolean;
 }
 
+/**
+ * DatasetHandle.screen: `options` is a JSON object (camelCase keys: loss, mu, penalty, l1Ratio, lambda, intercept,
+ * tol, maxEpochs, dynamic, positive, gapEvery; unknown keys refused). Outputs optional (address 0): screened [n]
+ * (u8 0/1), scores [n] (f32, > 0: screened by the static test at the solution), margins [n] (f32, a_i^T w + b),
+ * coefficients [p + 1] (f32, w then b).
+ */
+export interface ScreenCall {
+  options: string;
+  screened: number; scores: number; margins: number; coefficients: number;
+}
+
+/** Owns one parsed dataset (features + raw labels) in wasm memory; call delete() when done. */
+export interface DatasetHandle {
+  /** Parses LIBSVM or CSV text (gzip allowed) in [address, address + size); options JSON: csv {header,
+   * labelColumn, delimiter}. False on failure. */
+  loadText(address: number, size: number, format: string, options: string): boolean;
+  /** Dense row-major x [n, p] (f32) and labels/targets y [n] (f32). False on failure. */
+  loadDense(x: number, n: number, p: number, y: number): boolean;
+  /** JSON {n, p, nnz, sparse, labels (distinct values, at most 64, else null), yMin, yMax}; "" when empty. */
+  describe(): string;
+  /** Solves and screens; the JSON report, "" on failure. `progress` after each gap check: return false to stop. */
+  screen(call: ScreenCall,
+    progress: ((epoch: number, primal: number, dual: number, gap: number, nActive: number) => boolean | undefined)
+      | undefined): string;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
 export interface InductiveModule {
   // Views on wasm memory. They are replaced (the old ones detached) whenever memory grows: read them afresh
   // after any call that may allocate.
@@ -68,6 +97,8 @@ export interface InductiveModule {
   sinkhornBatch(call: SinkhornCall): boolean;
   /** An empty OTKE model handle (see OtkeHandle). */
   OtkeHandle: new () => OtkeHandle;
+  /** An empty dataset handle for safe sample screening (see DatasetHandle). */
+  DatasetHandle: new () => DatasetHandle;
   /** JSON describing the model file in [address, address + size); "" on failure. */
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;

@@ -50,23 +50,12 @@ void run(const ScreenArgs& args) {
   options.dynamic_screening = !args.no_dynamic;
   options.validate();
 
-  SolveResult fit = solve_erm(problem, options);
-
-  // Static screening at the solution (certified regions only); combined with what dynamic screening removed.
-  ScreenResult stat = screen_samples(problem, fit.x, ScreenOptions{});
-  const int n = problem.n();
-  std::vector<uint8_t> screened(n, 0);
-  int n_dynamic = 0;
-  for (int i = 0; i < n; ++i) {
-    const bool dyn = i < static_cast<int>(fit.removed_at.size()) && fit.removed_at[i] >= 0;
-    if (dyn) ++n_dynamic;
-    screened[i] = (dyn || stat.screened[i] != 0) ? 1 : 0;
-  }
-  std::vector<int32_t> kept;
-  for (int i = 0; i < n; ++i) {
-    if (!screened[i]) kept.push_back(i);
-  }
-  const int n_removed = n - static_cast<int>(kept.size());
+  const SolveAndScreenResult result = solve_and_screen(problem, options);
+  const SolveResult& fit = result.fit;
+  const ScreenResult& stat = result.at_solution;
+  const std::vector<int32_t>& kept = result.kept;
+  const int n = problem.n(), n_removed = result.n_screened, n_dynamic = result.n_dynamic;
+  const std::vector<uint8_t>& screened = result.screened;
 
   nlohmann::json report = {
       {"input", source},

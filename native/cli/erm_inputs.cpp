@@ -58,13 +58,8 @@ ErmInput load_erm_input(const ErmArgs& args) {
 
   ErmProblem& problem = in.problem;
   problem.x = in.data.x.get();
-  if (args.one_vs_rest_option && args.one_vs_rest_option->count() > 0) {
-    problem.y = one_vs_rest(in.data.y, args.one_vs_rest);
-  } else if (loss.is_classification()) {
-    problem.y = to_signed_labels(in.data.y);
-  } else {
-    problem.y = in.data.y;
-  }
+  const bool ovr = args.one_vs_rest_option && args.one_vs_rest_option->count() > 0;
+  problem.y = erm_targets(in.data.y, loss.is_classification(), ovr ? &args.one_vs_rest : nullptr);
   problem.loss = loss;
   problem.penalty = penalty;
   problem.intercept = args.intercept;

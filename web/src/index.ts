@@ -4,6 +4,7 @@
 //   const ind = await init();
 //   const { plan } = ind.sinkhorn(cost, n, p, { eps: 0.5 });
 //   const model = ind.loadOtkeModel(bytes);  const { probabilities } = model.predict(['ACGT...']);
+//   const data = ind.loadDataset(text, { format: 'libsvm' });  const { kept } = data.screen({ lambda: 0.1 });
 export { init, type Inductive } from './inductive.js';
 export type { InitOptions } from './load.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
@@ -15,3 +16,7 @@ export {
   OtkeModel, type OtkeConfig, type OtkeEmbeddings, type OtkeTransportPlans, type OtkePrediction, type SetShape,
   type EmbedOptions, type FitHeadOptions, type HeadFitReport, type ProgressCallback,
 } from './otke.js';
+export {
+  ScreeningDataset, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
+  type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
+} from './screening.js';

@@ -5,6 +5,9 @@ import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
 import { loadOtkeModel, type OtkeModel } from './otke.js';
 import {
+  datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset,
+} from './screening.js';
+import {
   sinkhornBatch, sinkhornOne, type SinkhornBatchResult, type SinkhornBatchShape, type SinkhornOptions,
   type SinkhornResult,
 } from './sinkhorn.js';
@@ -32,6 +35,13 @@ export interface Inductive {
    * usable after this instance is disposed.
    */
   loadOtkeModel(bytes: Uint8Array): OtkeModel;
+  /**
+   * Parses a dataset for safe sample screening: LIBSVM or CSV text, as a string or as bytes (gzip allowed). The
+   * dataset owns wasm memory: dispose() it when done. Malformed input throws InductiveError naming the line.
+   */
+  loadDataset(text: string | Uint8Array, options: LoadDatasetOptions): ScreeningDataset;
+  /** A dataset for safe sample screening from dense row-major features x [n, p] and labels/targets y [n]. */
+  datasetFromArrays(x: Float32Array, n: number, p: number, y: Float32Array): ScreeningDataset;
   /** Releases the wasm instance; every later call throws InductiveError('backend'). Idempotent. */
   dispose(): void;
 }
@@ -76,8 +86,17 @@ class Instance implements Inductive {
     return loadOtkeModel(this.#live('loadOtkeModel'), bytes);
   }
 
+  loadDataset(text: string | Uint8Array, options: LoadDatasetOptions): ScreeningDataset {
+    return loadDataset(this.#live('loadDataset'), text, options);
+  }
+
+  datasetFromArrays(x: Float32Array, n: number, p: number, y: Float32Array): ScreeningDataset {
+    return datasetFromArrays(this.#live('datasetFromArrays'), x, n, p, y);
+  }
+
   // The instance holds no per-call wasm memory (each call frees its block), so dropping the module is all it
-  // takes: the garbage collector then reclaims the wasm memory once no OtkeModel refers to it either.
+  // takes: the garbage collector then reclaims the wasm memory once no OtkeModel or ScreeningDataset refers to it
+  // either.
   dispose(): void {
     this.#module = null;
   }

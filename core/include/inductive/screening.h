@@ -20,5 +20,6 @@
 #include "inductive/screening/problem.h"
 #include "inductive/screening/screen.h"
 #include "inductive/screening/screening_rules.h"
+#include "inductive/screening/solve_and_screen.h"
 #include "inductive/screening/solver.h"
 #include "inductive/screening/verify.h"

@@ -9,7 +9,16 @@ namespace inductive {
 
 std::vector<double> one_vs_rest(const std::vector<double>& labels, double positive) {
   std::vector<double> y(labels.size());
-  for (size_t i = 0; i < labels.size(); ++i) y[i] = labels[i] == positive ? 1.0 : -1.0;
+  size_t n_positive = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    y[i] = labels[i] == positive ? 1.0 : -1.0;
+    n_positive += labels[i] == positive;
+  }
+  // A label that never occurs (a typo, 10 on digits) would silently make every sample negative.
+  INDUCTIVE_CHECK(n_positive > 0, ErrorCode::kInvalidArgument, "labels: one-vs-rest label ", positive,
+                  " does not occur in the ", labels.size(), " labels");
+  INDUCTIVE_CHECK(n_positive < labels.size(), ErrorCode::kInvalidArgument, "labels: every label is ", positive,
+                  ": one-vs-rest needs at least one other label");
   return y;
 }
 
@@ -23,6 +32,12 @@ std::vector<double> to_signed_labels(const std::vector<double>& labels) {
   std::vector<double> y(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) y[i] = labels[i] == values[1] ? 1.0 : -1.0;
   return y;
+}
+
+std::vector<double> erm_targets(const std::vector<double>& labels, bool classification, const double* positive) {
+  if (positive != nullptr) return one_vs_rest(labels, *positive);
+  if (classification) return to_signed_labels(labels);
+  return labels;
 }
 
 }  // namespace inductive

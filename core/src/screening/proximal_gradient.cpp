@@ -88,15 +88,16 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
       const double radius = std::sqrt(2.0 * own.certified() / kappa);
       const auto removed = run.screen_ball(x.t, radius, x.x.norm(), epoch);
       if (!removed.empty()) {
-        // The objective is now the reduced one: refresh its value, restart the momentum from x, and forget the
-        // bounds of the old objective.
+        // The objective is now the reduced one (same minimiser): refresh the values at x and at the extrapolated
+        // point y, and forget the bounds of the old objective. The momentum is kept: restarting it at every
+        // removal made screening cost more epochs than it saved (digits, elastic net: 523 vs 275); the gradient
+        // restart below still drops it whenever a step goes against it.
         for (int i : removed) {
           x.smooth -= loss.value(x.t[i]) / n;
+          y.smooth -= loss.value(y.t[i]) / n;
           nu[i] = best_nu[i] = 0.0;
         }
         fx = x.smooth + problem.lambda * pen.value(x.x);
-        tk = 1.0;
-        y = x;
         best_primal = fx;
         best_x = x.x;
         best_dual = -std::numeric_limits<double>::infinity();

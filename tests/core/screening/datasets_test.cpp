@@ -163,6 +163,8 @@ TEST(MnistIdx, ReadsImagesScaledAndLabels) {
 
 TEST(Labels, OneVsRestAndSignedLabels) {
   EXPECT_EQ(one_vs_rest({9, 1, 9, 0}, 9), (std::vector<double>{1, -1, 1, -1}));
+  expect_error([] { one_vs_rest({9, 1, 9, 0}, 10); }, ErrorCode::kInvalidArgument, "one-vs-rest label 10 does not occur in the 4 labels");
+  expect_error([] { one_vs_rest({9, 9}, 9); }, ErrorCode::kInvalidArgument, "every label is 9");
   EXPECT_EQ(to_signed_labels({0, 1, 1, 0}), (std::vector<double>{-1, 1, 1, -1}));
   EXPECT_EQ(to_signed_labels({2, 1}), (std::vector<double>{1, -1}));
   EXPECT_EQ(to_signed_labels({-1, 1}), (std::vector<double>{-1, 1}));

@@ -6,10 +6,12 @@ import { mountPanels, type PanelDef } from './panels';
 import { SolverClient } from './solver_client';
 import { mountOtPanel } from './ot/panel';
 import { mountOtkePanel } from './otke/panel';
+import { mountScreeningPanel } from './screening/panel';
 
 const PANELS: PanelDef[] = [
   { id: 'ot', title: 'Optimal transport', mount: mountOtPanel },
   { id: 'otke', title: 'Sequences (OTKE)', mount: mountOtkePanel },
+  { id: 'screening', title: 'Screening', mount: mountScreeningPanel },
 ];
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' });

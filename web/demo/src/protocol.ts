@@ -137,9 +137,91 @@ export type OtkeRequest =
 export type OtkeResponse =
   | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeResetHeadResponse | OtkeSaveResponse;
 
+// ---- Safe sample screening ----------------------------------------------------------------------------------
+// The worker keeps one dataset per source (the bundled ones are loaded on first use; a dropped file replaces the
+// previous one) and screens it with the settings of each run request.
+
+export type ScreeningSourceId = 'digits' | 'breast-cancer' | 'interval' | 'file';
+
+/** What the library says about a loaded dataset. */
+export interface ScreeningDatasetInfo {
+  source: ScreeningSourceId;
+  /** A file name or the bundled set's. */
+  name: string;
+  n: number;
+  p: number;
+  nnz: number;
+  sparse: boolean;
+  /** Distinct label values (null: more than 64, regression targets). */
+  labels: number[] | null;
+}
+
+/** Parses a dropped file (LIBSVM or CSV, gzip allowed); it becomes the 'file' source. */
+export interface ScreeningLoadFileRequest {
+  method: 'screening-load-file';
+  name: string;
+  bytes: Uint8Array;
+  format: 'libsvm' | 'csv';
+  /** CSV: skip the first line. */
+  header: boolean;
+}
+
+export interface ScreeningLoadFileResponse {
+  method: 'screening-load-file';
+  dataset: ScreeningDatasetInfo;
+}
+
+/** Solves and screens one source with these settings (passed to ScreeningDataset.screen as they are). */
+export interface ScreeningRunRequest {
+  method: 'screening-run';
+  source: ScreeningSourceId;
+  /** The synthetic interval-regression set's seed. */
+  seed: number;
+  loss: string;
+  penalty: string;
+  lambda: number;
+  /** Sent only for the losses that have one. */
+  mu: number | null;
+  intercept: boolean;
+  /** One-vs-rest: this label becomes +1, every other -1. */
+  positive: number | null;
+  tol: number;
+  maxEpochs: number;
+}
+
+export interface ScreeningRunResponse {
+  method: 'screening-run';
+  dataset: ScreeningDatasetInfo;
+  fractionScreened: number;
+  nScreened: number;
+  nDynamic: number;
+  nStatic: number;
+  epochs: number;
+  converged: boolean;
+  gap: number | null;
+  primal: number | null;
+  solveSeconds: number;
+  screenSeconds: number;
+  /** Per gap check: epoch and active samples (the fraction screened is 1 - active / n) and the gap. */
+  historyEpoch: Int32Array;
+  historyActive: Int32Array;
+  historyGap: Float64Array;
+  /** Per sample: screened (0/1), the static score at the solution (> 0: screened by it), a_i^T w + b. */
+  screened: Uint8Array;
+  scores: Float32Array;
+  margins: Float32Array;
+  coefficients: Float32Array;
+  intercept: number;
+  /** Wall time of load (first use) + screen in the worker. */
+  computeMs: number;
+}
+
+export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest;
+export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse;
+
 /** Add more methods here as panels are added: the union keeps the worker's dispatch exhaustive. */
-export type SolveRequest = OtRequest | OtkeRequest;
-export type SolveResponse = OtResponse | OtkeResponse;
+export type SolveRequest = OtRequest | OtkeRequest | ScreeningRequest;
+export type SolveResponse = OtResponse | OtkeResponse | ScreeningResponse;
 export type ResponseFor<R extends SolveRequest> = Extract<SolveResponse, { method: R['method'] }>;
 
 export interface LibraryInfo {

@@ -1,11 +1,13 @@
 // The solver worker: owns the one wasm instance of the page and runs every computation, so the UI thread never
 // blocks on Sinkhorn however small eps gets. Requests are answered one by one, each with its own id. The OTKE
-// panel's requests (and its models) are handled in otke/worker_otke.ts.
+// panel's requests (and its models) are handled in otke/worker_otke.ts, the screening panel's (and its datasets)
+// in screening/worker_screening.ts.
 
 import { init, InductiveError, type Inductive } from 'inductive';
 import type { ErrorInfo, FromWorker, OtRequest, OtResponse, SolveRequest, SolveResponse, ToWorker } from './protocol';
 import { squaredDistances } from './ot/cost';
 import { otkeTransferables, solveOtke } from './otke/worker_otke';
+import { screeningTransferables, solveScreening } from './screening/worker_screening';
 
 function post(message: FromWorker, transfer: Transferable[] = []): void {
   self.postMessage(message, { transfer });
@@ -58,6 +60,9 @@ function solve(ind: Inductive, request: SolveRequest): SolveResponse | Promise<S
     case 'otke-reset-head':
     case 'otke-save':
       return solveOtke(ind, request);
+    case 'screening-load-file':
+    case 'screening-run':
+      return solveScreening(ind, request);
     default: {
       // Reached only if a panel sends a method this worker does not know yet (the page and worker disagree).
       const unknown: { method: string } = request;
@@ -68,7 +73,13 @@ function solve(ind: Inductive, request: SolveRequest): SolveResponse | Promise<S
 
 /** Output buffers handed to the page without a copy (each response owns its arrays). */
 function transferables(response: SolveResponse): Transferable[] {
-  return response.method === 'ot' ? [response.plan.buffer as ArrayBuffer] : otkeTransferables(response);
+  switch (response.method) {
+    case 'ot': return [response.plan.buffer as ArrayBuffer];
+    case 'screening-load-file':
+    case 'screening-run':
+      return screeningTransferables(response);
+    default: return otkeTransferables(response);
+  }
 }
 
 self.addEventListener('message', async (event: MessageEvent<ToWorker>) => {

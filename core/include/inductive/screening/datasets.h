@@ -73,5 +73,9 @@ std::vector<double> one_vs_rest(const std::vector<double>& labels, double positi
 // Two-valued labels to -1/+1: the smaller value becomes -1 (so 0/1, -1/+1, 1/2 all map as expected). Throws when
 // the labels take one value or more than two.
 std::vector<double> to_signed_labels(const std::vector<double>& labels);
+// The targets of an ERM problem from raw labels: one_vs_rest(labels, *positive) when `positive` is given, else
+// to_signed_labels for classification losses, else the labels themselves (regression).
+std::vector<double> erm_targets(const std::vector<double>& labels, bool classification,
+                                const double* positive = nullptr);
 
 }  // namespace inductive

@@ -1,0 +1,258 @@
+// Embind bindings of safe sample screening (core: inductive/screening.h, thesis ch. 4). Translation only: a
+// DatasetHandle owns one parsed dataset (LIBSVM / CSV text, gzip or not, or dense arrays); `screen` builds the
+// ERM problem from JSON options, runs the core's solve_and_screen, writes per-sample outputs into buffers the TS
+// layer allocated and returns a JSON report. Errors are data (guarded.h).
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "guarded.h"
+#include "inductive/error.h"
+#include "inductive/screening.h"
+
+namespace {
+
+using inductive::ErrorCode;
+using inductive::wasm::guarded;
+using inductive::wasm::ptr;
+using nlohmann::json;
+
+// Non-finite doubles become null (JSON has no inf/nan).
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Options of one screening run, from the TS layer's JSON (camelCase; every key optional, unknown keys refused).
+struct ScreenSettings {
+  inductive::Loss loss = inductive::Loss::squared_hinge();
+  inductive::Penalty penalty = inductive::Penalty::l2();
+  double lambda = 0.1;
+  bool intercept = false;
+  bool has_positive = false;
+  double positive = 0;
+  inductive::SolverOptions solver;
+};
+
+ScreenSettings parse_settings(const std::string& text) {
+  const json j = json::parse(text);  // the TS layer writes it: a parse error is a bug there (-> internal)
+  INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "screen: options must be an object");
+  static const std::set<std::string> known = {"loss", "mu", "penalty", "l1Ratio", "lambda", "intercept",
+                                              "tol", "maxEpochs", "dynamic", "positive", "gapEvery"};
+  for (const auto& item : j.items()) {
+    INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '",
+                    item.key(), "'");
+  }
+  auto number = [&](const char* key, double fallback) {
+    if (!j.contains(key)) return fallback;
+    INDUCTIVE_CHECK(j[key].is_number(), ErrorCode::kInvalidArgument, "screen: option ", key,
+                    " must be a number: got ", j[key].dump());
+    return j[key].get<double>();
+  };
+  auto string = [&](const char* key, const char* fallback) {
+    if (!j.contains(key)) return std::string(fallback);
+    INDUCTIVE_CHECK(j[key].is_string(), ErrorCode::kInvalidArgument, "screen: option ", key,
+                    " must be a string: got ", j[key].dump());
+    return j[key].get<std::string>();
+  };
+  auto boolean = [&](const char* key, bool fallback) {
+    if (!j.contains(key)) return fallback;
+    INDUCTIVE_CHECK(j[key].is_boolean(), ErrorCode::kInvalidArgument, "screen: option ", key,
+                    " must be true or false: got ", j[key].dump());
+    return j[key].get<bool>();
+  };
+  auto integer = [&](const char* key, int fallback) {
+    const double v = number(key, fallback);
+    INDUCTIVE_CHECK(v == std::floor(v) && v >= 1 && v <= 1e9, ErrorCode::kInvalidArgument, "screen: option ", key,
+                    " must be an integer >= 1: got ", v);
+    return static_cast<int>(v);
+  };
+  ScreenSettings s;
+  s.loss = inductive::Loss::from_name(string("loss", "squared_hinge"), number("mu", 0.0));
+  s.loss.validate();
+  s.penalty = inductive::Penalty::from_name(string("penalty", "l2"), number("l1Ratio", 0.5));
+  s.penalty.validate();
+  s.lambda = number("lambda", 0.1);
+  INDUCTIVE_CHECK(std::isfinite(s.lambda) && s.lambda > 0, ErrorCode::kInvalidArgument,
+                  "screen: lambda must be a finite number > 0, got ", s.lambda);
+  s.intercept = boolean("intercept", false);
+  if (j.contains("positive") && !j["positive"].is_null()) {
+    s.has_positive = true;
+    s.positive = number("positive", 0);
+  }
+  s.solver.tol = number("tol", 1e-6);
+  s.solver.max_epochs = integer("maxEpochs", 1000);
+  s.solver.gap_every = integer("gapEvery", 1);
+  s.solver.dynamic_screening = boolean("dynamic", true);
+  s.solver.validate();
+  return s;
+}
+
+// Per-sample outputs, each optional (address 0): screened flags [n] (u8), static scores [n] (f32, > 0 <=>
+// screened by the static test at the solution), margins [n] (f32, a_i^T w + b: the fitted decision values /
+// predictions), coefficients [p + 1] (f32, w then the intercept b).
+struct ScreenCall {
+  std::string options = "{}";
+  uintptr_t screened = 0, scores = 0, margins = 0, coefficients = 0;
+};
+
+class DatasetHandle {
+ public:
+  // Text in [address, address + size) (gzip allowed); format "libsvm" or "csv"; options JSON: csv {header,
+  // labelColumn, delimiter}, libsvm {}.
+  bool load_text(uintptr_t address, size_t size, const std::string& format, const std::string& options) {
+    return guarded([&] {
+      const json o = json::parse(options);
+      std::vector<uint8_t> bytes(ptr<const uint8_t>(address), ptr<const uint8_t>(address) + size);
+      if (inductive::is_gzip(bytes.data(), bytes.size())) bytes = inductive::gunzip(bytes.data(), bytes.size(), format);
+      const std::string text(bytes.begin(), bytes.end());
+      inductive::Dataset d;
+      if (format == "libsvm") {
+        d = inductive::parse_libsvm(text, {}, "libsvm");
+      } else if (format == "csv") {
+        inductive::CsvOptions csv;
+        csv.header = o.value("header", false);
+        csv.label_column = o.value("labelColumn", -1);
+        const std::string delimiter = o.value("delimiter", std::string(","));
+        INDUCTIVE_CHECK(delimiter.size() == 1, ErrorCode::kInvalidArgument,
+                        "csv: delimiter must be one character: got '", delimiter, "'");
+        csv.delimiter = delimiter[0];
+        d = inductive::parse_csv(text, csv, "csv");
+      } else {
+        INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "loadDataset: format must be 'libsvm' or 'csv': got '", format,
+                       "'");
+      }
+      set(std::move(d));
+    });
+  }
+
+  // Dense row-major x [n, p] (f32) and labels/targets y [n] (f32).
+  bool load_dense(uintptr_t x, int n, int p, uintptr_t y) {
+    return guarded([&] {
+      INDUCTIVE_CHECK(n >= 1 && p >= 1, ErrorCode::kInvalidArgument, "loadDataset: no samples or no features, got ",
+                      n, " x ", p);
+      inductive::MatF values = inductive::CMapF(ptr<const float>(x), n, p);
+      inductive::Dataset d;
+      d.x = std::make_shared<inductive::DenseDesign>(std::move(values));  // checks NaN/Inf
+      d.y.assign(ptr<const float>(y), ptr<const float>(y) + n);
+      for (int i = 0; i < n; ++i) {
+        INDUCTIVE_CHECK(std::isfinite(d.y[i]), ErrorCode::kInvalidArgument, "loadDataset: label ", i,
+                        " is not finite: got ", d.y[i]);
+      }
+      set(std::move(d));
+    });
+  }
+
+  // {"n", "p", "nnz", "sparse", "labels": distinct label values (at most 64, else null), "yMin", "yMax"}.
+  std::string describe() const {
+    if (!data_.x) return "";
+    std::vector<double> values = data_.y;
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return json{{"n", data_.n()},
+                {"p", data_.p()},
+                {"nnz", data_.x->nnz()},
+                {"sparse", data_.x->is_sparse()},
+                {"labels", values.size() <= 64 ? json(values) : json(nullptr)},
+                {"yMin", values.empty() ? 0.0 : values.front()},
+                {"yMax", values.empty() ? 0.0 : values.back()}}
+        .dump();
+  }
+
+  // Solves and screens; `progress(epoch, primal, dual, gap, nActive)` after each gap check (return false to
+  // stop). The JSON report ("" on failure) holds the counts, objectives, timings and the solver's history.
+  std::string screen(const ScreenCall& c, emscripten::val progress) {
+    std::string report;
+    guarded([&] {
+      INDUCTIVE_CHECK(data_.x != nullptr, ErrorCode::kInvalidArgument, "screen: no dataset loaded in this handle");
+      ScreenSettings s = parse_settings(c.options);
+      inductive::ErmProblem problem;
+      problem.x = data_.x.get();
+      problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
+      problem.loss = s.loss;
+      problem.penalty = s.penalty;
+      problem.lambda = s.lambda;
+      problem.intercept = s.intercept;
+      problem.validate();
+      if (!progress.isUndefined()) {
+        s.solver.progress = [&](const inductive::SolverProgress& p) {
+          const emscripten::val keep = progress(p.epoch, p.primal, p.dual, p.gap, p.n_active);
+          return keep.isUndefined() || keep.as<bool>();
+        };
+      }
+      const inductive::SolveAndScreenResult r = inductive::solve_and_screen(problem, s.solver);
+      const int n = problem.n(), p = problem.features();
+      if (c.screened != 0) std::memcpy(ptr<uint8_t>(c.screened), r.screened.data(), static_cast<size_t>(n));
+      if (c.scores != 0) {
+        float* out = ptr<float>(c.scores);
+        for (int i = 0; i < n; ++i) out[i] = static_cast<float>(r.at_solution.score[i]);
+      }
+      const double b = r.fit.intercept(problem);
+      if (c.margins != 0) {
+        float* out = ptr<float>(c.margins);
+        for (int i = 0; i < n; ++i) out[i] = static_cast<float>(problem.x->row_dot(i, r.fit.x.data()) + b);
+      }
+      if (c.coefficients != 0) {
+        float* out = ptr<float>(c.coefficients);
+        for (int j = 0; j < p; ++j) out[j] = static_cast<float>(r.fit.x[j]);
+        out[p] = static_cast<float>(b);
+      }
+      report = json{{"n", n},
+                    {"p", p},
+                    {"loss", s.loss.name()},
+                    {"mu", s.loss.mu},
+                    {"penalty", s.penalty.name()},
+                    {"lambda", s.lambda},
+                    {"intercept", b},
+                    {"nScreened", r.n_screened},
+                    {"nDynamic", r.n_dynamic},
+                    {"nStatic", r.at_solution.n_screened},
+                    {"fractionScreened", r.fraction_screened()},
+                    {"epochs", r.fit.epochs},
+                    {"converged", r.fit.converged},
+                    {"cancelled", r.fit.cancelled},
+                    {"primal", num(r.fit.gap.primal)},
+                    {"dual", num(r.fit.gap.dual)},
+                    {"gap", num(r.fit.gap.gap)},
+                    {"solveSeconds", r.fit.seconds},
+                    {"screenSeconds", r.at_solution.seconds},
+                    {"history", {{"epoch", r.fit.history_epoch},
+                                 {"gap", r.fit.history_gap},
+                                 {"active", r.fit.history_active}}}}
+                   .dump();
+    });
+    return report;
+  }
+
+ private:
+  void set(inductive::Dataset d) {
+    INDUCTIVE_CHECK(d.n() >= 1 && d.p() >= 1, ErrorCode::kInvalidArgument,
+                    "loadDataset: no samples or no features, got ", d.n(), " x ", d.p());
+    data_ = std::move(d);
+  }
+  inductive::Dataset data_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(inductive_screening) {
+  emscripten::value_object<ScreenCall>("ScreenCall")
+      .field("options", &ScreenCall::options)
+      .field("screened", &ScreenCall::screened)
+      .field("scores", &ScreenCall::scores)
+      .field("margins", &ScreenCall::margins)
+      .field("coefficients", &ScreenCall::coefficients);
+  emscripten::class_<DatasetHandle>("DatasetHandle")
+      .constructor<>()
+      .function("loadText", &DatasetHandle::load_text)
+      .function("loadDense", &DatasetHandle::load_dense)
+      .function("describe", &DatasetHandle::describe)
+      .function("screen", &DatasetHandle::screen);
+}

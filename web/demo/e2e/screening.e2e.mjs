@@ -1,0 +1,176 @@
+// End-to-end test of the "Screening" panel of the built demo in Debian Chromium (playwright-core).
+//
+//   npm run build --workspace web/demo && npm run test:e2e --workspace web/demo   (runs every e2e script in turn)
+//
+// Serves web/demo/dist as plain static files (DEMO_DIST: another build folder; DEMO_URL: a running server), opens
+// the panel and checks what a user sees: digits 9 vs rest at lambda 1 screens exactly the samples the native CLI
+// screens (tests/data/screening), the three figures are drawn, lambda and mu change the outcome, the breast-cancer
+// and interval-regression sets run, a malformed dropped file shows the library's error code (and the page goes on
+// working), a valid dropped file is screened. Screenshots: build/screenshots/demo-screening*.png.
+
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
+
+const TIMEOUT_MS = 20_000;
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const REFERENCE = join(repoRoot, 'tests/data/screening/digits-9-vs-rest-lambda1.json');
+
+const log = (msg) => console.log(`screening e2e: ${msg}`);
+const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
+const text = async (page, id) => ((await byTestId(page, id).textContent()) ?? '').trim();
+const state = (page) => byTestId(page, 'screening-status').evaluate((el) => ({
+  state: el.dataset.state, seq: Number(el.dataset.seq), text: el.textContent, lambda: el.dataset.lambda,
+}));
+
+/** Waits until the panel's status settles (done or error) past `afterSeq`. */
+async function settled(page, afterSeq, what) {
+  try {
+    await page.waitForFunction((prev) => {
+      const el = document.querySelector('[data-testid="screening-status"]');
+      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+    }, afterSeq, { timeout: TIMEOUT_MS });
+  } catch {
+    const now = await state(page);
+    throw new CheckFailed(`${what}: no result within ${TIMEOUT_MS} ms (status: ${now.state}, "${now.text}")`);
+  }
+  return state(page);
+}
+
+/** The result the panel shows, checked for what every successful run must satisfy. */
+async function expectResult(page, what) {
+  const st = await state(page);
+  if (st.state === 'error') {
+    throw new CheckFailed(`${what}: error box shows ${await text(page, 'screening-error-code')}: ${await text(page, 'screening-error-message')}`);
+  }
+  check(st.state === 'done', `${what}: status should be "done", is "${st.state}"`);
+  check(await byTestId(page, 'screening-error').isHidden(), `${what}: the error box should be hidden`);
+  const fraction = Number(await byTestId(page, 'screening-fraction').getAttribute('data-value'));
+  const nScreened = Number(await byTestId(page, 'screening-n-screened').getAttribute('data-value'));
+  const shape = byTestId(page, 'screening-shape');
+  const n = Number(await shape.getAttribute('data-n'));
+  const p = Number(await shape.getAttribute('data-p'));
+  check(fraction >= 0 && fraction <= 1 && Math.abs(fraction - nScreened / n) < 1e-12,
+    `${what}: fraction ${fraction} should be screened / n = ${nScreened} / ${n}`);
+  const history = byTestId(page, 'screening-history');
+  check(await history.getAttribute('data-drawn') === 'true', `${what}: the history chart should be drawn`);
+  const dots = await history.locator('.fraction-dots circle').count();
+  check(dots === Number(await history.getAttribute('data-points')) && dots >= 3,
+    `${what}: the history chart should have a dot per gap check (${dots})`);
+  check(await history.locator('polyline.fraction-line').count() === 1, `${what}: the history line should be drawn`);
+  const bars = await byTestId(page, 'screening-histogram').locator('rect.bar-kept, rect.bar-screened').count();
+  log(`${what}: ${n} x ${p}, ${nScreened} screened (${(100 * fraction).toFixed(1)}%), ${dots} gap checks, ${bars} bars; `
+    + `${await text(page, 'screening-time')}`);
+  return { fraction, nScreened, n, p, dots, bars, seq: st.seq };
+}
+
+/** Moves the lambda slider to `step` (lambda = 10^(step/10) on the R10 series) as a user drag would. */
+async function setRange(page, id, value) {
+  await byTestId(page, id).evaluate((el, v) => {
+    el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, value);
+}
+
+async function run(page, url) {
+  const native = JSON.parse(await readFile(REFERENCE, 'utf8'));
+  await page.goto(`${url}#screening`);
+  check(await page.getByRole('tab', { name: 'Screening' }).getAttribute('aria-selected') === 'true',
+    'the "Screening" tab should exist and be selected by #screening');
+
+  // Digits 9 vs rest, squared hinge + L2, lambda 1: the native CLI's count, exactly.
+  let st = await settled(page, 0, 'digits');
+  const digits = await expectResult(page, 'digits 9 vs rest, lambda 1');
+  check(st.lambda === '1', `the first run should use lambda 1, used ${st.lambda}`);
+  check(digits.n === 1797 && digits.p === 64, `digits should be 1797 x 64, is ${digits.n} x ${digits.p}`);
+  check(digits.fraction > 0.5, `digits: more than half the samples should be screened, got ${digits.fraction}`);
+  check(digits.nScreened === native.n_removed,
+    `digits: the page screened ${digits.nScreened}, the native CLI ${native.n_removed} (tests/data/screening)`);
+  check(digits.bars >= 10, `digits: the score histogram should have many bars, has ${digits.bars}`);
+  check(await byTestId(page, 'screening-histogram').locator('rect.bar-screened').count() > 0
+    && await byTestId(page, 'screening-histogram').locator('rect.bar-kept').count() > 0,
+  'digits: the histogram should show screened and kept samples');
+  check(await byTestId(page, 'screening-picture').getAttribute('data-drawn') === 'false',
+    'digits: the interval picture is for the one-feature set only');
+  await page.screenshot({ path: join(shotDir, 'demo-screening-digits.png'), fullPage: true });
+
+  // A smaller lambda (0.1): a different fraction, and more screened (the dual gets sparser).
+  await setRange(page, 'screening-lambda', -10);
+  st = await settled(page, st.seq, 'lambda 0.1');
+  const smaller = await expectResult(page, 'digits, lambda 0.1');
+  check(st.lambda === '0.1', `the slider at step -10 should mean lambda 0.1, status says ${st.lambda}`);
+  check(smaller.fraction !== digits.fraction && smaller.fraction > digits.fraction,
+    `lambda 0.1 should screen more than lambda 1: ${smaller.fraction} vs ${digits.fraction}`);
+
+  // Breast cancer (standardised in the page's worker), intercept on.
+  await byTestId(page, 'screening-source').selectOption('breast-cancer');
+  st = await settled(page, st.seq, 'breast cancer');
+  const cancer = await expectResult(page, 'breast cancer');
+  check(cancer.n === 569 && cancer.p === 30, `breast cancer should be 569 x 30, is ${cancer.n} x ${cancer.p}`);
+  check(cancer.nScreened > 0, 'breast cancer: some samples should be screened');
+
+  // Interval regression: the 2-D picture, with screened and kept intervals and the fitted line.
+  await byTestId(page, 'screening-source').selectOption('interval');
+  st = await settled(page, st.seq, 'interval regression');
+  const interval = await expectResult(page, 'interval regression, mu 0.2');
+  const picture = byTestId(page, 'screening-picture');
+  check(await picture.getAttribute('data-drawn') === 'true', 'the interval picture should be drawn');
+  const easy = await picture.locator('.intervals .screened line').count();
+  const hard = await picture.locator('.intervals .kept line').count();
+  check(easy + hard === interval.n && easy === interval.nScreened && easy > 0 && hard > 0,
+    `the picture should draw ${interval.n} intervals, ${interval.nScreened} screened: ${easy} screened + ${hard} kept`);
+  check(await picture.locator('line.fit-line').count() >= 1 && await picture.locator('.legend text').count() === 3,
+    'the picture should have the fitted line and a legend');
+  await setRange(page, 'screening-mu', 0.4);
+  st = await settled(page, st.seq, 'mu 0.4');
+  const wider = await expectResult(page, 'interval regression, mu 0.4');
+  check(wider.nScreened > interval.nScreened, `wider intervals should screen more: ${wider.nScreened} vs ${interval.nScreened}`);
+  await page.screenshot({ path: join(shotDir, 'demo-screening.png'), fullPage: true });
+
+  // A malformed dropped file: the library's code and the line it failed on; nothing else breaks.
+  await byTestId(page, 'screening-file').setInputFiles({
+    name: 'broken.svm', mimeType: 'text/plain', buffer: Buffer.from('+1 1:0.5 2:1\n-1 2:oops\n+1 1:2\n'),
+  });
+  st = await settled(page, st.seq, 'malformed file');
+  check(st.state === 'error', `a malformed file should fail, status: "${st.text}"`);
+  check(await byTestId(page, 'screening-error').isVisible(), 'the error box should be visible');
+  const code = await text(page, 'screening-error-code');
+  const message = await text(page, 'screening-error-message');
+  check(code === 'invalid_argument' && message.startsWith('broken.svm: libsvm: line 2'),
+    `the error box should show invalid_argument and the line: "${code}": "${message}"`);
+  log(`malformed file: error box shows ${code}: ${message}`);
+  await page.screenshot({ path: join(shotDir, 'demo-screening-error.png'), fullPage: true });
+
+  // A valid dropped CSV (header line, gzip-free): it becomes the dataset and is screened.
+  const rows = ['f1,f2,label'];
+  for (let i = 0; i < 60; i++) {
+    const a = Math.cos(i * 1.7) * 2;
+    const b = Math.sin(i * 0.9) * 2;
+    rows.push(`${a.toFixed(4)},${b.toFixed(4)},${a + 0.5 * b > 0 ? 1 : 0}`);
+  }
+  await byTestId(page, 'screening-header').check();
+  await byTestId(page, 'screening-file').setInputFiles({
+    name: 'mine.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n'),
+  });
+  st = await settled(page, st.seq, 'dropped CSV');
+  const mine = await expectResult(page, 'dropped mine.csv');
+  check(mine.n === 60 && mine.p === 2, `mine.csv should be 60 x 2, is ${mine.n} x ${mine.p}`);
+  check(await byTestId(page, 'screening-source').inputValue() === 'file', 'the dropped file should be the dataset');
+
+  // Back to digits: its defaults (lambda 1) and the native count again.
+  await byTestId(page, 'screening-source').selectOption('digits');
+  st = await settled(page, st.seq, 'digits again');
+  const again = await expectResult(page, 'digits again');
+  check(again.nScreened === native.n_removed, `digits again: ${again.nScreened} screened, native ${native.n_removed}`);
+}
+
+runDemoTest({
+  name: 'screening e2e',
+  shot: 'demo-screening-failure.png',
+  timeoutMs: TIMEOUT_MS,
+  body: async ({ page, url }) => {
+    await run(page, url);
+    log(`screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png)`);
+  },
+});

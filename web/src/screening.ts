@@ -1,0 +1,418 @@
+// Safe sample screening in JS (thesis ch. 4; the maths in core/include/inductive/screening.h): load a dataset
+// (LIBSVM or CSV text, gzip or not, or dense arrays), solve a regularised ERM problem to a certified duality gap
+// with dynamic gap-safe screening, and learn which samples provably do not affect the optimum. The core does the
+// work (the same solve_and_screen as `inductive screen`); this file moves arrays and options in and out.
+//
+//   const data = ind.loadDataset(bytes, { format: 'csv' });
+//   const r = data.screen({ loss: 'squared_hinge', lambda: 1, positive: 9 });
+//   r.fractionScreened; r.kept;   // samples that may matter; the others can be dropped without changing the fit
+//   data.dispose();
+import type { DatasetHandle, InductiveModule } from '../wasm/inductive.mjs';
+import { checkArray, checkBoolean, checkCount, checkInt, checkOptionsObject, typeName } from './checks.js';
+import { InductiveError, lastError } from './errors.js';
+import { withBlock } from './heap.js';
+
+/** Losses with a flat region (screenable) and two without, for comparison (core: inductive/screening/loss.h). */
+export type ScreeningLoss =
+  | 'squared_hinge' | 'hinge' | 'safe_logistic' | 'logistic' | 'interval_regression' | 'squared';
+export type ScreeningPenalty = 'l2' | 'l1' | 'elastic_net';
+
+export interface LoadDatasetOptions {
+  /** 'libsvm' (svmlight: `label index:value ...`, 1-based increasing indices) or 'csv' (one sample per line). */
+  format: 'libsvm' | 'csv';
+  /** CSV: skip the first line. Default false. */
+  header?: boolean;
+  /** CSV: the label column; negative counts from the end. Default -1 (the last). */
+  labelColumn?: number;
+  /** CSV: one character. Default ','. */
+  delimiter?: string;
+}
+
+/** Reported after each duality-gap check of the solver. */
+export interface ScreenProgress {
+  epoch: number;
+  primal: number;
+  dual: number;
+  gap: number;
+  /** Samples still in the (reduced) problem. */
+  active: number;
+  /** 1 - active / n: the fraction removed so far by dynamic screening. */
+  fractionScreened: number;
+}
+
+export interface ScreenOptions {
+  /** Default 'squared_hinge'. Classification losses need two-valued labels (or `positive`). */
+  loss?: ScreeningLoss;
+  /** The flat-region parameter (thesis convention): classification losses are flat for margins t > 1 - mu,
+   * interval regression for |t| < mu. Default 0. */
+  mu?: number;
+  /** Default 'l2'. */
+  penalty?: ScreeningPenalty;
+  /** Elastic net only: the L1 share in (0, 1). Default 0.5. */
+  l1Ratio?: number;
+  /** Regularisation lambda > 0 of `1/n sum_i loss(t_i) + lambda R(w)`, R(w) = ||w||^2 (no 1/2) or ||w||_1.
+   * Default 0.1. */
+  lambda?: number;
+  /** Fit an intercept (LIBLINEAR style: one more, penalised, coordinate). Default false. */
+  intercept?: boolean;
+  /** Relative duality gap to stop at. Default 1e-6. */
+  tol?: number;
+  /** Epoch cap. Default 1000. */
+  maxEpochs?: number;
+  /** Epochs between gap checks (and dynamic screening tests). Default 1. */
+  gapEvery?: number;
+  /** Screen inside the solver as the gap closes. Default true. */
+  dynamic?: boolean;
+  /** One-vs-rest: the label value that becomes +1 (all others -1). Default: none (labels used as they are). */
+  positive?: number | null;
+  /** Called after each gap check; return false to stop the solver (the result then has cancelled = true). A
+   * throwing callback stops it too, and its exception is rethrown once wasm has returned. */
+  onProgress?: (progress: ScreenProgress) => void | boolean;
+}
+
+/** The solver's trace: one entry per gap check. */
+export interface ScreenHistory {
+  epoch: Int32Array;
+  gap: Float64Array;
+  /** Samples still active after that check's screening. */
+  active: Int32Array;
+  /** 1 - active / n. */
+  fractionScreened: Float64Array;
+}
+
+export interface ScreenResult {
+  n: number;
+  p: number;
+  loss: ScreeningLoss;
+  mu: number;
+  penalty: ScreeningPenalty;
+  lambda: number;
+  /** [n]: 1 where the sample is screened (removed by dynamic screening or by the static test at the solution). */
+  screened: Uint8Array;
+  /** Indices of the samples not screened, increasing. */
+  kept: Int32Array;
+  /** [n]: the static test's scores at the solution; > 0 means screened by it. */
+  scores: Float32Array;
+  /** [n]: the decision values / predictions a_i^T w + b at the solution. */
+  margins: Float32Array;
+  /** [p]: w. */
+  coefficients: Float32Array;
+  /** b (0 without an intercept). */
+  intercept: number;
+  nScreened: number;
+  /** Removed by the solver's dynamic screening / by the static test at the solution. */
+  nDynamic: number;
+  nStatic: number;
+  fractionScreened: number;
+  epochs: number;
+  converged: boolean;
+  /** Stopped by onProgress. */
+  cancelled: boolean;
+  /** Objectives of the final (reduced) problem and their gap; null where not finite. */
+  primal: number | null;
+  dual: number | null;
+  gap: number | null;
+  solveSeconds: number;
+  screenSeconds: number;
+  history: ScreenHistory;
+}
+
+interface Description {
+  n: number;
+  p: number;
+  nnz: number;
+  sparse: boolean;
+  labels: number[] | null;
+  yMin: number;
+  yMax: number;
+}
+
+interface Report {
+  n: number; p: number; loss: ScreeningLoss; mu: number; penalty: ScreeningPenalty; lambda: number;
+  intercept: number; nScreened: number; nDynamic: number; nStatic: number; fractionScreened: number;
+  epochs: number; converged: boolean; cancelled: boolean; primal: number | null; dual: number | null;
+  gap: number | null; solveSeconds: number; screenSeconds: number;
+  history: { epoch: number[]; gap: number[]; active: number[] };
+}
+
+const SCREEN_KEYS: ReadonlySet<string> = new Set([
+  'loss', 'mu', 'penalty', 'l1Ratio', 'lambda', 'intercept', 'tol', 'maxEpochs', 'gapEvery', 'dynamic', 'positive',
+  'onProgress',
+]);
+const LOAD_KEYS: ReadonlySet<string> = new Set(['format', 'header', 'labelColumn', 'delimiter']);
+
+/** A dataset in wasm memory, ready to screen. dispose() it (or `using`) when done. */
+export class ScreeningDataset {
+  readonly #module: InductiveModule;
+  #handle: DatasetHandle | null;
+  #running = false;
+  /** Samples and features. */
+  readonly n: number;
+  readonly p: number;
+  /** Stored non-zeros (n p for dense data). */
+  readonly nnz: number;
+  /** Stored sparse (LIBSVM) or dense (CSV, arrays). */
+  readonly sparse: boolean;
+  /** The distinct label values, increasing (null when there are more than 64: regression targets). */
+  readonly labels: number[] | null;
+  /** Smallest and largest label / target. */
+  readonly yMin: number;
+  readonly yMax: number;
+
+  /** @internal Use `ind.loadDataset(...)` or `ind.datasetFromArrays(...)`. */
+  constructor(module: InductiveModule, handle: DatasetHandle) {
+    this.#module = module;
+    this.#handle = handle;
+    const d = parseJson<Description>(handle.describe(), 'loadDataset');
+    this.n = d.n;
+    this.p = d.p;
+    this.nnz = d.nnz;
+    this.sparse = d.sparse;
+    this.labels = d.labels;
+    this.yMin = d.yMin;
+    this.yMax = d.yMax;
+    registry?.register(this, handle, this);
+  }
+
+  /**
+   * Solves `min_w 1/n sum_i loss(t_i) + lambda R(w)` to a relative duality gap `tol`, screening samples as the
+   * gap closes, then applies the static test at the solution. Every screened sample is certified: removing it
+   * leaves the optimum unchanged.
+   */
+  screen(options?: ScreenOptions): ScreenResult {
+    const where = 'screen';
+    checkOptionsObject(where, options);
+    const module = this.#module;
+    const handle = this.#live(where);
+    const json = screenOptionsJson(where, options ?? {});
+    const n = this.n;
+    const p = this.p;
+    const progress = safeProgress(where, options?.onProgress, n);
+    this.#running = true;
+    try {
+      return withBlock(module, [
+        { type: 'u8', length: n }, { type: 'f32', length: n }, { type: 'f32', length: n },
+        { type: 'f32', length: p + 1 },
+      ], where, (block) => {
+        const at = (i: number): number => block.addresses[i] ?? 0;
+        const text = handle.screen(
+          { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) }, progress.callback);
+        progress.rethrow();
+        if (text === '') throw lastError(module);
+        const r = parseJson<Report>(text, where);
+        const screened = block.readU8(0);
+        const coefficients = block.readF32(3);
+        const kept = new Int32Array(n - r.nScreened);
+        for (let i = 0, k = 0; i < n; ++i) if (screened[i] === 0) kept[k++] = i;
+        const active = Int32Array.from(r.history.active);
+        return {
+          n: r.n, p: r.p, loss: r.loss, mu: r.mu, penalty: r.penalty, lambda: r.lambda,
+          screened, kept, scores: block.readF32(1), margins: block.readF32(2),
+          coefficients: coefficients.slice(0, p), intercept: r.intercept,
+          nScreened: r.nScreened, nDynamic: r.nDynamic, nStatic: r.nStatic, fractionScreened: r.fractionScreened,
+          epochs: r.epochs, converged: r.converged, cancelled: r.cancelled,
+          primal: r.primal, dual: r.dual, gap: r.gap, solveSeconds: r.solveSeconds, screenSeconds: r.screenSeconds,
+          history: {
+            epoch: Int32Array.from(r.history.epoch),
+            gap: Float64Array.from(r.history.gap),
+            active,
+            fractionScreened: Float64Array.from(active, (a) => 1 - a / n),
+          },
+        };
+      });
+    } finally {
+      this.#running = false;
+      // dispose() called from onProgress: the handle was in use then, so it is freed now.
+      if (this.#handle === null && !handle.isDeleted()) handle.delete();
+    }
+  }
+
+  /** Frees the dataset's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
+  dispose(): void {
+    if (this.#handle === null) return;
+    registry?.unregister(this);
+    if (!this.#running) this.#handle.delete();
+    this.#handle = null;
+  }
+
+  /** Whether dispose() was called. */
+  get disposed(): boolean {
+    return this.#handle === null;
+  }
+
+  #live(where: string): DatasetHandle {
+    if (this.#handle === null) {
+      throw new InductiveError('backend', `${where}: this ScreeningDataset was disposed; load it again`);
+    }
+    if (this.#running) {
+      throw invalid(`${where}: this ScreeningDataset is already screening (called from onProgress?)`);
+    }
+    return this.#handle;
+  }
+}
+
+/** Parses LIBSVM or CSV text (a string, or bytes that may be gzip-compressed) into a new ScreeningDataset. */
+export function loadDataset(module: InductiveModule, text: unknown, options: unknown): ScreeningDataset {
+  const where = 'loadDataset';
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw invalid(`${where}: options must be an object { format: 'libsvm' | 'csv', header?, labelColumn?, `
+      + `delimiter? }: got ${typeName(options)}`);
+  }
+  const o = options as Record<string, unknown>;
+  checkKeys(where, o, LOAD_KEYS);
+  if (typeof o.format !== 'string') {
+    throw invalid(`${where}: format must be 'libsvm' or 'csv': got ${typeName(o.format)}`);
+  }
+  const csv: Record<string, unknown> = {};
+  if (o.format === 'csv') {
+    csv.header = checkBoolean(where, 'header', o.header, false);
+    csv.labelColumn = checkInt(where, 'labelColumn', o.labelColumn, -1);
+    if (o.delimiter !== undefined && typeof o.delimiter !== 'string') {
+      throw invalid(`${where}: delimiter must be a string: got ${typeName(o.delimiter)}`);
+    }
+    csv.delimiter = o.delimiter ?? ',';
+  } else {
+    const extra = ['header', 'labelColumn', 'delimiter'].filter((k) => o[k] !== undefined);
+    if (extra.length > 0) {
+      throw invalid(`${where}: ${extra.join(', ')} apply to CSV only, not to format '${o.format}'`);
+    }
+  }
+  let bytes: Uint8Array;
+  if (typeof text === 'string') bytes = new TextEncoder().encode(text);
+  else if (text instanceof Uint8Array) bytes = text;
+  else {
+    throw new InductiveError('invalid_argument',
+      `${where}: text must be a string or a Uint8Array (gzip allowed): got ${typeName(text)}`);
+  }
+  const data = bytes;
+  const handle = new module.DatasetHandle();
+  try {
+    withBlock(module, [{ type: 'u8', length: data.length }], where, (block) => {
+      block.write(0, data);
+      if (!handle.loadText(block.addresses[0] ?? 0, data.length, o.format as string, JSON.stringify(csv))) {
+        throw lastError(module);
+      }
+    });
+    return new ScreeningDataset(module, handle);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+}
+
+/** A dataset from dense row-major features x [n, p] and labels/targets y [n] (both Float32Array). */
+export function datasetFromArrays(module: InductiveModule, x: unknown, n: unknown, p: unknown, y: unknown):
+  ScreeningDataset {
+  const where = 'datasetFromArrays';
+  const rows = checkCount(where, 'n', n);
+  const cols = checkCount(where, 'p', p);
+  const features = checkArray(where, 'x', x, Float32Array, rows * cols, `n x p = ${rows} x ${cols}`);
+  const labels = checkArray(where, 'y', y, Float32Array, rows, 'n');
+  const handle = new module.DatasetHandle();
+  try {
+    withBlock(module, [{ type: 'f32', length: features.length }, { type: 'f32', length: rows }], where, (block) => {
+      block.write(0, features);
+      block.write(1, labels);
+      if (!handle.loadDense(block.addresses[0] ?? 0, rows, cols, block.addresses[1] ?? 0)) throw lastError(module);
+    });
+    return new ScreeningDataset(module, handle);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+}
+
+/** The options as the binding's JSON; types are checked here, values (lambda > 0, known loss, ...) by the core. */
+function screenOptionsJson(where: string, o: ScreenOptions): string {
+  const r = o as Record<string, unknown>;
+  checkKeys(where, r, SCREEN_KEYS);
+  const out: Record<string, unknown> = {};
+  for (const key of ['loss', 'penalty'] as const) {
+    const v = r[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw invalid(`${where}: ${key} must be a string: got ${typeName(v)}`);
+    out[key] = v;
+  }
+  for (const key of ['mu', 'l1Ratio', 'lambda', 'tol', 'positive'] as const) {
+    const v = r[key];
+    if (v === undefined || (key === 'positive' && v === null)) continue;
+    if (typeof v !== 'number') throw invalid(`${where}: ${key} must be a number: got ${typeName(v)}`);
+    // JSON has no NaN or infinities: say so here rather than let them arrive as null.
+    if (!Number.isFinite(v)) throw invalid(`${where}: ${key} must be a finite number: got ${v}`);
+    out[key] = v;
+  }
+  for (const key of ['maxEpochs', 'gapEvery'] as const) {
+    if (r[key] !== undefined) out[key] = checkInt(where, key, r[key], 0);
+  }
+  for (const key of ['intercept', 'dynamic'] as const) {
+    if (r[key] !== undefined) out[key] = checkBoolean(where, key, r[key], false);
+  }
+  return JSON.stringify(out);
+}
+
+function checkKeys(where: string, o: Record<string, unknown>, known: ReadonlySet<string>): void {
+  for (const key of Object.keys(o)) {
+    if (!known.has(key)) {
+      throw invalid(`${where}: unknown option '${key}': expected one of ${[...known].join(', ')}`);
+    }
+  }
+}
+
+/**
+ * The progress callback handed to wasm. It must never throw into C++ frames (nothing there would be cleaned up):
+ * a throwing user callback is caught, stops the solver, and is rethrown once the call returned.
+ */
+function safeProgress(where: string, onProgress: unknown, n: number): {
+  callback: ((epoch: number, primal: number, dual: number, gap: number, active: number) => boolean) | undefined;
+  rethrow(): void;
+} {
+  if (onProgress === undefined) return { callback: undefined, rethrow: () => {} };
+  if (typeof onProgress !== 'function') {
+    throw invalid(`${where}: onProgress must be a function: got ${typeName(onProgress)}`);
+  }
+  const user = onProgress as (p: ScreenProgress) => unknown;
+  let failure: { error: unknown } | null = null;
+  return {
+    callback: (epoch, primal, dual, gap, active) => {
+      if (failure !== null) return false;
+      try {
+        return user({ epoch, primal, dual, gap, active, fractionScreened: 1 - active / n }) !== false;
+      } catch (error) {
+        failure = { error };
+        return false;
+      }
+    },
+    rethrow: () => {
+      if (failure !== null) throw failure.error;
+    },
+  };
+}
+
+function invalid(message: string): InductiveError {
+  return new InductiveError('invalid_argument', message);
+}
+
+function parseJson<T>(text: string, where: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
+  }
+}
+
+// Datasets that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry<DatasetHandle>((handle) => {
+    if (!handle.isDeleted()) handle.delete();
+  })
+  : undefined;
+
+// `using data = ind.loadDataset(...)` where the runtime has explicit resource management.
+const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+if (disposeSymbol !== undefined) {
+  Object.defineProperty(ScreeningDataset.prototype, disposeSymbol, {
+    value(this: ScreeningDataset): void {
+      this.dispose();
+    },
+  });
+}
