@@ -10,6 +10,8 @@ namespace inductive::cli {
 void add_info_command(CLI::App& app);
 void add_sinkhorn_command(CLI::App& app);
 void add_screen_command(CLI::App& app);
+void add_graph_kernel_command(CLI::App& app);  // cmd_graph.cpp
 void add_path_command(CLI::App& app);
+void add_smiles_command(CLI::App& app);
 
 }  // namespace inductive::cli

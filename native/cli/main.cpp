@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
   inductive::cli::add_sinkhorn_command(app);
   inductive::cli::add_otke_command(app);
   inductive::cli::add_screen_command(app);
+  inductive::cli::add_graph_kernel_command(app);
   inductive::cli::add_path_command(app);
+  inductive::cli::add_smiles_command(app);
 
   try {
     app.parse(argc, argv);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace inductive {
 
@@ -25,5 +26,11 @@ class LineReader {
   const std::string& text_;
   size_t pos_ = 0, number_ = 0;
 };
+
+// The fields of one CSV line (RFC 4180 quoting: "a,b" is one field, "" inside quotes is a quote). Quoted fields
+// spanning lines are not supported. Throws Error{kInvalidArgument} naming `what` and the line for an unclosed
+// quote or text after a closing quote.
+std::vector<std::string> split_csv_fields(const std::string& line, char delimiter, const std::string& what,
+                                          size_t line_number);
 
 }  // namespace inductive

@@ -8,7 +8,8 @@
 namespace inductive {
 
 ModelSchema otke_model_schema();
+ModelSchema graphit_model_schema();  // graphit/graphit_model.cpp
 
-inline std::vector<ModelSchema> builtin_model_schemas() { return {otke_model_schema()}; }
+inline std::vector<ModelSchema> builtin_model_schemas() { return {otke_model_schema(), graphit_model_schema()}; }
 
 }  // namespace inductive

@@ -1,0 +1,277 @@
+// inductive/graphit.h - GraphiT (thesis ch. 3): a transformer on the nodes of a graph whose attention is modulated
+// by a kernel on the graph, with exact gradients and the model file.
+//
+// One layer, on the node matrix X (n x d) of one graph, with H heads of width dh = d / H:
+//   Q = X Wq^T (no bias; queries = keys), V = X Wv^T (no bias)
+//   per head h:  S = Q_h Q_h^T / sqrt(dh),  E = exp(S - rowmax(S)),  A = (E ⊙ K) / max(rowsum(E ⊙ K), 1e-6)
+//   O = [A_1 V_1, ..., A_H V_H] Wo^T + bo;   X <- Norm1(X + (1 + deg)^-1/2 ⊙ dropout(O))
+//   X <- Norm2(X + dropout(W2 dropout(ReLU(W1 X + b1)) + b2))
+// with the same kernel K (n x n) for every head (K = 1, i.e. softmax attention, for the plain transformer "T";
+// then the degree scaling is off by default too). These are the numerics of the public reference code
+// (inductive-lab/GraphiT, see shared/design/METHODS.md §2), including dropout on the attention weights; the one
+// deliberate difference is BatchNorm, whose batch statistics come from the real nodes only (the reference also
+// counts its padding).
+// Input embedding: E[label] (vocab x d) + F Wf^T (dense features, no bias) + Linear(m, d)(LapPE)
+// + Linear(g, d)(GCKN path features). Readout: mean or sum over the nodes, then Linear(d, r)-ReLU-Linear(r, C).
+// Loss: mean cross-entropy (classification) or mean L1 (regression) over the graphs of a batch.
+//
+// Batches are packed: the nodes of all graphs are concatenated (no padding) and attention runs per graph block,
+// so a graph's output never depends on the other graphs of the batch (except through BatchNorm's batch
+// statistics in training mode, as in any BatchNorm network).
+//
+// Config JSON (stored in the model file; strict: unknown keys and wrong types are errors):
+//   {"input":   {"vocab": 0, "features": 0, "pe": 0, "path": 0, "node_labels": []},
+//    "encoder": {"d": 64, "layers": 3, "heads": 4, "ffn": 128, "norm": "layer", "dropout": 0.0,
+//                "kernel": true, "degree_scaling": <kernel>},
+//    "readout": {"pooling": "mean", "hidden": <d>},
+//    "task":    {"type": "classification", "outputs": 2, "labels": []}}
+// Tensors (F32, PyTorch layout: Linear weights are out x in):
+//   embedding.weight [vocab, d], features.weight [d, f], pe.weight [d, m], pe.bias [d], path.weight [d, g],
+//   path.bias [d], layers.<l>.attn.{q,v,out}.weight [d, d], layers.<l>.attn.out.bias [d],
+//   layers.<l>.norm{1,2}.{weight,bias} [d] (+ running_mean, running_var [d] with BatchNorm),
+//   layers.<l>.ffn1.weight [ffn, d], .ffn1.bias [ffn], .ffn2.weight [d, ffn], .ffn2.bias [d],
+//   head.hidden.weight [r, d], head.hidden.bias [r], head.out.weight [C, r], head.out.bias [C].
+//
+// Thread-safety: models are immutable during forward/predict/attention, which may run concurrently; a
+// GraphitCache belongs to one call at a time.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "inductive/graph.h"
+#include "inductive/graphit_inputs.h"
+#include "inductive/linalg.h"
+#include "inductive/model_file.h"
+
+namespace inductive {
+
+// One graph as the model consumes it (the graph-data module produces these). n = num_nodes >= 1.
+struct GraphitGraph {
+  int num_nodes = 0;
+  std::vector<int32_t> node_labels;  // n, each in [0, vocab), when config input.vocab > 0
+  MatF node_features;                // n x features, when input.features > 0
+  MatF kernel;                       // n x n kernel on the graph, when encoder.kernel (ignored otherwise)
+  VecF degree;                       // n, from the edge list (self-loops excluded), when encoder.degree_scaling
+  MatF pe;                           // n x pe, LapPE, when input.pe > 0
+  MatF path_features;                // n x path, GCKN path features, when input.path > 0
+};
+
+struct GraphitConfig {
+  // input
+  int vocab = 0;                         // categorical node labels (embedding table), 0: none
+  int features = 0;                      // dense node features (Linear(f, d), no bias), 0: none
+  int pe_dim = 0;                        // LapPE dimension m (Linear(m, d)), 0: none
+  int path_dim = 0;                      // GCKN path-feature dimension g (Linear(g, d)), 0: none
+  std::vector<std::string> node_labels;  // original label value (e.g. atom symbol) of each index; empty or vocab
+  // encoder
+  int d = 64;
+  int layers = 3;
+  int heads = 4;
+  int ffn = 128;                         // hidden width of the feed-forward block (reference: 2 d)
+  std::string norm = "layer";            // "layer" | "batch"
+  double dropout = 0.0;
+  bool kernel = true;                    // false: plain transformer ("T"), softmax attention
+  bool degree_scaling = true;            // residual x + (1 + deg)^-1/2 attn (JSON default: = kernel; set it
+                                         // to false yourself with kernel = false in C++ for the reference "T")
+  // readout
+  std::string pooling = "mean";          // "mean" | "sum"
+  int hidden = 64;                       // width of the head's hidden layer (reference: d)
+  // task
+  std::string task = "classification";   // "classification" (cross-entropy) | "regression" (L1)
+  int outputs = 2;                       // classes (>= 2) or regression targets (>= 1)
+  std::vector<std::string> class_labels; // empty or `outputs` names (classification)
+  // graph: how graphs become inputs (kernel, LapPE, GCKN; inductive/graphit_inputs.h). Optional: a model trained
+  // on precomputed GraphitGraphs may not say; one without it cannot prepare() graphs itself.
+  bool has_graph = false;
+  GraphitInputSpec graph;
+
+  // A config with the reference defaults for d (ffn = 2 d, hidden = d).
+  static GraphitConfig with_dim(int d, int layers, int heads);
+  bool classification() const { return task == "classification"; }
+  void validate() const;
+  nlohmann::json to_json() const;
+  static GraphitConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
+};
+
+// Trainable parameters. The same struct holds gradients (same shapes). Linear weights are out x in.
+struct GraphitLayerParams {
+  MatF q_weight, v_weight, out_weight;  // d x d
+  VecF out_bias;                        // d
+  VecF norm1_weight, norm1_bias, norm2_weight, norm2_bias;  // d
+  MatF ffn1_weight;                     // ffn x d
+  VecF ffn1_bias;                       // ffn
+  MatF ffn2_weight;                     // d x ffn
+  VecF ffn2_bias;                       // d
+};
+
+struct GraphitParams {
+  MatF embedding;        // vocab x d
+  MatF features_weight;  // d x features
+  MatF pe_weight;        // d x pe_dim
+  VecF pe_bias;          // d
+  MatF path_weight;      // d x path_dim
+  VecF path_bias;        // d
+  std::vector<GraphitLayerParams> layers;
+  MatF hidden_weight;    // hidden x d
+  VecF hidden_bias;      // hidden
+  MatF out_weight;       // outputs x hidden
+  VecF out_bias;         // outputs
+
+  // Every parameter tensor the config implies, in a fixed order, with its model-file name and shape. The
+  // non-const form allocates (zero-filled) members whose shape differs; the const form throws
+  // Error{kShapeMismatch} naming the first such tensor.
+  template <typename T>
+  struct TensorView {
+    std::string name;
+    T* data;
+    std::vector<int64_t> shape;
+    int64_t size() const {
+      int64_t n = 1;
+      for (int64_t s : shape) n *= s;
+      return n;
+    }
+  };
+  using Tensor = TensorView<float>;
+  using ConstTensor = TensorView<const float>;
+  std::vector<Tensor> tensors(const GraphitConfig& config);
+  std::vector<ConstTensor> tensors(const GraphitConfig& config) const;
+  // Zero-filled parameters with the config's shapes (the gradient accumulator).
+  static GraphitParams zeros(const GraphitConfig& config);
+  void set_zero();
+};
+
+// BatchNorm running statistics of one layer (PyTorch: momentum 0.1, unbiased variance for the running estimate).
+struct GraphitNormStats {
+  VecF mean1, var1, mean2, var2;  // d each; initially 0 and 1
+};
+
+// Packed graphs: rows [offsets[g], offsets[g + 1]) of the node arrays belong to graph g.
+// Kernels are pointers into the source graphs: keep those alive while the batch is used.
+struct GraphitBatch {
+  int n_graphs = 0;
+  int n_nodes = 0;
+  std::vector<int> offsets;          // n_graphs + 1
+  std::vector<int64_t> sq_offsets;   // n_graphs + 1: prefix sums of n_g^2 (attention storage)
+  std::vector<int32_t> labels;       // n_nodes (vocab > 0)
+  MatF features, pe, path;           // n_nodes x dim (when the config uses them)
+  VecF residual_scale;               // n_nodes: (1 + deg)^-1/2, or 1 without degree scaling
+  std::vector<const MatF*> kernels;  // per graph (nullptr without kernel)
+  std::vector<int32_t> classes;      // per graph (classification targets), may be empty
+  std::vector<float> values;         // n_graphs x outputs (regression targets), may be empty
+
+  int size(int g) const { return offsets[g + 1] - offsets[g]; }
+  // Validates every graph against the config (Error{kInvalidArgument|kShapeMismatch} naming the graph) and packs
+  // them. `index` selects graphs (all when empty); `classes`/`values` (optional) are per source graph.
+  static GraphitBatch pack(const GraphitConfig& config, const std::vector<GraphitGraph>& graphs,
+                           const std::vector<int>& index = {}, const std::vector<int32_t>* classes = nullptr,
+                           const std::vector<float>* values = nullptr);
+  // Multiplies each graph's LapPE columns by random signs (the reference's training augmentation).
+  void flip_pe_signs(std::mt19937_64& rng);
+};
+
+// What the forward pass keeps for the backward pass; reusable across calls (buffers are kept).
+struct GraphitCache {
+  struct Norm {
+    MatF xhat;   // n_nodes x d
+    VecF rstd;   // n_nodes (layer) or d (batch)
+  };
+  struct Layer {
+    MatF x_in, q, v, heads;      // n_nodes x d; `heads` = [A_1 V_1 ... A_H V_H] (pre out-projection)
+    std::vector<float> probs;    // per graph, per head: A (n x n, row-major), pre-dropout
+    std::vector<float> drop_attn;  // dropout multipliers of A (same layout); empty without dropout
+    std::vector<uint8_t> floored;  // per graph, head, row: rowsum(E ⊙ K) <= 1e-6 (the floor is active)
+    std::vector<int32_t> argmax;   // per graph, head, row: column of the row max of S
+    MatF drop1, drop_ffn, drop2;   // dropout multipliers; empty without dropout
+    Norm norm1, norm2;
+    MatF x1;                       // output of norm1
+    MatF ffn;                      // ReLU(x1 W1^T + b1), n_nodes x ffn, pre-dropout
+  };
+  std::vector<Layer> layers;
+  MatF x_out;    // n_nodes x d, the encoder's output
+  MatF pooled;   // n_graphs x d
+  MatF hidden;   // n_graphs x hidden, post-ReLU
+  MatF output;   // n_graphs x outputs
+  bool training = false;
+  bool dropout = false;
+  // Scratch space reused between calls (no allocation in the per-graph loops once warmed up).
+  MatF work_a, work_b, work_c, work_d;
+  std::vector<float> work_nn, work_nn2;
+};
+
+struct GraphitRunOptions {
+  bool training = false;           // BatchNorm batch statistics; dropout when rng is given and dropout > 0
+  std::mt19937_64* rng = nullptr;  // dropout masks (training only)
+  std::vector<GraphitNormStats>* running = nullptr;  // updated with the batch statistics (training, BatchNorm)
+};
+
+class GraphitModel {
+ public:
+  GraphitConfig config;
+  GraphitParams params;
+  std::vector<GraphitNormStats> norm_stats;  // per layer when norm == "batch"
+  GcknPathFeatures gckn;                     // fitted path features when config.graph.gckn
+
+  // The inputs of a graph prepared as this model's training graphs were (config.graph): kernel, LapPE, GCKN
+  // features, degrees; node labels as they are (indices into config.node_labels). Needs config.has_graph.
+  GraphitGraph prepare(const Graph& g) const;
+
+  // A model with the config's shapes and a seeded initialisation following PyTorch's defaults (Linear:
+  // U(+-1/sqrt(in)); attention in-projections: Xavier uniform, out bias 0; norms: 1 and 0).
+  static GraphitModel create(const GraphitConfig& config, uint64_t seed);
+
+  // Forward pass on a packed batch: the head's outputs, n_graphs x outputs (logits or regression values).
+  // `cache` (optional) receives what backward needs.
+  MatF forward(const GraphitBatch& batch, const GraphitRunOptions& run = {}, GraphitCache* cache = nullptr) const;
+  // Gradients of sum_g <d_output_g, output_g> w.r.t. every parameter, accumulated (+=) into `grads`, which must
+  // have the config's shapes (GraphitParams::zeros). Exact for the forward pass recorded in `cache`.
+  void backward(const GraphitBatch& batch, const GraphitCache& cache, const Eigen::Ref<const MatF>& d_output,
+                GraphitParams& grads) const;
+  // Mean loss over the batch (needs the batch's targets); when `grads` is given, adds its gradient to it.
+  // `outputs` (optional) receives the forward outputs.
+  double loss(const GraphitBatch& batch, const GraphitRunOptions& run, GraphitParams* grads = nullptr,
+              MatF* outputs = nullptr, GraphitCache* cache = nullptr) const;
+
+  // Evaluation-mode outputs for graphs (packed in batches of `batch_size`), n x outputs.
+  MatF predict(const std::vector<GraphitGraph>& graphs, int batch_size = 64) const;
+
+  // Per-layer attention of one graph in evaluation mode: the head-averaged n x n matrices (row i: how node i
+  // attends to the others; rows sum to 1 unless the row sum of exp(S) ⊙ K fell under the 1e-6 floor, e.g. a zero
+  // kernel row) and per-node saliency = column mass of
+  // that matrix divided by n (sums to 1 when no row is floored): the atoms the others look at (thesis §3.5).
+  struct Attention {
+    std::vector<MatF> layers;     // layers x (n x n)
+    std::vector<VecF> saliency;   // layers x n
+    VecF mean_saliency;           // n, the mean over layers
+  };
+  Attention attention(const GraphitGraph& graph) const;
+
+  // Maps original node labels (config.node_labels) to indices; Error{kInvalidArgument} naming unknown ones.
+  std::vector<int32_t> label_indices(const std::vector<std::string>& labels) const;
+
+  // Model file ("graphit" kind). Tensors point into this model: keep it alive while writing.
+  ModelContents to_contents() const;
+  std::vector<uint8_t> to_bytes() const;
+  void save(const std::string& path) const;  // atomic
+  static GraphitModel from_view(const ModelView& view);
+  static GraphitModel from_bytes(const uint8_t* bytes, size_t size);
+  static GraphitModel load(const std::string& path);
+
+ private:
+  std::vector<std::pair<std::string, const float*>> state_tensors() const;  // running stats
+};
+
+// The model inputs of graph `g` from its precomputed parts (inductive/graph_cache.h) under `config`: degrees
+// from the edge list, node labels, and kernel / LapPE / GCKN features where the config uses them (a part the
+// config needs but `pre` lacks is an Error{kInvalidArgument}).
+GraphitGraph make_graphit_graph(const Graph& g, const PrecomputedGraph& pre, const GraphitConfig& config);
+
+// Metrics over outputs (n x outputs): accuracy (argmax, first maximum on ties) and mean absolute error.
+double graphit_accuracy(const Eigen::Ref<const MatF>& outputs, const std::vector<int32_t>& classes);
+double graphit_mae(const Eigen::Ref<const MatF>& outputs, const std::vector<float>& values);
+
+}  // namespace inductive

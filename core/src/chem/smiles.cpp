@@ -1,0 +1,414 @@
+// core/src/chem/smiles.cpp - see inductive/smiles.h.
+#include "inductive/smiles.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include "inductive/error.h"
+#include "inductive/text_lines.h"
+
+namespace inductive {
+namespace {
+
+// Elements a bracket atom may name (periodic table up to Og).
+const std::set<std::string>& elements() {
+  static const std::set<std::string> e = {
+      "H",  "He", "Li", "Be", "B",  "C",  "N",  "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",  "S",  "Cl", "Ar", "K",
+      "Ca", "Sc", "Ti", "V",  "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As", "Se", "Br", "Kr", "Rb", "Sr",
+      "Y",  "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In", "Sn", "Sb", "Te", "I",  "Xe", "Cs", "Ba", "La",
+      "Ce", "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W",  "Re", "Os",
+      "Ir", "Pt", "Au", "Hg", "Tl", "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U",  "Np", "Pu", "Am",
+      "Cm", "Bk", "Cf", "Es", "Fm", "Md", "No", "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl",
+      "Mc", "Lv", "Ts", "Og"};
+  return e;
+}
+
+struct Atom {
+  std::string symbol;
+  bool aromatic = false;
+  int charge = 0;
+  bool isotope = false;
+};
+
+class Parser {
+ public:
+  explicit Parser(const std::string& s) : s_(s) {}
+
+  Molecule run() {
+    INDUCTIVE_CHECK(!s_.empty(), ErrorCode::kInvalidArgument, "smiles: empty string");
+    int prev = -1;           // atom the next atom bonds to (-1: none, after '.' or at the start)
+    int pending_order = 0;   // bond symbol read since the last atom (0: none)
+    std::vector<int> branch_stack;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '(') {
+        INDUCTIVE_CHECK(prev >= 0 && pending_order == 0, ErrorCode::kInvalidArgument, where(), "branch '(' ",
+                        prev < 0 ? "with no atom before it" : "after a bond symbol");
+        branch_stack.push_back(prev);
+        ++i_;
+      } else if (c == ')') {
+        INDUCTIVE_CHECK(!branch_stack.empty(), ErrorCode::kInvalidArgument, where(), "')' closes no branch");
+        INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "bond symbol before ')'");
+        prev = branch_stack.back();
+        branch_stack.pop_back();
+        ++i_;
+      } else if (c == '.') {
+        INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "bond symbol before '.'");
+        prev = -1;
+        ++i_;
+      } else if (bond_order(c) != 0) {
+        // A repeated direction mark ("\\\\", as some MoleculeNet records have) is one bond, as RDKit reads it.
+        if (pending_directional_ && (c == '/' || c == '\\') && s_[i_ - 1] == c) {
+          ++i_;
+          continue;
+        }
+        INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "two bond symbols in a row");
+        pending_directional_ = c == '/' || c == '\\';
+        INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "bond symbol '", c, "' with no atom before it");
+        pending_order = bond_order(c);
+        ++i_;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '%') {
+        INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "ring closure with no atom before it");
+        ring_closure(prev, pending_order);
+        pending_order = 0;
+        pending_directional_ = false;
+      } else {
+        const size_t at = i_;
+        const int atom = read_atom();
+        if (prev >= 0) add_bond(prev, atom, pending_order, at);
+        pending_order = 0;
+        pending_directional_ = false;
+        prev = atom;
+      }
+    }
+    INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, "smiles: the string ends with a bond symbol");
+    INDUCTIVE_CHECK(branch_stack.empty(), ErrorCode::kInvalidArgument, "smiles: ", branch_stack.size(),
+                    " branch(es) '(' not closed");
+    if (!rings_.empty()) {
+      INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "smiles: ring bond ", rings_.begin()->first, " opened at position ",
+                     rings_.begin()->second.position + 1, " is never closed");
+    }
+    return finish();
+  }
+
+ private:
+  static int bond_order(char c) {
+    switch (c) {
+      case '-': case '/': case '\\': return 1;
+      case '=': return 2;
+      case '#': return 3;
+      case '$': return 4;
+      case ':': return 5;
+      default: return 0;
+    }
+  }
+
+  std::string where() const { return "smiles: position " + std::to_string(i_ + 1) + ": "; }
+
+  int read_atom() {
+    Atom a;
+    const char c = s_[i_];
+    if (c == '[') {
+      read_bracket(a);
+    } else if (c == '*') {
+      a.symbol = "*";
+      ++i_;
+    } else {
+      // Organic subset: B C N O P S F Cl Br I, aromatic b c n o p s.
+      static const char* two[] = {"Cl", "Br"};
+      bool done = false;
+      for (const char* t : two) {
+        if (s_.compare(i_, 2, t) == 0) {
+          a.symbol = t;
+          i_ += 2;
+          done = true;
+        }
+      }
+      if (!done) {
+        const std::string one(1, c);
+        if (one == "B" || one == "C" || one == "N" || one == "O" || one == "P" || one == "S" || one == "F" ||
+            one == "I") {
+          a.symbol = one;
+        } else if (one == "b" || one == "c" || one == "n" || one == "o" || one == "p" || one == "s") {
+          a.symbol = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+          a.aromatic = true;
+        } else {
+          INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, where(), "not an atom, bond, branch or ring closure: got '", c,
+                         "'", c == 'H' ? " (hydrogens go in brackets: [H])" : "");
+        }
+        ++i_;
+      }
+    }
+    atoms_.push_back(a);
+    return static_cast<int>(atoms_.size()) - 1;
+  }
+
+  // [isotope? symbol chirality? hcount? charge? class?]
+  void read_bracket(Atom& a) {
+    const size_t open = i_;
+    const size_t close = s_.find(']', i_);
+    INDUCTIVE_CHECK(close != std::string::npos, ErrorCode::kInvalidArgument, where(), "'[' is never closed");
+    ++i_;
+    size_t digits = 0;
+    while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_, ++digits;
+    a.isotope = digits > 0;
+    INDUCTIVE_CHECK(i_ < close, ErrorCode::kInvalidArgument, where(), "bracket atom with no element");
+    if (s_[i_] == '*') {
+      a.symbol = "*";
+      ++i_;
+    } else if (std::islower(static_cast<unsigned char>(s_[i_]))) {
+      // Aromatic: se, as, te first (two letters), then b c n o p s.
+      static const char* aro[] = {"se", "as", "te", "si", "b", "c", "n", "o", "p", "s"};
+      for (const char* t : aro) {
+        const size_t len = std::char_traits<char>::length(t);
+        if (s_.compare(i_, len, t) == 0 && i_ + len <= close) {
+          a.symbol = t;
+          a.symbol[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(a.symbol[0])));
+          a.aromatic = true;
+          i_ += len;
+          break;
+        }
+      }
+      INDUCTIVE_CHECK(a.aromatic, ErrorCode::kInvalidArgument, where(), "unknown aromatic element: got '",
+                      s_.substr(i_, close - i_), "'");
+    } else {
+      std::string sym(1, s_[i_]);
+      // Two-letter elements win over one letter + something else ([Cl] vs [C]...; [Sc] is scandium).
+      if (i_ + 1 < close && std::islower(static_cast<unsigned char>(s_[i_ + 1])) &&
+          elements().count(sym + s_[i_ + 1]) != 0) {
+        sym += s_[i_ + 1];
+      }
+      INDUCTIVE_CHECK(elements().count(sym) != 0, ErrorCode::kInvalidArgument, where(), "unknown element: got '", sym,
+                      "'");
+      a.symbol = sym;
+      i_ += sym.size();
+    }
+    // Chirality: @, @@, @TH1, @AL2, @SP3, @TB12, @OH30.
+    if (i_ < close && s_[i_] == '@') {
+      ++i_;
+      if (i_ < close && s_[i_] == '@') ++i_;
+      while (i_ < close && std::isupper(static_cast<unsigned char>(s_[i_])) && s_[i_] != 'H') ++i_;
+      while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    if (i_ < close && s_[i_] == 'H') {
+      ++i_;
+      while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    if (i_ < close && (s_[i_] == '+' || s_[i_] == '-')) {
+      const char sign = s_[i_];
+      int value = 0;
+      ++i_;
+      if (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
+        while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) value = value * 10 + (s_[i_++] - '0');
+      } else {
+        value = 1;
+        while (i_ < close && s_[i_] == sign) ++value, ++i_;
+      }
+      INDUCTIVE_CHECK(value <= 15, ErrorCode::kInvalidArgument, where(), "charge out of range: got ", value);
+      a.charge = sign == '+' ? value : -value;
+    }
+    if (i_ < close && s_[i_] == ':') {
+      ++i_;
+      while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    INDUCTIVE_CHECK(i_ == close, ErrorCode::kInvalidArgument, where(), "unexpected text in bracket atom '",
+                    s_.substr(open, close - open + 1), "': got '", s_.substr(i_, close - i_), "'");
+    i_ = close + 1;
+  }
+
+  struct OpenRing {
+    int atom;
+    int order;
+    size_t position;
+    bool directional;
+  };
+
+  void ring_closure(int atom, int order) {
+    const size_t at = i_;
+    int label = 0;
+    if (s_[i_] == '%') {
+      ++i_;
+      // %nn (two digits) or RDKit's %(nnn).
+      if (i_ < s_.size() && s_[i_] == '(') {
+        const size_t end = s_.find(')', i_);
+        INDUCTIVE_CHECK(end != std::string::npos && end > i_ + 1, ErrorCode::kInvalidArgument, where(),
+                        "bad ring label after '%('");
+        for (size_t k = i_ + 1; k < end; ++k) {
+          INDUCTIVE_CHECK(std::isdigit(static_cast<unsigned char>(s_[k])) && label < 100000,
+                          ErrorCode::kInvalidArgument, where(), "bad ring label after '%('");
+          label = label * 10 + (s_[k] - '0');
+        }
+        i_ = end + 1;
+      } else {
+        INDUCTIVE_CHECK(i_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])) &&
+                            std::isdigit(static_cast<unsigned char>(s_[i_ + 1])),
+                        ErrorCode::kInvalidArgument, where(), "'%' must be followed by two digits");
+        label = (s_[i_] - '0') * 10 + (s_[i_ + 1] - '0');
+        i_ += 2;
+      }
+    } else {
+      label = s_[i_] - '0';
+      ++i_;
+    }
+    auto it = rings_.find(label);
+    if (it == rings_.end()) {
+      rings_[label] = OpenRing{atom, order, at, pending_directional_};
+      return;
+    }
+    const OpenRing open = it->second;
+    rings_.erase(it);
+    INDUCTIVE_CHECK(open.order == 0 || order == 0 || open.order == order, ErrorCode::kInvalidArgument,
+                    "smiles: position ", at + 1, ": ring bond ", label, " has two different bond symbols");
+    pending_directional_ = pending_directional_ || open.directional;
+    add_bond(open.atom, atom, open.order != 0 ? open.order : order, at);
+  }
+
+  void add_bond(int u, int v, int order, size_t at) {
+    INDUCTIVE_CHECK(u != v, ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": an atom bonded to itself");
+    const std::array<int32_t, 2> e{std::min(u, v), std::max(u, v)};
+    INDUCTIVE_CHECK(std::find(bonds_.begin(), bonds_.end(), e) == bonds_.end(), ErrorCode::kInvalidArgument,
+                    "smiles: position ", at + 1, ": atoms ", e[0] + 1, " and ", e[1] + 1, " are bonded twice");
+    if (order == 0) order = atoms_[u].aromatic && atoms_[v].aromatic ? 5 : 1;
+    bonds_.push_back(e);
+    orders_.push_back(static_cast<uint8_t>(order));
+    directional_.push_back(pending_directional_ ? 1 : 0);
+  }
+
+  // Drops explicit hydrogens the way RDKit's RemoveHs does by default, renumbering the other atoms.
+  Molecule finish() {
+    const int n = static_cast<int>(atoms_.size());
+    std::vector<int> degree(n, 0);
+    for (const auto& e : bonds_) ++degree[e[0]], ++degree[e[1]];
+    std::vector<uint8_t> drop(n, 0);
+    for (size_t k = 0; k < bonds_.size(); ++k) {
+      for (int side = 0; side < 2; ++side) {
+        const int h = bonds_[k][side], other = bonds_[k][1 - side];
+        const Atom& a = atoms_[h];
+        // (A hydrogen on a '/' or '\\' bond defines double-bond stereo; RDKit keeps it, so do we.)
+        if (a.symbol == "H" && !a.isotope && a.charge == 0 && degree[h] == 1 && atoms_[other].symbol != "H" &&
+            orders_[k] == 1 && !directional_[k]) {
+          drop[h] = 1;
+        }
+      }
+    }
+    std::vector<int> index(n, -1);
+    Molecule m;
+    for (int i = 0; i < n; ++i) {
+      if (drop[i]) continue;
+      index[i] = m.n_atoms();
+      m.symbols.push_back(atoms_[i].symbol);
+      m.aromatic.push_back(atoms_[i].aromatic ? 1 : 0);
+      m.charges.push_back(static_cast<int8_t>(atoms_[i].charge));
+    }
+    for (size_t k = 0; k < bonds_.size(); ++k) {
+      const int u = index[bonds_[k][0]], v = index[bonds_[k][1]];
+      if (u < 0 || v < 0) continue;
+      m.bonds.push_back({std::min(u, v), std::max(u, v)});
+      m.bond_orders.push_back(orders_[k]);
+    }
+    return m;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+  std::vector<Atom> atoms_;
+  std::vector<std::array<int32_t, 2>> bonds_;
+  std::vector<uint8_t> orders_;
+  std::vector<uint8_t> directional_;  // per bond: written with '/' or '\\'
+  bool pending_directional_ = false;
+  std::map<int, OpenRing> rings_;
+};
+
+}  // namespace
+
+Molecule parse_smiles(const std::string& smiles) { return Parser(smiles).run(); }
+
+Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& vocabulary, int unknown_label) {
+  std::vector<int32_t> labels(static_cast<size_t>(molecule.n_atoms()));
+  for (int i = 0; i < molecule.n_atoms(); ++i) {
+    const auto it = std::find(vocabulary.begin(), vocabulary.end(), molecule.symbols[i]);
+    if (it != vocabulary.end()) {
+      labels[i] = static_cast<int32_t>(it - vocabulary.begin());
+      continue;
+    }
+    if (unknown_label < 0) {
+      std::string known;
+      for (const auto& v : vocabulary) known += (known.empty() ? "" : ", ") + v;
+      INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "molecule: atom ", i + 1, " is ", molecule.symbols[i],
+                     ", which the model does not know (its atom types: ", known, ")");
+    }
+    labels[i] = unknown_label;
+  }
+  return Graph::from_edges(molecule.n_atoms(), molecule.bonds, std::move(labels));
+}
+
+MoleculeDataset parse_molecule_csv(const std::string& text, const std::string& smiles_column,
+                                   const std::string& label_column, const std::string& what,
+                                   std::vector<std::string> atom_types) {
+  LineReader lines(text);
+  std::string line;
+  INDUCTIVE_CHECK(lines.next(line), ErrorCode::kInvalidArgument, what, ": empty file (a header line is needed)");
+  const std::vector<std::string> header = split_csv_fields(line, ',', what, 1);
+  auto column = [&](const std::string& name) {
+    for (size_t k = 0; k < header.size(); ++k)
+      if (header[k] == name) return static_cast<int>(k);
+    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": no column '", name, "' in the header");
+  };
+  const int sc = column(smiles_column), lc = column(label_column);
+  MoleculeDataset out;
+  out.dataset.name = what;
+  std::vector<Molecule> molecules;
+  std::vector<int64_t> raw_labels;
+  std::vector<size_t> line_of;
+  while (lines.next(line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> f = split_csv_fields(line, ',', what, lines.number());
+    INDUCTIVE_CHECK(static_cast<int>(f.size()) == static_cast<int>(header.size()), ErrorCode::kInvalidArgument, what,
+                    ": line ", lines.number(), ": ", f.size(), " fields, expected ", header.size(), " (the header's)");
+    if (f[lc].empty()) {
+      ++out.n_skipped;
+      continue;
+    }
+    char* end = nullptr;
+    const long long v = std::strtoll(f[lc].c_str(), &end, 10);
+    INDUCTIVE_CHECK(end == f[lc].c_str() + f[lc].size(), ErrorCode::kInvalidArgument, what, ": line ",
+                    lines.number(), ": label '", label_column, "' must be an integer class: got '", f[lc], "'");
+    try {
+      molecules.push_back(parse_smiles(f[sc]));
+    } catch (const Error& e) {
+      throw Error(e.code(), what + ": line " + std::to_string(lines.number()) + ": " + e.what());
+    }
+    raw_labels.push_back(v);
+    line_of.push_back(lines.number());
+    out.smiles.push_back(f[sc]);
+  }
+  INDUCTIVE_CHECK(!molecules.empty(), ErrorCode::kInvalidArgument, what, ": no labelled molecule");
+  if (atom_types.empty()) {
+    std::set<std::string> seen;
+    for (const Molecule& m : molecules) seen.insert(m.symbols.begin(), m.symbols.end());
+    atom_types.assign(seen.begin(), seen.end());
+  }
+  out.atom_types = atom_types;
+  std::set<int64_t> classes(raw_labels.begin(), raw_labels.end());
+  out.dataset.class_values.assign(classes.begin(), classes.end());
+  for (size_t v = 0; v < atom_types.size(); ++v) out.dataset.node_label_values.push_back(static_cast<int64_t>(v));
+  for (size_t k = 0; k < molecules.size(); ++k) {
+    Graph g;
+    try {
+      g = molecule_graph(molecules[k], atom_types);
+    } catch (const Error& e) {
+      throw Error(e.code(), what + ": line " + std::to_string(line_of[k]) + ": " + e.what());
+    }
+    g.label = static_cast<int32_t>(
+        std::lower_bound(out.dataset.class_values.begin(), out.dataset.class_values.end(), raw_labels[k]) -
+        out.dataset.class_values.begin());
+    out.dataset.graphs.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace inductive

@@ -1,0 +1,182 @@
+// GraphiT backward pass and losses (see inductive/graphit.h).
+//
+// Attention, one head, one graph: A~ = exp(S - rowmax S) ⊙ K, c_i = max(r_i, 1e-6) with r_i = sum_j A~_ij,
+// A = A~ / c. With dA the gradient w.r.t. A and sigma_i = sum_k dA_ik A_ik:
+//   dS_ij = (dA_ij - f_i sigma_i) A_ij - [j = argmax_i] (1 - f_i) sigma_i,      f_i = [r_i > 1e-6]
+// (when the floor is inactive the row normalisation removes both the max shift and the scale of the row; when
+// it is active, A = A~ / 1e-6 keeps the dependence on the row max, whose gradient goes to the argmax as in
+// PyTorch's max). Then dQ_h = scale (dS + dS^T) Q_h because queries and keys are the same matrix.
+#include <cmath>
+
+#include "graphit/graphit_detail.h"
+#include "inductive/error.h"
+
+namespace inductive {
+
+using namespace graphit_detail;
+
+void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, const Eigen::Ref<const MatF>& d_output,
+                            GraphitParams& grads) const {
+  const GraphitConfig& c = config;
+  const int N = b.n_nodes, d = c.d, H = c.heads, dh = d / H, L = c.layers, B = b.n_graphs;
+  INDUCTIVE_CHECK(d_output.rows() == B && d_output.cols() == c.outputs, ErrorCode::kShapeMismatch,
+                  "graphit backward: d_output is ", d_output.rows(), " x ", d_output.cols(), ", expected ", B, " x ",
+                  c.outputs);
+  INDUCTIVE_CHECK(static_cast<int>(cache.layers.size()) == L && cache.output.rows() == B && cache.x_out.rows() == N,
+                  ErrorCode::kInvalidArgument, "graphit backward: the cache does not come from a forward pass on this batch");
+  INDUCTIVE_CHECK(static_cast<int>(grads.layers.size()) == L && grads.out_weight.rows() == c.outputs,
+                  ErrorCode::kShapeMismatch, "graphit backward: gradients lack the config's shapes (use GraphitParams::zeros)");
+  const bool batch_norm = c.norm == "batch";
+  const bool drop = cache.dropout;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+  // Head.
+  grads.out_weight.noalias() += d_output.transpose() * cache.hidden;
+  grads.out_bias += d_output.colwise().sum().transpose();
+  MatF d_hidden = d_output * params.out_weight;
+  d_hidden.array() *= (cache.hidden.array() > 0.0f).cast<float>();
+  grads.hidden_weight.noalias() += d_hidden.transpose() * cache.pooled;
+  grads.hidden_bias += d_hidden.colwise().sum().transpose();
+  const MatF d_pooled = d_hidden * params.hidden_weight;
+
+  // Pooling.
+  MatF dx(N, d);
+  for (int g = 0; g < B; ++g) {
+    const float w = c.pooling == "mean" ? 1.0f / static_cast<float>(b.size(g)) : 1.0f;
+    dx.middleRows(b.offsets[g], b.size(g)).rowwise() = w * d_pooled.row(g);
+  }
+
+  MatF dz, dx1, dg, dpre, dy, dattn, dheads, dq, dv;
+  std::vector<float> work(2 * static_cast<size_t>(cache.work_nn.size() + 1));
+  for (int l = L - 1; l >= 0; --l) {
+    const GraphitCache::Layer& ly = cache.layers[l];
+    const GraphitLayerParams& p = params.layers[l];
+    GraphitLayerParams& gp = grads.layers[l];
+
+    // norm2, FFN residual.
+    norm_backward(batch_norm, cache.training, ly.norm2, p.norm2_weight, dx, dz, gp.norm2_weight, gp.norm2_bias);
+    dx1 = dz;
+    dg = dz;
+    if (drop) dg.array() *= ly.drop2.array();
+    if (drop) {
+      const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
+      gp.ffn2_weight.noalias() += dg.transpose() * fd;
+    } else {
+      gp.ffn2_weight.noalias() += dg.transpose() * ly.ffn;
+    }
+    gp.ffn2_bias += dg.colwise().sum().transpose();
+    dpre.noalias() = dg * p.ffn2_weight;
+    if (drop) dpre.array() *= ly.drop_ffn.array();
+    dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
+    gp.ffn1_weight.noalias() += dpre.transpose() * ly.x1;
+    gp.ffn1_bias += dpre.colwise().sum().transpose();
+    dx1.noalias() += dpre * p.ffn1_weight;
+
+    // norm1, attention residual.
+    norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias);
+    dattn = dy;
+    if (drop) dattn.array() *= ly.drop1.array();
+    dattn.array().colwise() *= b.residual_scale.array();
+    gp.out_weight.noalias() += dattn.transpose() * ly.heads;
+    gp.out_bias += dattn.colwise().sum().transpose();
+    dheads.noalias() = dattn * p.out_weight;
+
+    // Attention, per graph and head.
+    dq.setZero(N, d);
+    dv.resize(N, d);
+    for (int g = 0; g < B; ++g) {
+      const int o = b.offsets[g], n = b.size(g);
+      MapF dA(work.data(), n, n);
+      MapF Ad(work.data() + static_cast<size_t>(n) * n, n, n);
+      for (int h = 0; h < H; ++h) {
+        const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
+        const CMapF A(ly.probs.data() + at, n, n);
+        const auto dO = dheads.block(o, h * dh, n, dh);
+        const auto Vh = ly.v.block(o, h * dh, n, dh);
+        const auto Qh = ly.q.block(o, h * dh, n, dh);
+        dA.noalias() = dO * Vh.transpose();
+        if (drop) {
+          const CMapF m(ly.drop_attn.data() + at, n, n);
+          Ad = A.cwiseProduct(m);
+          dv.block(o, h * dh, n, dh).noalias() = Ad.transpose() * dO;
+          dA.array() *= m.array();
+        } else {
+          dv.block(o, h * dh, n, dh).noalias() = A.transpose() * dO;
+        }
+        // dA -> dS (in place), see the header comment.
+        const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;
+        for (int i = 0; i < n; ++i) {
+          const float sigma = dA.row(i).dot(A.row(i));
+          if (!ly.floored[row0 + i]) {
+            dA.row(i) = (dA.row(i).array() - sigma) * A.row(i).array();
+          } else {
+            dA.row(i).array() *= A.row(i).array();
+            dA(i, ly.argmax[row0 + i]) -= sigma;
+          }
+        }
+        Ad = dA + dA.transpose();
+        dq.block(o, h * dh, n, dh).noalias() += scale * (Ad * Qh);
+      }
+    }
+    gp.q_weight.noalias() += dq.transpose() * ly.x_in;
+    gp.v_weight.noalias() += dv.transpose() * ly.x_in;
+    dx = dy;
+    dx.noalias() += dq * p.q_weight;
+    dx.noalias() += dv * p.v_weight;
+  }
+
+  // Input embedding.
+  if (c.vocab > 0)
+    for (int i = 0; i < N; ++i) grads.embedding.row(b.labels[i]) += dx.row(i);
+  if (c.features > 0) grads.features_weight.noalias() += dx.transpose() * b.features;
+  if (c.pe_dim > 0) {
+    grads.pe_weight.noalias() += dx.transpose() * b.pe;
+    grads.pe_bias += dx.colwise().sum().transpose();
+  }
+  if (c.path_dim > 0) {
+    grads.path_weight.noalias() += dx.transpose() * b.path;
+    grads.path_bias += dx.colwise().sum().transpose();
+  }
+}
+
+double GraphitModel::loss(const GraphitBatch& b, const GraphitRunOptions& run, GraphitParams* grads, MatF* outputs,
+                          GraphitCache* cache_in) const {
+  const GraphitConfig& c = config;
+  const int B = b.n_graphs, C = c.outputs;
+  if (c.classification())
+    INDUCTIVE_CHECK(static_cast<int>(b.classes.size()) == B, ErrorCode::kInvalidArgument, "graphit loss: the batch has ",
+                    b.classes.size(), " class labels for ", B, " graphs (pack it with classes)");
+  else
+    INDUCTIVE_CHECK(static_cast<int64_t>(b.values.size()) == static_cast<int64_t>(B) * C, ErrorCode::kInvalidArgument,
+                    "graphit loss: the batch has ", b.values.size(), " target values for ", B, " graphs x ", C,
+                    " outputs (pack it with values)");
+  GraphitCache local;
+  GraphitCache& cache = cache_in ? *cache_in : local;
+  const MatF& out = forward(b, run, &cache);
+  if (outputs) *outputs = out;
+  MatF d_out(B, C);
+  double total = 0;
+  if (c.classification()) {
+    for (int g = 0; g < B; ++g) {
+      const double mx = out.row(g).maxCoeff();
+      double z = 0;
+      for (int k = 0; k < C; ++k) z += std::exp(static_cast<double>(out(g, k)) - mx);
+      total += mx + std::log(z) - out(g, b.classes[g]);
+      for (int k = 0; k < C; ++k)
+        d_out(g, k) = static_cast<float>((std::exp(static_cast<double>(out(g, k)) - mx) / z - (k == b.classes[g])) / B);
+    }
+  } else {
+    const double n = static_cast<double>(B) * C;
+    for (int g = 0; g < B; ++g)
+      for (int k = 0; k < C; ++k) {
+        const double r = static_cast<double>(out(g, k)) - b.values[static_cast<size_t>(g) * C + k];
+        total += std::fabs(r);
+        d_out(g, k) = static_cast<float>((r > 0) - (r < 0)) / static_cast<float>(n);
+      }
+    total *= static_cast<double>(B) / n;  // mean over graphs and targets (PyTorch's L1Loss)
+  }
+  if (grads) backward(b, cache, d_out, *grads);
+  return total / B;
+}
+
+}  // namespace inductive

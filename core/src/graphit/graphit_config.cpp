@@ -1,0 +1,211 @@
+// GraphiT config <-> JSON, strict (see inductive/graphit.h).
+#include <cmath>
+#include <set>
+
+#include "inductive/error.h"
+#include "inductive/graphit.h"
+
+namespace inductive {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads one config section with defaults; unknown keys are errors so that typos never pass silently.
+class Section {
+ public:
+  Section(const json& j, std::string name) : j_(j), name_(std::move(name)) {
+    INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "graphit config: '", name_, "' must be an object");
+  }
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      INDUCTIVE_CHECK(seen_.count(it.key()), ErrorCode::kInvalidArgument, "graphit config: unknown key '", name_, ".",
+                      it.key(), "'");
+  }
+  bool has(const char* key) const { return j_.contains(key); }
+  std::string str(const char* key, const std::string& def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_string(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                    "' must be a string");
+    return j_[key].get<std::string>();
+  }
+  int integer(const char* key, int def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_number_integer(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                    "' must be an integer");
+    const auto v = j_[key].get<int64_t>();
+    INDUCTIVE_CHECK(v >= -(1ll << 31) && v < (1ll << 31), ErrorCode::kInvalidArgument, "graphit config: '", name_,
+                    ".", key, "' out of range");
+    return static_cast<int>(v);
+  }
+  double number(const char* key, double def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_number(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                    "' must be a number");
+    return j_[key].get<double>();
+  }
+  bool boolean(const char* key, bool def) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return def;
+    INDUCTIVE_CHECK(j_[key].is_boolean(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                    "' must be true or false");
+    return j_[key].get<bool>();
+  }
+  std::vector<std::string> strings(const char* key) {
+    seen_.insert(key);
+    if (!j_.contains(key)) return {};
+    INDUCTIVE_CHECK(j_[key].is_array(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                    "' must be an array of strings");
+    std::vector<std::string> out;
+    for (const auto& v : j_[key]) {
+      INDUCTIVE_CHECK(v.is_string(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
+                      "' must be an array of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  const json& j_;
+  std::string name_;
+  std::set<std::string> seen_;
+};
+
+const json& section_or_empty(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.contains(key) ? j[key] : empty;
+}
+
+}  // namespace
+
+GraphitConfig GraphitConfig::with_dim(int d, int layers, int heads) {
+  GraphitConfig c;
+  c.d = d;
+  c.layers = layers;
+  c.heads = heads;
+  c.ffn = 2 * d;
+  c.hidden = d;
+  return c;
+}
+
+void GraphitConfig::validate() const {
+  auto in_range = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+  INDUCTIVE_CHECK(in_range(vocab, 0, 1 << 20) && in_range(features, 0, 1 << 20) && in_range(pe_dim, 0, 1 << 16) &&
+                      in_range(path_dim, 0, 1 << 20),
+                  ErrorCode::kInvalidArgument, "graphit config: input dimensions must be in 0..2^20: got vocab ",
+                  vocab, ", features ", features, ", pe ", pe_dim, ", path ", path_dim);
+  INDUCTIVE_CHECK(vocab > 0 || features > 0 || pe_dim > 0 || path_dim > 0, ErrorCode::kInvalidArgument,
+                  "graphit config: no node input (input.vocab, features, pe and path are all 0)");
+  INDUCTIVE_CHECK(node_labels.empty() || static_cast<int>(node_labels.size()) == vocab, ErrorCode::kInvalidArgument,
+                  "graphit config: input.node_labels has ", node_labels.size(), " entries, expected vocab = ", vocab);
+  {
+    std::set<std::string> unique(node_labels.begin(), node_labels.end());
+    INDUCTIVE_CHECK(unique.size() == node_labels.size(), ErrorCode::kInvalidArgument,
+                    "graphit config: input.node_labels has duplicate entries");
+  }
+  INDUCTIVE_CHECK(in_range(d, 1, 65536), ErrorCode::kInvalidArgument, "graphit config: encoder.d must be in 1..65536: got ",
+                  d);
+  INDUCTIVE_CHECK(in_range(layers, 0, 1024), ErrorCode::kInvalidArgument,
+                  "graphit config: encoder.layers must be in 0..1024: got ", layers);
+  INDUCTIVE_CHECK(heads >= 1 && d % heads == 0, ErrorCode::kInvalidArgument, "graphit config: encoder.heads (", heads,
+                  ") must be >= 1 and divide d (", d, ")");
+  INDUCTIVE_CHECK(in_range(ffn, 1, 1 << 20), ErrorCode::kInvalidArgument,
+                  "graphit config: encoder.ffn must be in 1..2^20: got ", ffn);
+  INDUCTIVE_CHECK(norm == "layer" || norm == "batch", ErrorCode::kInvalidArgument,
+                  "graphit config: encoder.norm must be layer or batch: got '", norm, "'");
+  INDUCTIVE_CHECK(std::isfinite(dropout) && dropout >= 0 && dropout < 1, ErrorCode::kInvalidArgument,
+                  "graphit config: encoder.dropout must be in [0, 1): got ", dropout);
+  INDUCTIVE_CHECK(pooling == "mean" || pooling == "sum", ErrorCode::kInvalidArgument,
+                  "graphit config: readout.pooling must be mean or sum: got '", pooling, "'");
+  INDUCTIVE_CHECK(in_range(hidden, 1, 1 << 20), ErrorCode::kInvalidArgument,
+                  "graphit config: readout.hidden must be in 1..2^20: got ", hidden);
+  INDUCTIVE_CHECK(task == "classification" || task == "regression", ErrorCode::kInvalidArgument,
+                  "graphit config: task.type must be classification or regression: got '", task, "'");
+  if (task == "classification")
+    INDUCTIVE_CHECK(in_range(outputs, 2, 100000), ErrorCode::kInvalidArgument,
+                    "graphit config: task.outputs (classes) must be >= 2: got ", outputs);
+  else
+    INDUCTIVE_CHECK(in_range(outputs, 1, 100000), ErrorCode::kInvalidArgument,
+                    "graphit config: task.outputs (targets) must be >= 1: got ", outputs);
+  INDUCTIVE_CHECK(class_labels.empty() || (task == "classification" && static_cast<int>(class_labels.size()) == outputs),
+                  ErrorCode::kInvalidArgument, "graphit config: task.labels has ", class_labels.size(),
+                  " names for ", outputs, " classes");
+  if (has_graph) {
+    graph.validate();
+    INDUCTIVE_CHECK(graph.kernel == kernel, ErrorCode::kInvalidArgument, "graphit config: encoder.kernel is ",
+                    kernel ? "true" : "false", " but graph.kernel is ", graph.kernel ? "set" : "null");
+    INDUCTIVE_CHECK(graph.lap_pe == pe_dim, ErrorCode::kInvalidArgument, "graphit config: input.pe is ", pe_dim,
+                    " but graph.lap_pe is ", graph.lap_pe);
+    const int g = graph.gckn ? graph.gckn_options.path_size * graph.gckn_options.n_filters : 0;
+    INDUCTIVE_CHECK(g == path_dim, ErrorCode::kInvalidArgument, "graphit config: input.path is ", path_dim,
+                    " but graph.gckn gives ", g, " path features");
+  }
+}
+
+nlohmann::json GraphitConfig::to_json() const {
+  json j;
+  j["input"] = json{{"vocab", vocab}, {"features", features}, {"pe", pe_dim}, {"path", path_dim},
+                    {"node_labels", node_labels}};
+  j["encoder"] = json{{"d", d},         {"layers", layers},   {"heads", heads},
+                      {"ffn", ffn},     {"norm", norm},       {"dropout", dropout},
+                      {"kernel", kernel}, {"degree_scaling", degree_scaling}};
+  j["readout"] = json{{"pooling", pooling}, {"hidden", hidden}};
+  j["task"] = json{{"type", task}, {"outputs", outputs}, {"labels", class_labels}};
+  if (has_graph) j["graph"] = graph.to_json();
+  return j;
+}
+
+GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
+  INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "graphit config: must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    INDUCTIVE_CHECK(it.key() == "input" || it.key() == "encoder" || it.key() == "readout" || it.key() == "task" ||
+                        it.key() == "graph",
+                    ErrorCode::kInvalidArgument, "graphit config: unknown section '", it.key(),
+                    "' (expected input, encoder, readout, task, graph)");
+  GraphitConfig c;
+  if (j.contains("graph") && !j.at("graph").is_null()) {
+    c.graph = GraphitInputSpec::from_json(j.at("graph"));
+    c.has_graph = true;
+  }
+  {
+    Section s(section_or_empty(j, "input"), "input");
+    c.vocab = s.integer("vocab", c.vocab);
+    c.features = s.integer("features", c.features);
+    c.pe_dim = s.integer("pe", c.pe_dim);
+    c.path_dim = s.integer("path", c.path_dim);
+    c.node_labels = s.strings("node_labels");
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "encoder"), "encoder");
+    c.d = s.integer("d", c.d);
+    c.layers = s.integer("layers", c.layers);
+    c.heads = s.integer("heads", c.heads);
+    c.ffn = s.integer("ffn", 2 * c.d);
+    c.norm = s.str("norm", c.norm);
+    c.dropout = s.number("dropout", c.dropout);
+    c.kernel = s.boolean("kernel", c.kernel);
+    c.degree_scaling = s.boolean("degree_scaling", c.kernel);
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "readout"), "readout");
+    c.pooling = s.str("pooling", c.pooling);
+    c.hidden = s.integer("hidden", c.d);
+    s.finish();
+  }
+  {
+    Section s(section_or_empty(j, "task"), "task");
+    c.task = s.str("type", c.task);
+    c.outputs = s.integer("outputs", c.task == "regression" ? 1 : c.outputs);
+    c.class_labels = s.strings("labels");
+    s.finish();
+  }
+  c.validate();
+  return c;
+}
+
+}  // namespace inductive

@@ -1,0 +1,185 @@
+// GraphiT forward pass on packed graphs (see inductive/graphit.h for the equations).
+#include <algorithm>
+#include <cmath>
+
+#include "graphit/graphit_detail.h"
+#include "inductive/error.h"
+
+namespace inductive {
+
+using namespace graphit_detail;
+
+namespace {
+
+// Inverted dropout multipliers: 0 with probability p, 1 / (1 - p) otherwise (PyTorch's nn.Dropout).
+void dropout_mask(float* m, Eigen::Index size, double p, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const float keep = static_cast<float>(1.0 / (1.0 - p));
+  for (Eigen::Index i = 0; i < size; ++i) m[i] = u(rng) < p ? 0.0f : keep;
+}
+
+void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
+  INDUCTIVE_CHECK(b.n_graphs >= 1 && static_cast<int>(b.offsets.size()) == b.n_graphs + 1 &&
+                      static_cast<int>(b.sq_offsets.size()) == b.n_graphs + 1 && b.offsets.back() == b.n_nodes &&
+                      static_cast<int>(b.kernels.size()) == b.n_graphs && b.residual_scale.size() == b.n_nodes,
+                  ErrorCode::kShapeMismatch, "graphit: malformed batch (build it with GraphitBatch::pack)");
+  INDUCTIVE_CHECK((c.vocab == 0 || static_cast<int>(b.labels.size()) == b.n_nodes) &&
+                      (c.features == 0 || (b.features.rows() == b.n_nodes && b.features.cols() == c.features)) &&
+                      (c.pe_dim == 0 || (b.pe.rows() == b.n_nodes && b.pe.cols() == c.pe_dim)) &&
+                      (c.path_dim == 0 || (b.path.rows() == b.n_nodes && b.path.cols() == c.path_dim)),
+                  ErrorCode::kShapeMismatch, "graphit: batch was packed for another input configuration");
+  if (c.kernel)
+    for (int g = 0; g < b.n_graphs; ++g)
+      INDUCTIVE_CHECK(b.kernels[g] != nullptr && b.kernels[g]->rows() == b.size(g) && b.kernels[g]->cols() == b.size(g),
+                      ErrorCode::kShapeMismatch, "graphit: batch graph ", g, " lacks its n x n kernel");
+}
+
+}  // namespace
+
+MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, GraphitCache* cache_in) const {
+  const GraphitConfig& c = config;
+  check_batch(c, b);
+  GraphitCache local;
+  GraphitCache& cache = cache_in ? *cache_in : local;
+  const int N = b.n_nodes, d = c.d, H = c.heads, dh = d / H, L = c.layers;
+  const bool batch_norm = c.norm == "batch";
+  const bool drop = run.training && run.rng != nullptr && c.dropout > 0;
+  INDUCTIVE_CHECK(!batch_norm || static_cast<int>(norm_stats.size()) == L || run.training, ErrorCode::kInvalidArgument,
+                  "graphit: BatchNorm model lacks running statistics");
+  INDUCTIVE_CHECK(run.running == nullptr || static_cast<int>(run.running->size()) == L, ErrorCode::kShapeMismatch,
+                  "graphit: running statistics for ", run.running ? run.running->size() : 0, " layers, expected ", L);
+  cache.training = run.training;
+  cache.dropout = drop;
+  cache.layers.resize(L);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+  // Input embedding.
+  MatF& x0 = L > 0 ? cache.layers[0].x_in : cache.x_out;
+  x0.setZero(N, d);
+  if (c.vocab > 0)
+    for (int i = 0; i < N; ++i) x0.row(i) += params.embedding.row(b.labels[i]);
+  if (c.features > 0) x0.noalias() += b.features * params.features_weight.transpose();
+  if (c.pe_dim > 0) {
+    x0.noalias() += b.pe * params.pe_weight.transpose();
+    x0.rowwise() += params.pe_bias.transpose();
+  }
+  if (c.path_dim > 0) {
+    x0.noalias() += b.path * params.path_weight.transpose();
+    x0.rowwise() += params.path_bias.transpose();
+  }
+
+  int max_n = 0;
+  for (int g = 0; g < b.n_graphs; ++g) max_n = std::max(max_n, b.size(g));
+  cache.work_nn.resize(static_cast<size_t>(max_n) * max_n);
+  cache.work_nn2.resize(static_cast<size_t>(max_n));
+
+  for (int l = 0; l < L; ++l) {
+    GraphitCache::Layer& ly = cache.layers[l];
+    const GraphitLayerParams& p = params.layers[l];
+    const MatF& x = ly.x_in;
+    ly.q.noalias() = x * p.q_weight.transpose();
+    ly.v.noalias() = x * p.v_weight.transpose();
+    ly.heads.resize(N, d);
+    ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
+    ly.floored.resize(static_cast<size_t>(N) * H);
+    ly.argmax.resize(static_cast<size_t>(N) * H);
+    if (drop) ly.drop_attn.resize(ly.probs.size());
+    else ly.drop_attn.clear();
+
+    for (int g = 0; g < b.n_graphs; ++g) {
+      const int o = b.offsets[g], n = b.size(g);
+      const MatF* K = c.kernel ? b.kernels[g] : nullptr;
+      for (int h = 0; h < H; ++h) {
+        const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
+        MapF A(ly.probs.data() + at, n, n);
+        const auto Qh = ly.q.block(o, h * dh, n, dh);
+        A.noalias() = Qh * Qh.transpose();
+        // exp(s - rowmax) with s = scale q q^T; the max is taken before scaling (scale > 0: same argmax).
+        Eigen::Map<VecF> rowmax(cache.work_nn2.data(), n);
+        rowmax = A.rowwise().maxCoeff();
+        A = ((A.colwise() - rowmax).array() * scale).exp().matrix();
+        const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;  // per graph: H blocks of n rows
+        for (int i = 0; i < n; ++i) {
+          float r;
+          if (K) r = A.row(i).dot(K->row(i));
+          else r = A.row(i).sum();
+          const bool floored = !(r > kRowSumFloor);
+          ly.floored[row0 + i] = floored;
+          if (floored) {
+            Eigen::Index j;
+            A.row(i).maxCoeff(&j);  // the row max of s (exp is monotone): where the max's gradient goes
+            ly.argmax[row0 + i] = static_cast<int32_t>(j);
+          }
+          if (K) A.row(i).array() *= K->row(i).array();
+          A.row(i) /= floored ? kRowSumFloor : r;
+        }
+        auto out = ly.heads.block(o, h * dh, n, dh);
+        const auto Vh = ly.v.block(o, h * dh, n, dh);
+        if (drop) {
+          float* m = ly.drop_attn.data() + at;
+          dropout_mask(m, static_cast<Eigen::Index>(n) * n, c.dropout, *run.rng);
+          MapF Ad(cache.work_nn.data(), n, n);
+          Ad = A.cwiseProduct(MapF(m, n, n));
+          out.noalias() = Ad * Vh;
+        } else {
+          out.noalias() = A * Vh;
+        }
+      }
+    }
+
+    // Out-projection, degree-scaled residual, norm1.
+    MatF& y = cache.work_a;
+    y.noalias() = ly.heads * p.out_weight.transpose();
+    y.rowwise() += p.out_bias.transpose();
+    y.array().colwise() *= b.residual_scale.array();
+    if (drop) {
+      ly.drop1.resize(N, d);
+      dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout, *run.rng);
+      y.array() *= ly.drop1.array();
+    }
+    y += x;
+    GraphitNormStats* rs = run.training && run.running && batch_norm ? &(*run.running)[l] : nullptr;
+    const GraphitNormStats* es = !run.training && batch_norm ? &norm_stats[l] : nullptr;
+    norm_forward(batch_norm, run.training, y, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1, rs ? &rs->mean1 : nullptr,
+                 rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr);
+
+    // Feed-forward block, residual, norm2 (its output is the next layer's input).
+    ly.ffn.noalias() = ly.x1 * p.ffn1_weight.transpose();
+    ly.ffn.rowwise() += p.ffn1_bias.transpose();
+    ly.ffn = ly.ffn.cwiseMax(0.0f);
+    MatF& z = cache.work_b;
+    if (drop) {
+      ly.drop_ffn.resize(N, c.ffn);
+      dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
+      cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
+      z.noalias() = cache.work_c * p.ffn2_weight.transpose();
+    } else {
+      z.noalias() = ly.ffn * p.ffn2_weight.transpose();
+    }
+    z.rowwise() += p.ffn2_bias.transpose();
+    if (drop) {
+      ly.drop2.resize(N, d);
+      dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout, *run.rng);
+      z.array() *= ly.drop2.array();
+    }
+    z += ly.x1;
+    MatF& next = l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out;
+    norm_forward(batch_norm, run.training, z, p.norm2_weight, p.norm2_bias, ly.norm2, next, rs ? &rs->mean2 : nullptr,
+                 rs ? &rs->var2 : nullptr, es ? &es->mean2 : nullptr, es ? &es->var2 : nullptr);
+  }
+
+  // Readout: pooling, Linear-ReLU-Linear.
+  cache.pooled.resize(b.n_graphs, d);
+  for (int g = 0; g < b.n_graphs; ++g) {
+    cache.pooled.row(g) = cache.x_out.middleRows(b.offsets[g], b.size(g)).colwise().sum();
+    if (c.pooling == "mean") cache.pooled.row(g) /= static_cast<float>(b.size(g));
+  }
+  cache.hidden.noalias() = cache.pooled * params.hidden_weight.transpose();
+  cache.hidden.rowwise() += params.hidden_bias.transpose();
+  cache.hidden = cache.hidden.cwiseMax(0.0f);
+  cache.output.noalias() = cache.hidden * params.out_weight.transpose();
+  cache.output.rowwise() += params.out_bias.transpose();
+  return cache.output;
+}
+
+}  // namespace inductive

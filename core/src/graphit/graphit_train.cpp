@@ -1,0 +1,291 @@
+// GraphiT training loop with schedules, metrics and resumable checkpoints (see inductive/graphit_train.h).
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <numeric>
+
+#include "inductive/atomic_file.h"
+#include "inductive/error.h"
+#include "inductive/graphit_train.h"
+
+namespace inductive {
+
+void GraphitTrainOptions::validate() const {
+  adam.validate();
+  INDUCTIVE_CHECK(epochs >= 1, ErrorCode::kInvalidArgument, "graphit train: epochs must be >= 1: got ", epochs);
+  INDUCTIVE_CHECK(batch_size >= 1 && eval_batch_size >= 1, ErrorCode::kInvalidArgument,
+                  "graphit train: batch sizes must be >= 1: got ", batch_size, ", ", eval_batch_size);
+  INDUCTIVE_CHECK(lr_halve_every >= 0, ErrorCode::kInvalidArgument, "graphit train: lr_halve_every must be >= 0");
+  INDUCTIVE_CHECK(lr_factor > 0 && lr_factor <= 1, ErrorCode::kInvalidArgument,
+                  "graphit train: lr factor must be in (0, 1]: got ", lr_factor);
+  INDUCTIVE_CHECK(warmup_steps >= 0, ErrorCode::kInvalidArgument, "graphit train: warmup_steps must be >= 0");
+  INDUCTIVE_CHECK(checkpoint_every >= 1, ErrorCode::kInvalidArgument, "graphit train: checkpoint_every must be >= 1");
+}
+
+double graphit_learning_rate(const GraphitTrainOptions& o, int epoch, int64_t step) {
+  double lr = o.adam.lr;
+  if (o.lr_halve_every > 0) lr *= std::pow(o.lr_factor, (epoch - 1) / o.lr_halve_every);
+  if (o.warmup_steps > 0 && step < o.warmup_steps) lr *= static_cast<double>(step) / o.warmup_steps;
+  return lr;
+}
+
+double GraphitTrainReport::mean_test_metric_last(int k) const {
+  INDUCTIVE_CHECK(k >= 1 && !history.empty(), ErrorCode::kInvalidArgument,
+                  "graphit: mean of the last k epochs needs k >= 1 and a history");
+  const size_t from = history.size() > static_cast<size_t>(k) ? history.size() - k : 0;
+  double s = 0;
+  for (size_t e = from; e < history.size(); ++e) s += history[e].test_metric;
+  return s / static_cast<double>(history.size() - from);
+}
+
+namespace {
+
+void check_targets(const GraphitConfig& c, const GraphitDataset& d, const char* what) {
+  INDUCTIVE_CHECK(d.size() >= 1, ErrorCode::kInvalidArgument, "graphit train: the ", what, " set is empty");
+  if (c.classification())
+    INDUCTIVE_CHECK(static_cast<int>(d.classes.size()) == d.size(), ErrorCode::kShapeMismatch, "graphit train: ", what,
+                    " set has ", d.classes.size(), " class labels for ", d.size(), " graphs");
+  else
+    INDUCTIVE_CHECK(d.values.size() == static_cast<size_t>(d.size()) * c.outputs, ErrorCode::kShapeMismatch,
+                    "graphit train: ", what, " set has ", d.values.size(), " target values for ", d.size(),
+                    " graphs x ", c.outputs, " outputs");
+}
+
+GraphitBatch pack_part(const GraphitConfig& c, const GraphitDataset& d, const std::vector<int>& idx) {
+  return c.classification() ? GraphitBatch::pack(c, d.graphs, idx, &d.classes)
+                            : GraphitBatch::pack(c, d.graphs, idx, nullptr, &d.values);
+}
+
+double metric_of(const GraphitConfig& c, const MatF& out, const GraphitBatch& b) {
+  return c.classification() ? graphit_accuracy(out, b.classes) : graphit_mae(out, b.values);
+}
+
+// JSON has no NaN: absent metrics are stored as null.
+nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+double num(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
+// Checkpoint = one safetensors file of kind "graphit-checkpoint": the model's tensors (parameters and BatchNorm
+// running statistics) under "model/", Adam's moments under "adam.m/" and "adam.v/", and in the config the model
+// config, the epoch, Adam's step count, the seed (the epoch's generator is derived from seed and epoch) and the
+// history.
+void save_checkpoint(const std::string& path, const GraphitModel& model, const Adam& adam, int epoch,
+                     const GraphitTrainOptions& o, const std::vector<GraphitEpoch>& history) {
+  const ModelContents cur = model.to_contents();
+  ModelContents ck;
+  ck.model = "graphit-checkpoint";
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& e : history)
+    hist.push_back({{"epoch", e.epoch}, {"lr", e.lr}, {"train_loss", num(e.train_loss)},
+                    {"train_metric", num(e.train_metric)}, {"val_loss", num(e.val_loss)},
+                    {"val_metric", num(e.val_metric)}, {"test_loss", num(e.test_loss)},
+                    {"test_metric", num(e.test_metric)}, {"seconds", e.seconds}, {"eta_seconds", e.eta_seconds}});
+  ck.config = {{"model", cur.config},
+               {"state",
+                {{"epoch", epoch},
+                 {"adam_steps", adam.steps()},
+                 {"seed", std::to_string(o.seed)},
+                 {"batch_size", o.batch_size},
+                 {"history", hist}}}};
+  for (const auto& t : cur.tensors) ck.tensors.push_back({"model/" + t.name, t.dtype, t.shape, t.data});
+  for (const auto& m : adam.moments()) {
+    ck.tensors.push_back({"adam.m/" + m.name, DType::kF32, {static_cast<int64_t>(m.m.size())}, m.m.data()});
+    ck.tensors.push_back({"adam.v/" + m.name, DType::kF32, {static_cast<int64_t>(m.v.size())}, m.v.data()});
+  }
+  save_model_file(path, ck);
+}
+
+bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, int& epoch, const GraphitTrainOptions& o,
+                     std::vector<GraphitEpoch>& history) {
+  if (path.empty() || !file_exists(path)) return false;
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  try {
+    const ModelView ck = read_model(bytes.data(), bytes.size());
+    INDUCTIVE_CHECK(ck.model == "graphit-checkpoint", ErrorCode::kBadModelFile,
+                    "not a GraphiT training checkpoint (model '", ck.model, "')");
+    INDUCTIVE_CHECK(ck.config.contains("model") && ck.config.contains("state"), ErrorCode::kBadModelFile,
+                    "checkpoint config lacks model/state");
+    INDUCTIVE_CHECK(GraphitConfig::from_json(ck.config["model"]).to_json() == model.config.to_json(),
+                    ErrorCode::kInvalidArgument,
+                    "checkpoint was written for another model configuration; delete it or use the same options");
+    const auto& s = ck.config["state"];
+    INDUCTIVE_CHECK(s.at("seed").get<std::string>() == std::to_string(o.seed) &&
+                        s.at("batch_size").get<int>() == o.batch_size,
+                    ErrorCode::kInvalidArgument, "checkpoint was written with seed ", s.at("seed").get<std::string>(),
+                    " and batch size ", s.at("batch_size").get<int>(),
+                    "; resume with the same options to continue the same run");
+    ModelView v = ck;
+    v.model = "graphit";
+    v.config = ck.config["model"];
+    v.tensors.clear();
+    std::vector<Adam::Moments> moments;
+    for (const TensorInfo& t : ck.tensors) {
+      if (t.name.compare(0, 6, "model/") == 0) {
+        TensorInfo renamed = t;
+        renamed.name = t.name.substr(6);
+        v.tensors.push_back(renamed);
+      } else if (t.name.compare(0, 7, "adam.m/") == 0) {
+        const std::string name = t.name.substr(7);
+        const TensorInfo* tv = ck.find("adam.v/" + name);
+        INDUCTIVE_CHECK(tv && tv->numel() == t.numel(), ErrorCode::kBadModelFile, "checkpoint: moments of '", name,
+                        "' are incomplete");
+        const float* m = ck.f32(t.name, t.shape);
+        const float* vv = ck.f32(tv->name, tv->shape);
+        moments.push_back({name, std::vector<float>(m, m + t.numel()), std::vector<float>(vv, vv + tv->numel())});
+      }
+    }
+    model = GraphitModel::from_view(v);
+    adam.restore(std::move(moments), s.at("adam_steps").get<int64_t>());
+    epoch = s.at("epoch").get<int>();
+    history.clear();
+    for (const auto& e : s.at("history")) {
+      GraphitEpoch r;
+      r.epoch = e.at("epoch").get<int>();
+      r.lr = e.at("lr").get<double>();
+      r.train_loss = num(e.at("train_loss"));
+      r.train_metric = num(e.at("train_metric"));
+      r.val_loss = num(e.at("val_loss"));
+      r.val_metric = num(e.at("val_metric"));
+      r.test_loss = num(e.at("test_loss"));
+      r.test_metric = num(e.at("test_metric"));
+      r.seconds = e.at("seconds").get<double>();
+      r.eta_seconds = e.at("eta_seconds").get<double>();
+      history.push_back(r);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kBadModelFile, path + ": checkpoint state is malformed: " + e.what());
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+  return true;
+}
+
+}  // namespace
+
+GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size) {
+  const GraphitConfig& c = model.config;
+  check_targets(c, data, "evaluation");
+  INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit evaluate: batch size must be >= 1");
+  GraphitEvaluation r;
+  r.outputs.resize(data.size(), c.outputs);
+  GraphitCache cache;
+  MatF out;
+  for (int begin = 0; begin < data.size(); begin += batch_size) {
+    const int end = std::min(data.size(), begin + batch_size);
+    std::vector<int> idx(end - begin);
+    std::iota(idx.begin(), idx.end(), begin);
+    const GraphitBatch b = pack_part(c, data, idx);
+    r.loss += model.loss(b, {}, nullptr, &out, &cache) * (end - begin);
+    r.outputs.middleRows(begin, end - begin) = out;
+  }
+  r.loss /= data.size();
+  r.metric = c.classification() ? graphit_accuracy(r.outputs, data.classes) : graphit_mae(r.outputs, data.values);
+  return r;
+}
+
+GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& train, const GraphitDataset* val,
+                                 const GraphitDataset* test, const GraphitTrainOptions& options,
+                                 const std::function<void(const GraphitEpoch&)>& on_epoch) {
+  options.validate();
+  const GraphitConfig& c = model.config;
+  c.validate();
+  check_targets(c, train, "training");
+  if (val) check_targets(c, *val, "validation");
+  if (test) check_targets(c, *test, "test");
+  const bool batch_norm = c.norm == "batch";
+  INDUCTIVE_CHECK(!batch_norm || static_cast<int>(model.norm_stats.size()) == c.layers, ErrorCode::kInvalidArgument,
+                  "graphit train: BatchNorm model lacks running statistics (create it with GraphitModel::create)");
+
+  GraphitTrainReport report;
+  Adam adam(options.adam);
+  int done = 0;
+  if (load_checkpoint(options.checkpoint_path, model, adam, done, options, report.history)) {
+    report.resumed = true;
+    report.resumed_from_epoch = done;
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  GraphitParams grads = GraphitParams::zeros(c);
+  // Parameter blocks: views into the model and the gradient, stable for the whole run.
+  std::vector<ParamBlock> blocks;
+  {
+    const auto pv = model.params.tensors(c);
+    const auto gv = grads.tensors(c);
+    for (size_t t = 0; t < pv.size(); ++t) blocks.push_back({pv[t].name, pv[t].data, gv[t].data, pv[t].size(), true});
+  }
+  GraphitCache cache;
+  MatF out;
+  std::vector<int> order(train.size());
+  double elapsed = 0;
+  for (int epoch = done + 1; epoch <= options.epochs; ++epoch) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // Every random draw of this epoch comes from this generator (see the header): resumable without its state.
+    std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
+    std::iota(order.begin(), order.end(), 0);
+    if (options.shuffle) std::shuffle(order.begin(), order.end(), rng);
+    double loss_sum = 0, metric_sum = 0;
+    double lr = 0;
+    for (int begin = 0; begin < train.size(); begin += options.batch_size) {
+      const int end = std::min(train.size(), begin + options.batch_size);
+      const std::vector<int> idx(order.begin() + begin, order.begin() + end);
+      GraphitBatch b = pack_part(c, train, idx);
+      if (options.flip_pe_signs) b.flip_pe_signs(rng);
+      if (options.batch_hook) options.batch_hook(b, rng);
+      grads.set_zero();
+      GraphitRunOptions run;
+      run.training = true;
+      run.rng = &rng;
+      run.running = batch_norm ? &model.norm_stats : nullptr;
+      const double loss = model.loss(b, run, &grads, &out, &cache);
+      INDUCTIVE_CHECK(std::isfinite(loss), ErrorCode::kInternal, "graphit train: loss became non-finite at epoch ",
+                      epoch, " (lower the learning rate)");
+      loss_sum += loss * (end - begin);
+      metric_sum += metric_of(c, out, b) * (end - begin);
+      lr = graphit_learning_rate(options, epoch, adam.steps() + 1);
+      adam.options().lr = lr;
+      adam.step(blocks);
+    }
+    GraphitEpoch e;
+    e.epoch = epoch;
+    e.lr = lr;
+    e.train_loss = loss_sum / train.size();
+    e.train_metric = metric_sum / train.size();
+    e.val_loss = e.val_metric = e.test_loss = e.test_metric = nan;
+    if (val) {
+      const GraphitEvaluation r = evaluate_graphit(model, *val, options.eval_batch_size);
+      e.val_loss = r.loss;
+      e.val_metric = r.metric;
+    }
+    if (test) {
+      const GraphitEvaluation r = evaluate_graphit(model, *test, options.eval_batch_size);
+      e.test_loss = r.loss;
+      e.test_metric = r.metric;
+    }
+    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    elapsed += e.seconds;
+    e.eta_seconds = elapsed / (epoch - done) * (options.epochs - epoch);
+    report.history.push_back(e);
+    if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs))
+      save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
+    if (on_epoch) on_epoch(e);
+  }
+  // Best validation epoch (accuracy: highest; MAE: lowest; first on ties).
+  report.best_val_metric = nan;
+  report.test_at_best = nan;
+  if (val)
+    for (const GraphitEpoch& e : report.history) {
+      const bool better = report.best_epoch == 0 ||
+                          (c.classification() ? e.val_metric > report.best_val_metric : e.val_metric < report.best_val_metric);
+      if (better) {
+        report.best_epoch = e.epoch;
+        report.best_val_metric = e.val_metric;
+        report.test_at_best = e.test_metric;
+      }
+    }
+  return report;
+}
+
+}  // namespace inductive

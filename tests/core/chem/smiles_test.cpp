@@ -1,0 +1,149 @@
+// SMILES -> molecule graphs: the structure RDKit would give (atoms in string order, bonds), on hand-checked
+// molecules; errors for malformed strings. The sweep against RDKit itself is tests/oracle/test_smiles_rdkit.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "inductive/model_file.h"
+#include "inductive/smiles.h"
+#include "../test_util.h"
+
+namespace inductive {
+namespace {
+
+using testing::expect_error;
+
+std::vector<std::array<int32_t, 2>> sorted_bonds(const Molecule& m) {
+  auto b = m.bonds;
+  std::sort(b.begin(), b.end());
+  return b;
+}
+
+TEST(Smiles, ChainsBranchesAndBondOrders) {
+  const Molecule m = parse_smiles("CC(=O)Cl");  // acetyl chloride
+  EXPECT_EQ(m.symbols, (std::vector<std::string>{"C", "C", "O", "Cl"}));
+  EXPECT_EQ(sorted_bonds(m), (std::vector<std::array<int32_t, 2>>{{0, 1}, {1, 2}, {1, 3}}));
+  EXPECT_EQ(m.bond_orders, (std::vector<uint8_t>{1, 2, 1}));
+  EXPECT_EQ(parse_smiles("C#N").bond_orders, (std::vector<uint8_t>{3}));
+  EXPECT_EQ(parse_smiles("BrCCBr").symbols, (std::vector<std::string>{"Br", "C", "C", "Br"}));
+}
+
+TEST(Smiles, RingsAndAromaticity) {
+  const Molecule benzene = parse_smiles("c1ccccc1");
+  EXPECT_EQ(benzene.n_atoms(), 6);
+  EXPECT_EQ(benzene.bonds.size(), 6u);
+  for (uint8_t o : benzene.bond_orders) EXPECT_EQ(o, 5);  // implicit bond between aromatic atoms
+  for (uint8_t a : benzene.aromatic) EXPECT_EQ(a, 1);
+  for (const auto& s : benzene.symbols) EXPECT_EQ(s, "C");
+  // Two-digit ring labels, a ring bond order given at the closure, and two rings sharing atoms (naphthalene).
+  EXPECT_EQ(parse_smiles("C%12CCCCC%12").bonds.size(), 6u);
+  EXPECT_EQ(parse_smiles("C=1CCCCC1").bond_orders.back(), 2);  // the ring bond, closed last
+  const Molecule naph = parse_smiles("c1ccc2ccccc2c1");
+  EXPECT_EQ(naph.n_atoms(), 10);
+  EXPECT_EQ(naph.bonds.size(), 11u);
+  // A ring label can be reused once closed.
+  EXPECT_EQ(parse_smiles("C1CC1C1CC1").bonds.size(), 7u);
+}
+
+TEST(Smiles, BracketAtomsChargesIsotopesAndHydrogens) {
+  const Molecule nitro = parse_smiles("O=[N+]([O-])c1ccccc1");  // nitrobenzene: 9 atoms, 9 bonds (as RDKit)
+  EXPECT_EQ(nitro.n_atoms(), 9);
+  EXPECT_EQ(nitro.bonds.size(), 9u);
+  EXPECT_EQ(nitro.charges[1], 1);
+  EXPECT_EQ(nitro.charges[2], -1);
+  EXPECT_EQ(parse_smiles("[Fe+++]").charges[0], 3);
+  EXPECT_EQ(parse_smiles("[Cu+2]").charges[0], 2);
+  EXPECT_EQ(parse_smiles("[13CH4]").symbols, (std::vector<std::string>{"C"}));
+  EXPECT_EQ(parse_smiles("[C@@H](F)(Cl)Br").n_atoms(), 4);
+  EXPECT_EQ(parse_smiles("[nH]1cccc1").symbols[0], "N");
+  EXPECT_EQ(parse_smiles("[se]1cccc1").symbols[0], "Se");
+  EXPECT_EQ(parse_smiles("[Sc]").symbols[0], "Sc");  // scandium, not S + c
+  // Explicit hydrogens go (RDKit's RemoveHs) unless isotopic, charged, bonded to H or marking stereo.
+  const Molecule methane = parse_smiles("[H]C([H])([H])[H]");
+  EXPECT_EQ(methane.n_atoms(), 1);
+  EXPECT_TRUE(methane.bonds.empty());
+  EXPECT_EQ(parse_smiles("[2H]C").n_atoms(), 2);
+  EXPECT_EQ(parse_smiles("[H][H]").n_atoms(), 2);
+  EXPECT_EQ(parse_smiles("[H]/N=C/C").n_atoms(), 4);
+  // Atoms after a removed hydrogen are renumbered.
+  const Molecule m = parse_smiles("[H]OC");
+  EXPECT_EQ(m.symbols, (std::vector<std::string>{"O", "C"}));
+  EXPECT_EQ(sorted_bonds(m), (std::vector<std::array<int32_t, 2>>{{0, 1}}));
+}
+
+TEST(Smiles, FragmentsAndStereoMarks) {
+  const Molecule salt = parse_smiles("[Na+].[Cl-]");
+  EXPECT_EQ(salt.n_atoms(), 2);
+  EXPECT_TRUE(salt.bonds.empty());
+  EXPECT_EQ(parse_smiles("F/C=C/F").bonds.size(), 3u);
+  EXPECT_EQ(parse_smiles("F/C=C\\\\F").bonds.size(), 3u);  // a doubled mark is one bond (RDKit reads it so)
+}
+
+TEST(Smiles, MalformedStringsArePreciseErrors) {
+  expect_error([] { parse_smiles(""); }, ErrorCode::kInvalidArgument, "empty string");
+  expect_error([] { parse_smiles("C1CC"); }, ErrorCode::kInvalidArgument, "ring bond 1 opened at position 2 is never closed");
+  expect_error([] { parse_smiles("C(C"); }, ErrorCode::kInvalidArgument, "branch(es) '(' not closed");
+  expect_error([] { parse_smiles("CC)"); }, ErrorCode::kInvalidArgument, "position 3: ')' closes no branch");
+  expect_error([] { parse_smiles("C[Xx]"); }, ErrorCode::kInvalidArgument, "unknown element: got 'X'");
+  expect_error([] { parse_smiles("C[C"); }, ErrorCode::kInvalidArgument, "'[' is never closed");
+  expect_error([] { parse_smiles("CQ"); }, ErrorCode::kInvalidArgument, "position 2: not an atom");
+  expect_error([] { parse_smiles("CH4"); }, ErrorCode::kInvalidArgument, "hydrogens go in brackets");
+  expect_error([] { parse_smiles("C="); }, ErrorCode::kInvalidArgument, "ends with a bond symbol");
+  expect_error([] { parse_smiles("=C"); }, ErrorCode::kInvalidArgument, "with no atom before it");
+  expect_error([] { parse_smiles("C=#C"); }, ErrorCode::kInvalidArgument, "two bond symbols in a row");
+  expect_error([] { parse_smiles("C11"); }, ErrorCode::kInvalidArgument, "bonded to itself");
+  expect_error([] { parse_smiles("C12CC12"); }, ErrorCode::kInvalidArgument, "bonded twice");
+  expect_error([] { parse_smiles("C=1CC-1"); }, ErrorCode::kInvalidArgument, "two different bond symbols");
+  expect_error([] { parse_smiles("[C+99]"); }, ErrorCode::kInvalidArgument, "charge out of range");
+  expect_error([] { parse_smiles("C%1"); }, ErrorCode::kInvalidArgument, "'%' must be followed by two digits");
+}
+
+TEST(Smiles, MoleculeGraphUsesTheModelsVocabulary) {
+  const std::vector<std::string> vocab = {"C", "N", "O", "F", "I", "Cl", "Br"};  // MUTAG's atom types
+  const Graph g = molecule_graph(parse_smiles("O=[N+]([O-])c1ccccc1"), vocab);
+  EXPECT_EQ(g.n_nodes, 9);
+  EXPECT_EQ(g.n_edges(), 9);
+  EXPECT_EQ(g.node_labels, (std::vector<int32_t>{2, 1, 2, 0, 0, 0, 0, 0, 0}));
+  expect_error([&] { molecule_graph(parse_smiles("CS"), vocab); }, ErrorCode::kInvalidArgument,
+               "atom 2 is S, which the model does not know (its atom types: C, N, O, F, I, Cl, Br)");
+  EXPECT_EQ(molecule_graph(parse_smiles("CS"), vocab, 7).node_labels, (std::vector<int32_t>{0, 7}));
+}
+
+TEST(Smiles, MoleculeCsvBuildsALabelledGraphDataset) {
+  const std::string csv =
+      "smiles,\"task, with comma\",y\n"
+      "c1ccccc1,x,1\n"
+      "CC(=O)O,x,\n"          // missing label: skipped
+      "\"O=[N+]([O-])c1ccccc1\",x,0\n";
+  const MoleculeDataset m = parse_molecule_csv(csv, "smiles", "y", "toy.csv");
+  EXPECT_EQ(m.dataset.n_graphs(), 2);
+  EXPECT_EQ(m.n_skipped, 1);
+  EXPECT_EQ(m.atom_types, (std::vector<std::string>{"C", "N", "O"}));
+  EXPECT_EQ(m.dataset.class_values, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(m.dataset.graphs[0].label, 1);
+  EXPECT_EQ(m.dataset.graphs[1].label, 0);
+  EXPECT_EQ(m.dataset.graphs[1].node_labels, (std::vector<int32_t>{2, 1, 2, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(m.smiles[1], "O=[N+]([O-])c1ccccc1");
+  // A fixed vocabulary (a model's) names what it does not know, with the row.
+  expect_error([&] { parse_molecule_csv(csv, "smiles", "y", "toy.csv", {"C", "O"}); }, ErrorCode::kInvalidArgument,
+               "toy.csv: line 4: molecule: atom 2 is N");
+  expect_error([&] { parse_molecule_csv("smiles,y\nC1CC,1\n", "smiles", "y", "bad.csv"); },
+               ErrorCode::kInvalidArgument, "bad.csv: line 2: smiles: ring bond 1");
+  expect_error([&] { parse_molecule_csv("smiles,y\nCC,yes\n", "smiles", "y", "bad.csv"); },
+               ErrorCode::kInvalidArgument, "must be an integer class: got 'yes'");
+  expect_error([&] { parse_molecule_csv(csv, "smiles", "label", "toy.csv"); }, ErrorCode::kInvalidArgument,
+               "no column 'label'");
+}
+
+TEST(Smiles, VendoredBbbpParsesCompletely) {
+  const std::vector<uint8_t> bytes = read_file_bytes(std::string(INDUCTIVE_TEST_DATA) + "/../../data/molecules/bbbp.csv");
+  const MoleculeDataset m = parse_molecule_csv(std::string(bytes.begin(), bytes.end()), "smiles", "p_np", "bbbp.csv");
+  EXPECT_EQ(m.dataset.n_graphs(), 2039);
+  EXPECT_EQ(m.n_skipped, 0);
+  int positive = 0;
+  for (const Graph& g : m.dataset.graphs) positive += g.label;
+  EXPECT_EQ(positive, 1560);  // SOURCE.md: 1560 positive / 479 negative
+}
+
+}  // namespace
+}  // namespace inductive

@@ -1,0 +1,278 @@
+// GraphiT gradients: every parameter's gradient matches central finite differences of the loss, for each
+// variant (kernel on/off, LayerNorm/BatchNorm in training mode, LapPE, path features, dense features,
+// classification/regression, sum/mean pooling, one or several heads), including rows where the attention
+// row-sum floor is active.
+//
+// The model computes in float32; the check stays meaningful with a small model (d = 8), a step of 3e-3, loss
+// sums in double, and a per-tensor test on the norm of the error over the sampled entries (a missing term or a
+// wrong sign gives O(1) relative errors; float rounding gives ~1e-3), besides a per-entry bound.
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "graphit_test_util.h"
+#include "inductive/graphit.h"
+
+namespace inductive {
+namespace {
+
+using testing::TestGraphOptions;
+
+struct Variant {
+  const char* name;
+  bool kernel = true;
+  const char* norm = "layer";
+  int pe = 0;
+  int path = 0;
+  int features = 0;
+  int vocab = 4;
+  const char* task = "classification";
+  const char* pooling = "mean";
+  int heads = 2;
+  bool adjacency_kernel = false;
+};
+
+std::ostream& operator<<(std::ostream& os, const Variant& v) { return os << v.name; }
+
+GraphitConfig small_config(const Variant& v) {
+  GraphitConfig c = GraphitConfig::with_dim(8, 2, v.heads);
+  c.vocab = v.vocab;
+  c.features = v.features;
+  c.pe_dim = v.pe;
+  c.path_dim = v.path;
+  c.kernel = v.kernel;
+  c.degree_scaling = v.kernel;
+  c.norm = v.norm;
+  c.pooling = v.pooling;
+  c.task = v.task;
+  c.outputs = c.classification() ? 3 : 2;
+  return c;
+}
+
+// The non-smooth points of the loss: ReLU activity (FFN and head), floored attention rows and their argmax,
+// the sign of regression residuals. A central difference whose two sides differ here straddles a kink and is
+// skipped (the analytic gradient is a one-sided one there).
+std::vector<int> kink_pattern(const GraphitModel& model, const GraphitBatch& batch, const GraphitRunOptions& run) {
+  GraphitCache cache;
+  const MatF out = model.forward(batch, run, &cache);
+  std::vector<int> p;
+  for (const auto& l : cache.layers) {
+    for (Eigen::Index i = 0; i < l.ffn.size(); ++i) p.push_back(l.ffn.data()[i] > 0);
+    for (size_t i = 0; i < l.floored.size(); ++i) p.push_back(l.floored[i] ? 1 + l.argmax[i] : 0);
+  }
+  for (Eigen::Index i = 0; i < cache.hidden.size(); ++i) p.push_back(cache.hidden.data()[i] > 0);
+  if (!model.config.classification())
+    for (Eigen::Index i = 0; i < out.size(); ++i) p.push_back(out.data()[i] > batch.values[i]);
+  return p;
+}
+
+struct GradCheck {
+  int checked = 0, skipped = 0;
+  double grad_norm2 = 0;
+  std::vector<std::string> bad;  // tensors (or entries) whose gradient disagrees with the differences
+};
+
+// Compares `grads` (the analytic gradient at the model's parameters) with central differences of the loss, on
+// about 10 entries per tensor: per entry within 5e-5 + 2%, and per tensor an error norm within 1% of the
+// gradient's norm plus the float noise floor of the differences (2e-5 per entry at h = 2e-3).
+GradCheck compare_gradients(GraphitModel& model, const GraphitBatch& batch, const GraphitParams& grads) {
+  GraphitRunOptions run;
+  run.training = true;  // BatchNorm uses the batch statistics; no rng: no dropout
+  GradCheck out;
+  const auto views = model.params.tensors(model.config);
+  const auto gviews = grads.tensors(model.config);
+  const float h = 2e-3f;
+  for (size_t t = 0; t < views.size(); ++t) {
+    const auto& v = views[t];
+    const float* g = gviews[t].data;
+    const int64_t size = v.size();
+    const int64_t stride = std::max<int64_t>(1, size / 10);
+    double err2 = 0, ref2 = 0;
+    int n_entries = 0;
+    for (int64_t i = (t * 7) % stride; i < size; i += stride) {
+      const float keep = v.data[i];
+      v.data[i] = keep + h;
+      const double lp = model.loss(batch, run);
+      const auto kp = kink_pattern(model, batch, run);
+      v.data[i] = keep - h;
+      const double lm = model.loss(batch, run);
+      const auto km = kink_pattern(model, batch, run);
+      v.data[i] = keep;
+      if (kp != km) {
+        ++out.skipped;
+        continue;
+      }
+      ++out.checked;
+      ++n_entries;
+      const double fd = (lp - lm) / (2.0 * h);
+      if (std::fabs(g[i] - fd) > 5e-5 + 2e-2 * std::fabs(fd))
+        out.bad.push_back(v.name + "[" + std::to_string(i) + "]: " + std::to_string(g[i]) + " vs " + std::to_string(fd));
+      err2 += (g[i] - fd) * (g[i] - fd);
+      ref2 += fd * fd;
+    }
+    out.grad_norm2 += ref2;
+    if (std::sqrt(err2) > 1e-2 * std::sqrt(ref2) + 2e-5 * std::sqrt(static_cast<double>(n_entries)))
+      out.bad.push_back(v.name + ": error norm " + std::to_string(std::sqrt(err2)) + " for gradient norm " +
+                        std::to_string(std::sqrt(ref2)));
+  }
+  return out;
+}
+
+// Checks the gradient of every parameter tensor of `model` on `batch` against central differences.
+void check_gradients(GraphitModel& model, const GraphitBatch& batch, const std::string& what) {
+  GraphitRunOptions run;
+  run.training = true;
+  GraphitParams grads = GraphitParams::zeros(model.config);
+  ASSERT_TRUE(std::isfinite(model.loss(batch, run, &grads))) << what;
+  const GradCheck r = compare_gradients(model, batch, grads);
+  for (const std::string& b : r.bad) ADD_FAILURE() << what << ": " << b;
+  EXPECT_GT(r.grad_norm2, 1e-6) << what << ": the loss should depend on the parameters";
+  EXPECT_GT(r.checked, 2 * r.skipped) << what << ": too many differences straddle a kink";
+}
+
+class GraphitGradient : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(GraphitGradient, MatchesFiniteDifferencesForEveryParameter) {
+  const Variant v = GetParam();
+  const GraphitConfig c = small_config(v);
+  TestGraphOptions o;
+  o.vocab = std::max(1, v.vocab);
+  o.features = v.features;
+  o.pe = v.pe;
+  o.path = v.path;
+  o.adjacency_kernel = v.adjacency_kernel;
+  const auto graphs = testing::random_graphs(3, 3, 6, o, 12);
+  GraphitModel model = GraphitModel::create(c, 5);
+  // Non-trivial norms (the defaults 1 and 0 hide errors in their gradients' use).
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (auto& l : model.params.layers)
+    for (VecF* p : {&l.norm1_weight, &l.norm1_bias, &l.norm2_weight, &l.norm2_bias, &l.out_bias})
+      for (Eigen::Index i = 0; i < p->size(); ++i) (*p)[i] += u(rng);
+  // Sharper attention: larger gradients w.r.t. the queries, well above the float noise of the differences.
+  for (auto& l : model.params.layers) l.q_weight *= 3.0f;
+  const std::vector<int32_t> classes{0, 2, 1};
+  const std::vector<float> values{0.5f, -1.0f, 1.5f, 0.2f, -0.3f, 2.0f};
+  const GraphitBatch batch = c.classification() ? GraphitBatch::pack(c, graphs, {}, &classes)
+                                                : GraphitBatch::pack(c, graphs, {}, nullptr, &values);
+  check_gradients(model, batch, v.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    GraphitVariants, GraphitGradient,
+    ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
+                      Variant{"batchnorm", true, "batch"}, Variant{"lappe", true, "layer", 3},
+                      Variant{"path_features", true, "layer", 0, 5}, Variant{"dense_features_only", true, "layer", 0, 0, 4, 0},
+                      Variant{"regression_sum", true, "layer", 2, 0, 0, 4, "regression", "sum"},
+                      Variant{"one_head_batchnorm_plain", false, "batch", 0, 0, 0, 4, "classification", "sum", 1},
+                      Variant{"four_heads_everything", true, "batch", 2, 3, 2, 4, "classification", "mean", 4},
+                      Variant{"adjacency_kernel", true, "layer", 0, 0, 0, 4, "classification", "mean", 2, true}),
+    [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+
+// The check is able to fail: small errors planted in the analytic gradient (5% on the values, 10% on the queries,
+// a dropped term in a norm's bias, a sign flip on one entry of the embedding) are each reported.
+TEST(GraphitGradient, TheCheckDetectsPlantedErrors) {
+  const GraphitConfig c = small_config(Variant{"planted", false});
+  TestGraphOptions o;
+  const auto graphs = testing::random_graphs(3, 3, 6, o, 12);
+  GraphitModel model = GraphitModel::create(c, 5);
+  for (auto& l : model.params.layers) l.q_weight *= 3.0f;
+  const std::vector<int32_t> classes{0, 2, 1};
+  const GraphitBatch batch = GraphitBatch::pack(c, graphs, {}, &classes);
+  GraphitRunOptions run;
+  run.training = true;
+  GraphitParams grads = GraphitParams::zeros(c);
+  model.loss(batch, run, &grads);
+  ASSERT_TRUE(compare_gradients(model, batch, grads).bad.empty());
+  auto planted = [&](auto&& corrupt, const std::string& name) {
+    GraphitParams g = grads;
+    corrupt(g);
+    const GradCheck r = compare_gradients(model, batch, g);
+    bool found = false;
+    for (const auto& b : r.bad) found |= b.compare(0, name.size(), name) == 0;
+    EXPECT_TRUE(found) << "a planted error in " << name << " went unnoticed";
+  };
+  planted([](GraphitParams& g) { g.layers[1].v_weight *= 1.05f; }, "layers.1.attn.v.weight");
+  planted([](GraphitParams& g) { g.layers[0].q_weight *= 1.1f; }, "layers.0.attn.q.weight");
+  planted([](GraphitParams& g) { g.layers[0].norm2_bias.setZero(); }, "layers.0.norm2.bias");
+  planted([](GraphitParams& g) { g.embedding(0, 0) *= -1.0f; }, "embedding.weight");
+}
+
+// A kernel with all-zero rows (an isolated node under the adjacency kernel D^-1/2 A D^-1/2) makes
+// rowsum(E ⊙ K) = 0 < 1e-6: the floor is active, the output stays finite, and the gradient through the floored
+// rows (which keeps the dependence on the row max) is still exact.
+TEST(GraphitGradient, FlooredRowsAreFiniteAndExact) {
+  Variant v{"floored"};
+  const GraphitConfig c = small_config(v);
+  TestGraphOptions o;
+  o.adjacency_kernel = true;
+  std::mt19937 rng(4);
+  std::vector<GraphitGraph> graphs;
+  Eigen::MatrixXd adj = Eigen::MatrixXd::Zero(5, 5);
+  adj(0, 1) = adj(1, 0) = adj(1, 2) = adj(2, 1) = 1;  // nodes 3 and 4 isolated
+  graphs.push_back(testing::graph_from_adjacency(adj, {0, 1, 2, 3, 0}, o, rng));
+  // A tiny but non-zero kernel row: the floor is active with a non-zero numerator.
+  graphs.push_back(testing::graph_from_adjacency(adj, {1, 1, 2, 0, 3}, o, rng));
+  graphs[1].kernel.row(3).setConstant(1e-8f);
+  graphs[1].kernel(3, 3) = 0;
+  ASSERT_EQ(graphs[0].kernel.row(3).sum(), 0.0f);
+  GraphitModel model = GraphitModel::create(c, 8);
+  const std::vector<int32_t> classes{1, 2};
+  const GraphitBatch batch = GraphitBatch::pack(c, graphs, {}, &classes);
+  GraphitCache cache;
+  const MatF out = model.forward(batch, {}, &cache);
+  EXPECT_TRUE(out.allFinite());
+  EXPECT_EQ(cache.layers[0].floored[3], 1) << "graph 0, head 0, row 3 is floored";
+  check_gradients(model, batch, "floored");
+}
+
+TEST(GraphitGradient, DropoutMasksAreReusedByBackward) {
+  // With dropout, the gradient of a fixed mask: re-seeding the rng before every forward gives the same masks.
+  Variant v{"dropout"};
+  GraphitConfig c = small_config(v);
+  c.dropout = 0.2;
+  TestGraphOptions o;
+  const auto graphs = testing::random_graphs(2, 4, 6, o, 21);
+  GraphitModel model = GraphitModel::create(c, 2);
+  const std::vector<int32_t> classes{0, 1};
+  const GraphitBatch batch = GraphitBatch::pack(c, graphs, {}, &classes);
+  auto loss_at = [&](GraphitParams* grads) {
+    std::mt19937_64 rng(77);
+    GraphitRunOptions run;
+    run.training = true;
+    run.rng = &rng;
+    return model.loss(batch, run, grads);
+  };
+  GraphitParams grads = GraphitParams::zeros(c);
+  loss_at(&grads);
+  const float h = 3e-3f;
+  auto views = model.params.tensors(c);
+  auto gviews = grads.tensors(c);
+  int checked = 0;
+  for (size_t t = 0; t < views.size(); t += 3) {
+    float* x = views[t].data;
+    const float keep = x[0];
+    x[0] = keep + h;
+    const double lp = loss_at(nullptr);
+    x[0] = keep - h;
+    const double lm = loss_at(nullptr);
+    x[0] = keep;
+    const double fd = (lp - lm) / (2.0 * h);
+    EXPECT_NEAR(gviews[t].data[0], fd, 2e-3 + 3e-2 * std::fabs(fd)) << views[t].name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
+  // Dropout is really on: two different rngs give different losses.
+  std::mt19937_64 r1(1), r2(2);
+  GraphitRunOptions a, b;
+  a.training = b.training = true;
+  a.rng = &r1;
+  b.rng = &r2;
+  EXPECT_NE(model.loss(batch, a), model.loss(batch, b));
+}
+
+}  // namespace
+}  // namespace inductive

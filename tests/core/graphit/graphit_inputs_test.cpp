@@ -1,0 +1,92 @@
+// A GraphiT model carries how its graphs were prepared (kernel, LapPE, GCKN layer) in its file, so a graph given at
+// prediction time is prepared exactly like the training graphs, after a save/load round trip too.
+#include <gtest/gtest.h>
+
+#include "inductive/graph.h"
+#include "inductive/graph_cache.h"
+#include "inductive/graphit.h"
+#include "../test_util.h"
+
+namespace inductive {
+namespace {
+
+const std::string kMutag = std::string(INDUCTIVE_TEST_DATA) + "/../../data/tu-MUTAG";
+
+GraphitConfig config_for(const GraphitInputSpec& spec, int vocab) {
+  GraphitConfig c = GraphitConfig::with_dim(16, 2, 2);
+  c.vocab = vocab;
+  c.has_graph = true;
+  c.graph = spec;
+  c.kernel = spec.kernel;
+  c.degree_scaling = spec.kernel;
+  c.pe_dim = spec.lap_pe;
+  c.path_dim = spec.gckn ? spec.gckn_options.path_size * spec.gckn_options.n_filters : 0;
+  return c;
+}
+
+TEST(GraphitInputs, PreparedGraphsMatchTheDatasetPrecomputationAfterARoundTrip) {
+  const GraphDataset ds = read_tu_dataset(kMutag, "MUTAG");
+  GraphitInputSpec spec;
+  spec.kernel_options.type = GraphKernelType::kPStep;
+  spec.kernel_options.p = 3;
+  spec.lap_pe = 4;
+  spec.gckn = true;
+  spec.gckn_options.path_size = 3;
+  spec.gckn_options.n_filters = 8;
+  spec.gckn_options.n_sampled_paths = 2000;
+  spec.gckn_feature_dim = ds.n_node_labels();
+  std::vector<int32_t> train;
+  for (int i = 0; i < 100; ++i) train.push_back(i);
+  const PrecomputedDataset pre = precompute_graph_data(ds, spec.precompute_options(train));
+
+  GraphitModel model = GraphitModel::create(config_for(spec, ds.n_node_labels()), 3);
+  model.gckn = pre.gckn;
+  const std::vector<uint8_t> bytes = model.to_bytes();
+  const GraphitModel loaded = GraphitModel::from_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(loaded.config.has_graph);
+  EXPECT_EQ(loaded.config.graph.to_json(), spec.to_json());
+  const std::vector<uint8_t> again = loaded.to_bytes();
+  ASSERT_EQ(again.size(), bytes.size());
+  size_t first = 0;
+  while (first < bytes.size() && again[first] == bytes[first]) ++first;
+  EXPECT_EQ(first, bytes.size()) << "first difference at byte " << first << ": "
+                                 << std::string(bytes.begin() + std::max<size_t>(first, 40) - 40,
+                                                bytes.begin() + std::min(bytes.size(), first + 40));
+
+  for (int i : {0, 57, 150, 187}) {  // training and unseen graphs
+    const GraphitGraph a = make_graphit_graph(ds.graphs[i], pre.graphs[i], model.config);
+    const GraphitGraph b = loaded.prepare(ds.graphs[i]);
+    EXPECT_EQ(a.node_labels, b.node_labels);
+    EXPECT_EQ(a.degree, b.degree);
+    EXPECT_EQ(a.kernel, b.kernel);
+    EXPECT_EQ(a.pe, b.pe);
+    EXPECT_LT((a.path_features - b.path_features).cwiseAbs().maxCoeff(), 1e-5f) << "graph " << i;
+    const MatF pa = model.predict({a}), pb = loaded.predict({b});
+    EXPECT_LT((pa - pb).cwiseAbs().maxCoeff(), 1e-5f);
+  }
+}
+
+TEST(GraphitInputs, InconsistentSectionsAreRejected) {
+  GraphitInputSpec spec;  // diffusion kernel, no LapPE, no GCKN
+  GraphitConfig c = config_for(spec, 7);
+  c.pe_dim = 2;
+  testing::expect_error([&] { c.validate(); }, ErrorCode::kInvalidArgument, "input.pe is 2 but graph.lap_pe is 0");
+  c = config_for(spec, 7);
+  c.kernel = false;
+  testing::expect_error([&] { c.validate(); }, ErrorCode::kInvalidArgument, "encoder.kernel is false");
+  nlohmann::json j = config_for(spec, 7).to_json();
+  j["graph"]["kernel"]["type"] = "heat";
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "heat");
+  j = config_for(spec, 7).to_json();
+  j["graph"]["lap_pee"] = 3;
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "unknown key 'lap_pee'");
+  // A model without a graph section cannot prepare graphs itself.
+  GraphitConfig bare = GraphitConfig::with_dim(16, 1, 2);
+  bare.vocab = 7;
+  const GraphitModel m = GraphitModel::create(bare, 1);
+  testing::expect_error([&] { m.prepare(Graph::from_edges(2, {{0, 1}})); }, ErrorCode::kInvalidArgument,
+                        "no 'graph' section");
+}
+
+}  // namespace
+}  // namespace inductive
