@@ -13,5 +13,6 @@ void add_screen_command(CLI::App& app);
 void add_graph_kernel_command(CLI::App& app);  // cmd_graph.cpp
 void add_path_command(CLI::App& app);
 void add_smiles_command(CLI::App& app);
+void add_graphit_command(CLI::App& app);
 
 }  // namespace inductive::cli

@@ -1,0 +1,578 @@
+// native/cli/cmd_graphit.cpp - `inductive graphit train | cv | predict | attention` (thesis ch. 3).
+//
+// train      one model on a dataset (a GraphiT fold's train/val/test, or a stratified validation split), with per-
+//            epoch progress and ETA on stderr, optional checkpoint/resume; writes the model file (which records how
+//            graphs are prepared, so predict/attention and the browser need only the file) and a JSON report.
+// cv         the thesis protocol: for each outer fold, choose hyperparameters from a grid on the fold's inner
+//            validation split (mean validation accuracy of the last 50 epochs), retrain on train + validation, and
+//            report the mean test accuracy of the last 50 epochs; then mean +- std over folds.
+// predict    class probabilities for a dataset or SMILES strings (.npy + JSON).
+// attention  per-layer head-averaged attention matrices, per-node saliency and the kernel of one graph (.npy).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "graphit_data.h"
+#include "inductive/atomic_file.h"
+#include "inductive/error.h"
+#include "inductive/graph_cache.h"
+#include "inductive/logistic.h"
+#include "inductive/npy.h"
+#include "inductive/smiles.h"
+#include "otke_inputs.h"
+
+namespace inductive::cli {
+namespace {
+
+using nlohmann::json;
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// ---- options shared by train and cv ------------------------------------------------------------------------------
+
+struct ModelArgs {
+  std::string kernel = "diffusion";
+  double beta = 1.0, gamma = 0.5;
+  int p = 2;
+  bool zero_diagonal = false;
+  int lap_pe = 0, gckn = 0, gckn_filters = 32;
+  float gckn_sigma = 0.6f;
+  int layers = 3, heads = 4, dim = 64;
+  std::string norm = "layer", pooling = "mean";
+  double dropout = 0.0;
+};
+
+struct FitArgs {
+  int epochs = 300, batch_size = 32, halve_every = 50, warmup = 0;
+  double lr = 1e-3, weight_decay = 1e-4;
+  uint64_t seed = 0;
+  bool no_shuffle = false, quiet = false;
+  std::string cache;
+};
+
+void add_model_options(CLI::App* cmd, ModelArgs& m) {
+  cmd->add_option("--kernel", m.kernel, "diffusion | pstep | adjacency | none (plain transformer)")
+      ->capture_default_str();
+  cmd->add_option("--beta", m.beta, "Diffusion kernel exp(-beta L)")->capture_default_str();
+  cmd->add_option("--gamma", m.gamma, "p-step kernel (I - gamma L)^p")->capture_default_str();
+  cmd->add_option("--p", m.p, "p-step kernel power")->capture_default_str();
+  cmd->add_flag("--zero-diagonal", m.zero_diagonal, "Set the kernel's diagonal to zero");
+  cmd->add_option("--lap-pe", m.lap_pe, "LapPE dimension m (0: none)")->capture_default_str();
+  cmd->add_option("--gckn", m.gckn, "GCKN path features: paths of up to k nodes (0: none; thesis: 5)")
+      ->capture_default_str();
+  cmd->add_option("--gckn-filters", m.gckn_filters, "GCKN anchors per path length")->capture_default_str();
+  cmd->add_option("--gckn-sigma", m.gckn_sigma, "GCKN kernel bandwidth")->capture_default_str();
+  cmd->add_option("--layers", m.layers, "Transformer layers")->capture_default_str();
+  cmd->add_option("--heads", m.heads, "Attention heads")->capture_default_str();
+  cmd->add_option("--dim", m.dim, "Hidden dimension d (FFN 2d)")->capture_default_str();
+  cmd->add_option("--norm", m.norm, "layer | batch")->capture_default_str();
+  cmd->add_option("--dropout", m.dropout, "Dropout rate")->capture_default_str();
+  cmd->add_option("--pooling", m.pooling, "mean | sum")->capture_default_str();
+}
+
+void add_fit_options(CLI::App* cmd, FitArgs& f) {
+  cmd->add_option("--epochs", f.epochs, "Epochs")->capture_default_str();
+  cmd->add_option("--batch-size", f.batch_size, "Graphs per batch")->capture_default_str();
+  cmd->add_option("--lr", f.lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--weight-decay", f.weight_decay, "AdamW decoupled weight decay")->capture_default_str();
+  cmd->add_option("--halve-every", f.halve_every, "Halve the learning rate every N epochs (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--warmup", f.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--seed", f.seed, "Seed (initialisation, shuffling, dropout, GCKN anchors)")->capture_default_str();
+  cmd->add_flag("--no-shuffle", f.no_shuffle, "Keep the training order (the reference's behaviour)");
+  cmd->add_option("--cache", f.cache, "Cache file for the precomputed kernels / LapPE / GCKN features");
+  cmd->add_flag("--quiet", f.quiet, "No progress on stderr");
+}
+
+GraphitInputSpec input_spec(const ModelArgs& m, int n_node_labels, uint64_t seed) {
+  GraphitInputSpec s;
+  s.kernel = m.kernel != "none";
+  if (s.kernel) {
+    s.kernel_options.type = parse_graph_kernel_type(m.kernel);
+    s.kernel_options.beta = m.beta;
+    s.kernel_options.gamma = m.gamma;
+    s.kernel_options.p = m.p;
+    s.kernel_options.zero_diagonal = m.zero_diagonal;
+  }
+  s.lap_pe = m.lap_pe;
+  s.gckn = m.gckn > 0;
+  if (s.gckn) {
+    s.gckn_options.path_size = m.gckn;
+    s.gckn_options.n_filters = m.gckn_filters;
+    s.gckn_options.sigma = m.gckn_sigma;
+    s.gckn_options.seed = seed;
+    s.gckn_feature_dim = n_node_labels;
+  }
+  s.validate();
+  return s;
+}
+
+GraphitConfig model_config(const ModelArgs& m, const NamedGraphs& g, const GraphitInputSpec& spec) {
+  GraphitConfig c = GraphitConfig::with_dim(m.dim, m.layers, m.heads);
+  c.vocab = g.data.n_node_labels();
+  c.node_labels = g.node_label_names;
+  c.has_graph = true;
+  c.graph = spec;
+  c.kernel = spec.kernel;
+  c.degree_scaling = spec.kernel;
+  c.pe_dim = spec.lap_pe;
+  c.path_dim = spec.gckn ? spec.gckn_options.path_size * spec.gckn_options.n_filters : 0;
+  c.norm = m.norm;
+  c.dropout = m.dropout;
+  c.pooling = m.pooling;
+  c.outputs = g.data.n_classes();
+  c.class_labels = g.class_names;
+  c.validate();
+  return c;
+}
+
+GraphitTrainOptions train_options(const FitArgs& f) {
+  GraphitTrainOptions o;
+  o.epochs = f.epochs;
+  o.batch_size = f.batch_size;
+  o.adam.lr = f.lr;
+  o.adam.weight_decay = f.weight_decay;
+  o.lr_halve_every = f.halve_every;
+  o.warmup_steps = f.warmup;
+  o.seed = f.seed;
+  o.shuffle = !f.no_shuffle;
+  o.validate();
+  return o;
+}
+
+PrecomputedDataset precompute(const NamedGraphs& g, const GraphitInputSpec& spec, std::vector<int32_t> gckn_train,
+                              const std::string& cache, bool quiet) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const GraphPrecomputeOptions o = spec.precompute_options(std::move(gckn_train));
+  PrecomputedDataset pre;
+  if (!cache.empty()) {
+    CachedGraphData c = load_or_precompute(cache, g.data, o);
+    if (!quiet && c.status != GraphCacheStatus::kHit) {
+      std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(),
+                   graph_cache_status_name(c.status), c.reason.c_str());
+    }
+    pre = std::move(c.data);
+  } else {
+    pre = precompute_graph_data(g.data, o);
+  }
+  if (!quiet) {
+    std::fprintf(stderr, "graphit: prepared %d graphs (%s%s%s) in %.2f s\n", g.data.n_graphs(),
+                 spec.kernel ? spec.kernel_options.describe().c_str() : "no kernel",
+                 spec.lap_pe > 0 ? ", LapPE" : "", spec.gckn ? ", GCKN paths" : "",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return pre;
+}
+
+std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+json history_json(const GraphitTrainReport& r) {
+  json h = json::array();
+  for (const GraphitEpoch& e : r.history) {
+    h.push_back({{"epoch", e.epoch}, {"lr", e.lr}, {"train_loss", num(e.train_loss)},
+                 {"train_accuracy", num(e.train_metric)}, {"val_loss", num(e.val_loss)},
+                 {"val_accuracy", num(e.val_metric)}, {"test_loss", num(e.test_loss)},
+                 {"test_accuracy", num(e.test_metric)}, {"seconds", e.seconds}});
+  }
+  return h;
+}
+
+// Mean of a metric over the last k epochs of a history.
+double mean_last(const GraphitTrainReport& r, int k, double GraphitEpoch::*metric) {
+  const int n = static_cast<int>(r.history.size()), from = std::max(0, n - k);
+  double s = 0;
+  for (int i = from; i < n; ++i) s += r.history[i].*metric;
+  return n > from ? s / (n - from) : NAN;
+}
+
+// ---- train ------------------------------------------------------------------------------------------------------
+
+struct TrainArgs {
+  GraphDataArgs data;
+  ModelArgs model;
+  FitArgs fit;
+  std::string folds, out, report, checkpoint;
+  int fold = 0;
+  double val_fraction = 0.1;
+};
+
+void run_train(const TrainArgs& a) {
+  check_output_path(a.out, "--out");
+  if (!a.report.empty()) check_output_path(a.report, "--report");
+  const GraphitTrainOptions base = train_options(a.fit);
+  const NamedGraphs g = load_graph_data(a.data);
+  std::vector<int32_t> train, val, test;
+  if (!a.folds.empty()) {
+    const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
+    INDUCTIVE_CHECK(a.fold >= 1 && a.fold <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument,
+                    "--fold must be in [1, ", folds.size(), "]: got ", a.fold);
+    train = folds[a.fold - 1].train;
+    val = folds[a.fold - 1].val;
+    test = folds[a.fold - 1].test;
+  } else {
+    std::vector<int32_t> y;
+    for (const Graph& gr : g.data.graphs) y.push_back(gr.label);
+    std::vector<int> tr, va;
+    stratified_split(y, g.class_names, a.val_fraction, a.fit.seed, tr, va);
+    train.assign(tr.begin(), tr.end());
+    val.assign(va.begin(), va.end());
+  }
+  const GraphitInputSpec spec = input_spec(a.model, g.data.n_node_labels(), a.fit.seed);
+  const GraphitConfig config = model_config(a.model, g, spec);
+  const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, a.fit.quiet);
+  const GraphitDataset d_train = graphit_subset(g, pre, config, train), d_val = graphit_subset(g, pre, config, val);
+  const GraphitDataset d_test = graphit_subset(g, pre, config, test);
+
+  GraphitModel model = GraphitModel::create(config, a.fit.seed);
+  model.gckn = pre.gckn;
+  GraphitTrainOptions o = base;
+  o.checkpoint_path = a.checkpoint;
+  const GraphitTrainReport r = train_graphit(
+      model, d_train, d_val.size() > 0 ? &d_val : nullptr, d_test.size() > 0 ? &d_test : nullptr, o,
+      [&](const GraphitEpoch& e) {
+        if (a.fit.quiet) return;
+        std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
+                     e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric,
+                     d_test.size() > 0 ? (" test " + std::to_string(e.test_metric).substr(0, 5)).c_str() : "", e.lr,
+                     e.seconds, e.eta_seconds);
+      });
+  json report = {{"input", g.source},
+                 {"graphs", {{"train", train.size()}, {"val", val.size()}, {"test", test.size()}}},
+                 {"config", config.to_json()},
+                 {"epochs", o.epochs},
+                 {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
+                 {"best_epoch", r.best_epoch},
+                 {"best_val_accuracy", num(r.best_val_metric)},
+                 {"test_accuracy_at_best", num(r.test_at_best)},
+                 {"mean_test_accuracy_last_50", num(mean_last(r, 50, &GraphitEpoch::test_metric))},
+                 {"mean_val_accuracy_last_50", num(mean_last(r, 50, &GraphitEpoch::val_metric))},
+                 {"history", history_json(r)}};
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
+  files.emplace_back(a.out, model.to_bytes());
+  if (!a.report.empty()) {
+    const std::string text = report.dump(2) + "\n";
+    files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  write_files_atomic(files);
+  if (!a.fit.quiet) {
+    std::fprintf(stderr, "graphit train: wrote %s (best val %.3f at epoch %d; last-50 mean val %.3f%s)\n",
+                 a.out.c_str(), r.best_val_metric, r.best_epoch, mean_last(r, 50, &GraphitEpoch::val_metric),
+                 d_test.size() > 0
+                     ? (", test " + std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 5)).c_str()
+                     : "");
+  }
+}
+
+// ---- cv ---------------------------------------------------------------------------------------------------------
+
+struct CvArgs {
+  GraphDataArgs data;
+  ModelArgs model;
+  FitArgs fit;
+  std::string folds, out;
+  std::vector<int> grid_layers{1, 2, 3}, grid_dim{64}, grid_heads{4}, fold_list;
+  std::vector<double> grid_weight_decay{1e-4, 1e-3};
+  int last = 50;
+};
+
+void run_cv(const CvArgs& a) {
+  check_output_path(a.out, "--out");
+  train_options(a.fit);  // validate early
+  const NamedGraphs g = load_graph_data(a.data);
+  const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
+  std::vector<int> which = a.fold_list;
+  if (which.empty())
+    for (int k = 1; k <= static_cast<int>(folds.size()); ++k) which.push_back(k);
+  for (int k : which) {
+    INDUCTIVE_CHECK(k >= 1 && k <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument,
+                    "--folds-to-run: fold ", k, " is not in [1, ", folds.size(), "]");
+  }
+  struct Point {
+    int layers, dim, heads;
+    double wd;
+  };
+  std::vector<Point> grid;
+  for (int l : a.grid_layers)
+    for (int d : a.grid_dim)
+      for (int h : a.grid_heads)
+        for (double wd : a.grid_weight_decay) grid.push_back({l, d, h, wd});
+  INDUCTIVE_CHECK(!grid.empty(), ErrorCode::kInvalidArgument, "cv: the hyperparameter grid is empty");
+
+  const auto start = std::chrono::steady_clock::now();
+  const int total_runs = static_cast<int>(which.size() * (grid.size() + (grid.size() > 1 ? 1 : 0)));
+  int done_runs = 0;
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto fit = [&](const Point& pt, const PrecomputedDataset& pre, const GraphitInputSpec& spec,
+                 const std::vector<int32_t>& tr, const std::vector<int32_t>* va, const std::vector<int32_t>* te) {
+    ModelArgs m = a.model;
+    m.layers = pt.layers;
+    m.dim = pt.dim;
+    m.heads = pt.heads;
+    const GraphitConfig config = model_config(m, g, spec);
+    FitArgs f = a.fit;
+    f.weight_decay = pt.wd;
+    GraphitModel model = GraphitModel::create(config, a.fit.seed);
+    const GraphitDataset d_tr = graphit_subset(g, pre, config, tr);
+    GraphitDataset d_va, d_te;
+    if (va) d_va = graphit_subset(g, pre, config, *va);
+    if (te) d_te = graphit_subset(g, pre, config, *te);
+    GraphitTrainReport r = train_graphit(model, d_tr, va ? &d_va : nullptr, te ? &d_te : nullptr, train_options(f));
+    ++done_runs;
+    return r;
+  };
+
+  json fold_reports = json::array();
+  std::vector<double> accuracies;
+  for (int k : which) {
+    const GraphFold& fold = folds[k - 1];
+    const auto fold_start = std::chrono::steady_clock::now();
+    // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
+    const GraphitInputSpec spec = input_spec(a.model, g.data.n_node_labels(), a.fit.seed);
+    const PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, true);
+    Point best = grid.front();
+    double best_val = -1;
+    json selection = json::array();
+    if (grid.size() > 1) {
+      for (const Point& pt : grid) {
+        const GraphitTrainReport r = fit(pt, pre, spec, fold.train, &fold.val, nullptr);
+        const double v = mean_last(r, a.last, &GraphitEpoch::val_metric);
+        selection.push_back({{"layers", pt.layers}, {"dim", pt.dim}, {"heads", pt.heads}, {"weight_decay", pt.wd},
+                             {"val_accuracy_last", num(v)}});
+        if (v > best_val) best_val = v, best = pt;
+        if (!a.fit.quiet) {
+          const double eta = elapsed() / done_runs * (total_runs - done_runs);
+          std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %.3f (%.0f s elapsed, ETA %.0f s)\n",
+                       k, pt.layers, pt.dim, pt.heads, pt.wd, v, elapsed(), eta);
+        }
+      }
+    }
+    const GraphitTrainReport r = fit(best, pre, spec, concat(fold.train, fold.val), nullptr, &fold.test);
+    const double acc = mean_last(r, a.last, &GraphitEpoch::test_metric);
+    accuracies.push_back(acc);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count();
+    fold_reports.push_back({{"fold", k}, {"selected", {{"layers", best.layers}, {"dim", best.dim},
+                                                       {"heads", best.heads}, {"weight_decay", best.wd}}},
+                            {"selection", selection}, {"test_accuracy_last", num(acc)},
+                            {"test_accuracy_final", num(r.history.back().test_metric)}, {"seconds", secs}});
+    if (!a.fit.quiet) {
+      const double eta = elapsed() / std::max(done_runs, 1) * (total_runs - done_runs);
+      std::fprintf(stderr, "graphit cv: fold %d: test accuracy (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n",
+                   k, a.last, acc, secs, eta);
+    }
+  }
+  const double mean = std::accumulate(accuracies.begin(), accuracies.end(), 0.0) / accuracies.size();
+  double var = 0;
+  for (double x : accuracies) var += (x - mean) * (x - mean);
+  const double stddev = accuracies.size() > 1 ? std::sqrt(var / accuracies.size()) : 0.0;
+  const json report = {{"input", g.source},
+                       {"protocol", "grid on the inner validation split (mean val accuracy of the last epochs), "
+                                    "retrain on train+val, mean test accuracy of the last epochs"},
+                       {"last_epochs", a.last},
+                       {"epochs", a.fit.epochs},
+                       {"kernel", a.model.kernel},
+                       {"lap_pe", a.model.lap_pe},
+                       {"gckn", a.model.gckn},
+                       {"folds", fold_reports},
+                       {"mean_accuracy", num(mean)},
+                       {"std_accuracy", num(stddev)},
+                       {"seconds", elapsed()}};
+  const std::string text = report.dump(2) + "\n";
+  write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
+  std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", accuracies.size(),
+               100 * mean, 100 * stddev, elapsed());
+}
+
+// ---- predict / attention -----------------------------------------------------------------------------------------
+
+struct PredictArgs {
+  GraphDataArgs data;
+  std::string model, out, report, out_dir;
+  std::vector<std::string> smiles;
+  int graph = -1;
+};
+
+// The graphs to run: SMILES strings, or a dataset (mapped to the model's vocabulary).
+struct Inputs {
+  std::vector<Graph> graphs;
+  std::vector<std::string> names;
+  std::vector<int32_t> classes;  // -1 when unknown
+};
+
+Inputs read_inputs(const PredictArgs& a, const GraphitModel& model) {
+  Inputs in;
+  if (!a.smiles.empty()) {
+    INDUCTIVE_CHECK(a.data.tu.empty() && a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+                    "--smiles cannot be combined with a dataset");
+    for (const std::string& s : a.smiles) {
+      in.graphs.push_back(molecule_graph(parse_smiles(s), model.config.node_labels));
+      in.names.push_back(s);
+      in.classes.push_back(-1);
+    }
+    return in;
+  }
+  NamedGraphs g = load_graph_data(a.data);
+  map_to_vocabulary(g, model.config.node_labels);
+  // Classes by name when the dataset's names match the model's, else unknown.
+  std::vector<int32_t> class_map(g.class_names.size(), -1);
+  for (size_t c = 0; c < g.class_names.size(); ++c)
+    for (size_t m = 0; m < model.config.class_labels.size(); ++m)
+      if (g.class_names[c] == model.config.class_labels[m]) class_map[c] = static_cast<int32_t>(m);
+  for (int i = 0; i < g.data.n_graphs(); ++i) {
+    if (a.graph >= 0 && i != a.graph) continue;
+    in.graphs.push_back(g.data.graphs[i]);
+    in.names.push_back(g.smiles.empty() ? g.source + " graph " + std::to_string(i) : g.smiles[i]);
+    in.classes.push_back(g.data.graphs[i].label >= 0 ? class_map[g.data.graphs[i].label] : -1);
+  }
+  INDUCTIVE_CHECK(a.graph < g.data.n_graphs(), ErrorCode::kInvalidArgument, "--graph ", a.graph, " is not in [0, ",
+                  g.data.n_graphs(), ")");
+  return in;
+}
+
+MatF probabilities(const GraphitModel& model, const std::vector<GraphitGraph>& graphs) {
+  const MatF out = model.predict(graphs);
+  return model.config.classification() ? softmax_rows(out) : out;
+}
+
+void run_predict(const PredictArgs& a) {
+  check_output_path(a.out, "--out");
+  const GraphitModel model = GraphitModel::load(a.model);
+  const Inputs in = read_inputs(a, model);
+  INDUCTIVE_CHECK(!in.graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
+  std::vector<GraphitGraph> prepared;
+  for (const Graph& g : in.graphs) prepared.push_back(model.prepare(g));
+  const MatF p = probabilities(model, prepared);
+  json rows = json::array();
+  int known = 0, correct = 0;
+  for (int i = 0; i < p.rows(); ++i) {
+    Eigen::Index arg = 0;
+    p.row(i).maxCoeff(&arg);
+    json r = {{"name", in.names[i]}, {"probabilities", std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols())}};
+    if (model.config.classification())
+      r["prediction"] = model.config.class_labels.empty() ? json(arg) : json(model.config.class_labels[arg]);
+    if (in.classes[i] >= 0) {
+      ++known;
+      correct += in.classes[i] == arg;
+    }
+    rows.push_back(std::move(r));
+  }
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
+  files.emplace_back(a.out, npy_bytes(p.data(), {p.rows(), p.cols()}));
+  if (!a.report.empty()) {
+    json report = {{"model", a.model}, {"graphs", rows}};
+    if (known > 0) report["accuracy"] = static_cast<double>(correct) / known;
+    const std::string text = report.dump(2) + "\n";
+    files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  write_files_atomic(files);
+  std::fprintf(stderr, "graphit predict: %d graphs%s\n", static_cast<int>(p.rows()),
+               known > 0 ? (", accuracy " + std::to_string(static_cast<double>(correct) / known).substr(0, 6)).c_str()
+                         : "");
+}
+
+void run_attention(const PredictArgs& a) {
+  INDUCTIVE_CHECK(!a.out_dir.empty(), ErrorCode::kInvalidArgument, "--out-dir is required");
+  const GraphitModel model = GraphitModel::load(a.model);
+  INDUCTIVE_CHECK(a.smiles.size() == 1 || (a.smiles.empty() && a.graph >= 0), ErrorCode::kInvalidArgument,
+                  "graphit attention explains one graph: give one --smiles, or a dataset and --graph I");
+  const Inputs in = read_inputs(a, model);
+  const Graph& g = in.graphs.front();
+  const GraphitGraph x = model.prepare(g);
+  const GraphitModel::Attention att = model.attention(x);
+  const int n = g.n_nodes, L = static_cast<int>(att.layers.size());
+  std::vector<float> maps, sal;
+  for (int l = 0; l < L; ++l) {
+    maps.insert(maps.end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
+    sal.insert(sal.end(), att.saliency[l].data(), att.saliency[l].data() + n);
+  }
+  const MatF p = probabilities(model, {x});
+  json nodes = json::array();
+  for (int v = 0; v < n; ++v) nodes.push_back(model.config.node_labels.empty() ? std::to_string(g.node_labels[v])
+                                                                             : model.config.node_labels[g.node_labels[v]]);
+  json summary = {{"model", a.model}, {"graph", in.names.front()}, {"nodes", nodes}, {"edges", g.edges},
+                  {"layers", L}, {"probabilities", std::vector<float>(p.data(), p.data() + p.cols())},
+                  {"classes", model.config.class_labels},
+                  {"mean_saliency", std::vector<float>(att.mean_saliency.data(), att.mean_saliency.data() + n)}};
+  std::filesystem::create_directories(a.out_dir);
+  const std::filesystem::path dir(a.out_dir);
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
+  files.emplace_back((dir / "attention.npy").string(), npy_bytes(maps.data(), {L, n, n}));
+  files.emplace_back((dir / "saliency.npy").string(), npy_bytes(sal.data(), {L, n}));
+  if (model.config.kernel) files.emplace_back((dir / "kernel.npy").string(), npy_bytes(x.kernel.data(), {n, n}));
+  const std::string text = summary.dump(2) + "\n";
+  files.emplace_back((dir / "summary.json").string(), std::vector<uint8_t>(text.begin(), text.end()));
+  write_files_atomic(files);
+  std::fprintf(stderr, "graphit attention: %d nodes, %d layers -> %s\n", n, L, a.out_dir.c_str());
+}
+
+}  // namespace
+
+void add_graphit_command(CLI::App& app) {
+  CLI::App* graphit = app.add_subcommand("graphit", "GraphiT: transformers on graphs with kernels on graphs");
+  graphit->require_subcommand(1);
+
+  auto t = std::make_shared<TrainArgs>();
+  CLI::App* train = graphit->add_subcommand("train", "Train a GraphiT model (progress and ETA on stderr)");
+  add_graph_data_options(train, t->data);
+  add_model_options(train, t->model);
+  add_fit_options(train, t->fit);
+  auto* folds = train->add_option("--folds", t->folds, "GraphiT fold directory (test_idx-K.txt, inner_folds/)");
+  train->add_option("--fold", t->fold, "Fold K in 1..10 (with --folds)")->needs(folds);
+  train->add_option("--val-fraction", t->val_fraction, "Stratified validation split without --folds")
+      ->capture_default_str();
+  train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
+  train->add_option("--out", t->out, "Output model file (.safetensors)")->required();
+  train->add_option("--report", t->report, "Output JSON report (history, best epoch, ...)");
+  train->callback([t, folds] {
+    INDUCTIVE_CHECK(folds->count() == 0 || t->fold >= 1, ErrorCode::kInvalidArgument, "--folds needs --fold K");
+    run_train(*t);
+  });
+
+  auto c = std::make_shared<CvArgs>();
+  CLI::App* cv = graphit->add_subcommand("cv", "The thesis protocol: grid on inner validation, test on 10 folds");
+  add_graph_data_options(cv, c->data);
+  add_model_options(cv, c->model);
+  add_fit_options(cv, c->fit);
+  cv->add_option("--folds", c->folds, "GraphiT fold directory")->required();
+  cv->add_option("--folds-to-run", c->fold_list, "Only these outer folds (1-based)")->delimiter(',');
+  cv->add_option("--grid-layers", c->grid_layers, "Grid: layers")->delimiter(',')->capture_default_str();
+  cv->add_option("--grid-dim", c->grid_dim, "Grid: hidden dimension")->delimiter(',')->capture_default_str();
+  cv->add_option("--grid-heads", c->grid_heads, "Grid: heads")->delimiter(',')->capture_default_str();
+  cv->add_option("--grid-weight-decay", c->grid_weight_decay, "Grid: weight decay")->delimiter(',')
+      ->capture_default_str();
+  cv->add_option("--last", c->last, "Average accuracies over the last N epochs")->capture_default_str();
+  cv->add_option("--out", c->out, "Output JSON report")->required();
+  cv->callback([c] { run_cv(*c); });
+
+  auto p = std::make_shared<PredictArgs>();
+  CLI::App* predict = graphit->add_subcommand("predict", "Class probabilities for a dataset or SMILES strings");
+  predict->add_option("--model", p->model, "Model file")->required();
+  add_graph_data_options(predict, p->data);
+  predict->add_option("--smiles", p->smiles, "A molecule (repeatable)");
+  predict->add_option("--out", p->out, "Output probabilities, .npy float32 [graphs, classes]")->required();
+  predict->add_option("--report", p->report, "Output JSON (per-graph predictions, accuracy when labels are known)");
+  predict->callback([p] { run_predict(*p); });
+
+  auto q = std::make_shared<PredictArgs>();
+  CLI::App* attention = graphit->add_subcommand("attention", "Attention maps and node saliency of one graph");
+  attention->add_option("--model", q->model, "Model file")->required();
+  add_graph_data_options(attention, q->data);
+  attention->add_option("--smiles", q->smiles, "The molecule");
+  attention->add_option("--graph", q->graph, "Graph index (0-based) in the dataset");
+  attention->add_option("--out-dir", q->out_dir, "Directory for attention.npy, saliency.npy, kernel.npy, summary.json")
+      ->required();
+  attention->callback([q] { run_attention(*q); });
+}
+
+}  // namespace inductive::cli
