@@ -14,7 +14,8 @@ PY=/usr/bin/python3  # Debian's python has numpy and POT (python3-pot); a pyenv 
 BUILD_DIR=${INDUCTIVE_BUILD_DIR:-build/native-release}
 JOBS=${INDUCTIVE_JOBS:-2}
 TIMING=(--min-time 1.0 --min-repeats 3)
-if [[ ${1:-} == --quick ]]; then TIMING=(--min-time 0 --min-repeats 1); fi
+QUICK=
+if [[ ${1:-} == --quick ]]; then TIMING=(--min-time 0 --min-repeats 1); QUICK=1; fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +28,7 @@ if [[ $BUILD_DIR == build/native-release ]]; then
 elif [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   build cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDUCTIVE_BUILD_BENCH=ON
 fi
-build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench inductive_otke_bench inductive_screening_bench -j "$JOBS"
+build cmake --build "$BUILD_DIR" --target inductive_sinkhorn_bench inductive_otke_bench inductive_screening_bench inductive_screening_table inductive_graphit_bench -j "$JOBS"
 BENCH=$BUILD_DIR/bin/sinkhorn_bench
 mkdir -p "$BUILD_DIR/bench"
 results=$BUILD_DIR/bench/sinkhorn.jsonl
@@ -90,4 +91,17 @@ if [[ -f $digits && -x "$(dirname "$BENCH")/screening_bench" ]]; then
   "$(dirname "$BENCH")/screening_bench" "$digits"
 else
   echo "bench: screening skipped ($digits absent)"
+fi
+
+# The screening evidence table (digits, a9a, MNIST, Fashion-MNIST, a9a path, interval regression; datasets that
+# are absent are left out; interval regression is synthetic). --quick: digits + a9a, fewer repetitions.
+echo
+if [[ -x "$(dirname "$BENCH")/screening_table" ]]; then
+  "$(dirname "$BENCH")/screening_table" ../shared/data ${QUICK:+--quick}
+fi
+
+# GraphiT throughput (synthetic molecule-like graphs; no data needed).
+echo
+if [[ -x "$(dirname "$BENCH")/graphit_bench" ]]; then
+  "$(dirname "$BENCH")/graphit_bench"
 fi

@@ -86,16 +86,22 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     if (drop) ly.drop_attn.resize(ly.probs.size());
     else ly.drop_attn.clear();
 
+    // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
+    // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 4) if (!drop && b.n_graphs >= 8)
+#endif
     for (int g = 0; g < b.n_graphs; ++g) {
       const int o = b.offsets[g], n = b.size(g);
       const MatF* K = c.kernel ? b.kernels[g] : nullptr;
+      VecF rowmax_buffer(n);
       for (int h = 0; h < H; ++h) {
         const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
         MapF A(ly.probs.data() + at, n, n);
         const auto Qh = ly.q.block(o, h * dh, n, dh);
         A.noalias() = Qh * Qh.transpose();
         // exp(s - rowmax) with s = scale q q^T; the max is taken before scaling (scale > 0: same argmax).
-        Eigen::Map<VecF> rowmax(cache.work_nn2.data(), n);
+        Eigen::Map<VecF> rowmax(rowmax_buffer.data(), n);
         rowmax = A.rowwise().maxCoeff();
         A = ((A.colwise() - rowmax).array() * scale).exp().matrix();
         const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;  // per graph: H blocks of n rows
