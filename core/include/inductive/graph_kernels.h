@@ -35,6 +35,9 @@ struct GraphSpectrum {
   int n_nodes() const { return static_cast<int>(eigenvalues.size()); }
 };
 
+// Largest graph graph_spectrum accepts (dense n x n double matrices, O(n^3) time: ~2 s and 200 MB at the limit).
+inline constexpr int kMaxSpectrumNodes = 4096;
+
 // One decomposition per graph (Eigen::SelfAdjointEigenSolver). Each eigenvector's sign is fixed so that its entry
 // of largest magnitude (the first one, on ties within 1e-9) is positive: the same LapPE on every build, whatever
 // sign the solver happened to return. Throws Error{kInternal} if the solver fails (it does not on finite input).

@@ -26,6 +26,11 @@ MatD normalized_laplacian(const Graph& g) {
 }
 
 GraphSpectrum graph_spectrum(const Graph& g) {
+  // Dense n x n matrices and an O(n^3) eigendecomposition: refuse graphs where that would take minutes or
+  // gigabytes (in the browser, past the 2 GiB heap) instead of appearing to hang.
+  INDUCTIVE_CHECK(g.n_nodes <= kMaxSpectrumNodes, ErrorCode::kInvalidArgument, "graph spectrum: the graph has ",
+                  g.n_nodes, " nodes; kernels on graphs and LapPE are dense, limited to ", kMaxSpectrumNodes,
+                  " nodes");
   GraphSpectrum s;
   s.laplacian = normalized_laplacian(g);
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s.laplacian);

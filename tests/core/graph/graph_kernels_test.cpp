@@ -230,3 +230,22 @@ TEST(GraphKernelsTest, PeSignFlipsAreSeededAndPreserveMagnitudes) {
 
 }  // namespace
 }  // namespace inductive
+
+namespace inductive {
+namespace {
+
+TEST(GraphKernelsLimits, GraphsTooLargeForDenseKernelsAreRefusedNotHung) {
+  std::vector<std::array<int32_t, 2>> chain;
+  for (int v = 1; v <= kMaxSpectrumNodes; ++v) chain.push_back({v - 1, v});
+  const Graph g = Graph::from_edges(kMaxSpectrumNodes + 1, chain);
+  try {
+    graph_spectrum(g);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("limited to 4096 nodes"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace inductive
