@@ -1,4 +1,4 @@
-// Types of the emscripten factory built from wasm/bindings.cpp and wasm/bindings_screening.cpp (written by hand:
+// Types of the emscripten factory built from wasm/bindings.cpp, bindings_screening.cpp and bindings_graphit.cpp (by hand:
 // em++ 3.1.6 has no --emit-tsd). Keep in sync with their EMSCRIPTEN_BINDINGS. Addresses are byte offsets into wasm
 // memory.
 
@@ -84,6 +84,34 @@ export interface DatasetHandle {
   isDeleted(): boolean;
 }
 
+/**
+ * Owns one inductive::GraphitModel in wasm memory; call delete() when done. Methods report failure as data
+ * (false or ""; lastErrorCode()/lastErrorMessage() say why). A graph is given as n nodes, edges [nEdges, 2]
+ * (int32 at `edges`) and a JSON array of n node-label names (the model's vocabulary, e.g. atom symbols).
+ */
+export interface GraphitHandle {
+  /** Parses and validates a model file (kind "graphit") in [address, address + size). */
+  load(address: number, size: number): boolean;
+  /** JSON {config, nodeLabels, classes, task, outputs, layers, heads, dim, kernel (description or null),
+   * formatVersion, producer}; "" when nothing is loaded. */
+  describe(): string;
+  /** Probabilities of the molecules of a JSON array of SMILES into [count, outputs] f32 at `out`. */
+  predictSmiles(smilesJson: string, out: number): boolean;
+  /** Probabilities of one graph into [outputs] f32 at `out`. */
+  predictGraph(n: number, edges: number, nEdges: number, labelsJson: string, out: number): boolean;
+  /** Explains one molecule: JSON {n, layers, outputs, kernel (bool), edges, selfLoops, classIndex?, atoms, bonds,
+   * bondOrders, aromatic, charges}; "" on failure. The arrays stay in the handle: see resultAddress. */
+  analyseSmiles(smiles: string): string;
+  /** Explains one graph: JSON {n, layers, outputs, kernel, edges, selfLoops, classIndex?, atoms, bonds}. */
+  analyseGraph(n: number, edges: number, nEdges: number, labelsJson: string): string;
+  /** f32 arrays of the last analyse: 0 probabilities [outputs], 1 attention [layers, n, n], 2 saliency
+   * [layers, n], 3 mean saliency [n], 4 kernel [n, n] (0: none). Valid until the next call on the handle. */
+  resultAddress(which: number): number;
+  releaseResult(): void;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
 export interface InductiveModule {
   // Views on wasm memory. They are replaced (the old ones detached) whenever memory grows: read them afresh
   // after any call that may allocate.
@@ -99,6 +127,10 @@ export interface InductiveModule {
   OtkeHandle: new () => OtkeHandle;
   /** An empty dataset handle for safe sample screening (see DatasetHandle). */
   DatasetHandle: new () => DatasetHandle;
+  /** An empty GraphiT model handle (see GraphitHandle). */
+  GraphitHandle: new () => GraphitHandle;
+  /** The molecule of a SMILES string: JSON {atoms, bonds, bondOrders, aromatic, charges}; "" on failure. */
+  parseSmiles(smiles: string): string;
   /** JSON describing the model file in [address, address + size); "" on failure. */
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;

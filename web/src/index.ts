@@ -5,6 +5,7 @@
 //   const { plan } = ind.sinkhorn(cost, n, p, { eps: 0.5 });
 //   const model = ind.loadOtkeModel(bytes);  const { probabilities } = model.predict(['ACGT...']);
 //   const data = ind.loadDataset(text, { format: 'libsvm' });  const { kept } = data.screen({ lambda: 0.1 });
+//   const g = ind.loadGraphitModel(bytes);  const { layers, meanSaliency } = g.attention('O=[N+]([O-])c1ccccc1');
 export { init, type Inductive } from './inductive.js';
 export type { InitOptions } from './load.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
@@ -20,3 +21,6 @@ export {
   ScreeningDataset, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
   type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
 } from './screening.js';
+export {
+  GraphitModel, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
+} from './graphit.js';

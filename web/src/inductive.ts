@@ -3,6 +3,7 @@ import type { InductiveModule } from '../wasm/inductive.mjs';
 import { InductiveError } from './errors.js';
 import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
+import { loadGraphitModel, parseSmiles, type GraphitModel, type Molecule } from './graphit.js';
 import { loadOtkeModel, type OtkeModel } from './otke.js';
 import {
   datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset,
@@ -42,6 +43,16 @@ export interface Inductive {
   loadDataset(text: string | Uint8Array, options: LoadDatasetOptions): ScreeningDataset;
   /** A dataset for safe sample screening from dense row-major features x [n, p] and labels/targets y [n]. */
   datasetFromArrays(x: Float32Array, n: number, p: number, y: Float32Array): ScreeningDataset;
+  /**
+   * Loads a GraphiT model file (.safetensors bytes). The model owns wasm memory: dispose() it when done. It stays
+   * usable after this instance is disposed.
+   */
+  loadGraphitModel(bytes: Uint8Array): GraphitModel;
+  /**
+   * Parses a SMILES string with the core's parser (the molecule GraphiT models see; atom order is RDKit's). A
+   * syntax error throws InductiveError('invalid_argument') naming the position.
+   */
+  parseSmiles(smiles: string): Molecule;
   /** Releases the wasm instance; every later call throws InductiveError('backend'). Idempotent. */
   dispose(): void;
 }
@@ -94,8 +105,16 @@ class Instance implements Inductive {
     return datasetFromArrays(this.#live('datasetFromArrays'), x, n, p, y);
   }
 
+  loadGraphitModel(bytes: Uint8Array): GraphitModel {
+    return loadGraphitModel(this.#live('loadGraphitModel'), bytes);
+  }
+
+  parseSmiles(smiles: string): Molecule {
+    return parseSmiles(this.#live('parseSmiles'), smiles);
+  }
+
   // The instance holds no per-call wasm memory (each call frees its block), so dropping the module is all it
-  // takes: the garbage collector then reclaims the wasm memory once no OtkeModel or ScreeningDataset refers to it
+  // takes: the garbage collector then reclaims the wasm memory once no OtkeModel, ScreeningDataset or GraphitModel refers to it
   // either.
   dispose(): void {
     this.#module = null;

@@ -5,6 +5,7 @@ import { byId } from './dom';
 import { mountPanels, type PanelDef } from './panels';
 import { SolverClient } from './solver_client';
 import { mountOtPanel } from './ot/panel';
+import { mountGraphitPanel } from './graphit/panel';
 import { mountOtkePanel } from './otke/panel';
 import { mountScreeningPanel } from './screening/panel';
 
@@ -12,6 +13,7 @@ const PANELS: PanelDef[] = [
   { id: 'ot', title: 'Optimal transport', mount: mountOtPanel },
   { id: 'otke', title: 'Sequences (OTKE)', mount: mountOtkePanel },
   { id: 'screening', title: 'Screening', mount: mountScreeningPanel },
+  { id: 'graphit', title: 'Molecules (GraphiT)', mount: mountGraphitPanel },
 ];
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' });

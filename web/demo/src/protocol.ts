@@ -219,9 +219,63 @@ export interface ScreeningRunResponse {
 export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest;
 export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse;
 
+// ---- Molecules (GraphiT) --------------------------------------------------------------------------------------
+// The worker holds the committed GraphiT model; molecules travel as SMILES strings and are parsed by the library.
+
+/** Loads the model (first call only) and describes it. */
+export interface GraphitInfoRequest {
+  method: 'graphit-info';
+}
+
+export interface GraphitInfoResponse {
+  method: 'graphit-info';
+  fileName: string;
+  fileBytes: number;
+  producer: string;
+  /** Atom types the model knows, and its class names. */
+  nodeLabels: string[];
+  labels: string[];
+  layers: number;
+  heads: number;
+  dim: number;
+  /** e.g. "diffusion(beta=1)"; null for a plain transformer. */
+  kernel: string | null;
+}
+
+/** Prediction, per-layer attention, saliency and kernel of one molecule. */
+export interface GraphitAnalyseRequest {
+  method: 'graphit-analyse';
+  smiles: string;
+}
+
+export interface GraphitAnalyseResponse {
+  method: 'graphit-analyse';
+  smiles: string;
+  /** Atoms (RDKit's order) and their symbols; bonds [u, v]. */
+  n: number;
+  atoms: string[];
+  bonds: [number, number][];
+  /** Class probabilities, names and the predicted class. */
+  probabilities: Float32Array;
+  labels: string[];
+  classIndex: number;
+  /** L head-averaged attention matrices n × n (row-major), back to back. */
+  layers: number;
+  attention: Float32Array;
+  /** L × n saliency (column mass / n per layer), and its mean over layers. */
+  saliency: Float32Array;
+  meanSaliency: Float32Array;
+  /** n × n kernel on the graph, null without one. */
+  kernel: Float32Array | null;
+  computeMs: number;
+}
+
+export type GraphitRequest = GraphitInfoRequest | GraphitAnalyseRequest;
+export type GraphitResponse = GraphitInfoResponse | GraphitAnalyseResponse;
+
 /** Add more methods here as panels are added: the union keeps the worker's dispatch exhaustive. */
-export type SolveRequest = OtRequest | OtkeRequest | ScreeningRequest;
-export type SolveResponse = OtResponse | OtkeResponse | ScreeningResponse;
+export type SolveRequest = OtRequest | OtkeRequest | ScreeningRequest | GraphitRequest;
+export type SolveResponse = OtResponse | OtkeResponse | ScreeningResponse | GraphitResponse;
 export type ResponseFor<R extends SolveRequest> = Extract<SolveResponse, { method: R['method'] }>;
 
 export interface LibraryInfo {

@@ -1,11 +1,12 @@
 // The solver worker: owns the one wasm instance of the page and runs every computation, so the UI thread never
 // blocks on Sinkhorn however small eps gets. Requests are answered one by one, each with its own id. The OTKE
 // panel's requests (and its models) are handled in otke/worker_otke.ts, the screening panel's (and its datasets)
-// in screening/worker_screening.ts.
+// in screening/worker_screening.ts, the GraphiT panel's (and its model) in graphit/worker_graphit.ts.
 
 import { init, InductiveError, type Inductive } from 'inductive';
 import type { ErrorInfo, FromWorker, OtRequest, OtResponse, SolveRequest, SolveResponse, ToWorker } from './protocol';
 import { squaredDistances } from './ot/cost';
+import { graphitTransferables, solveGraphit } from './graphit/worker_graphit';
 import { otkeTransferables, solveOtke } from './otke/worker_otke';
 import { screeningTransferables, solveScreening } from './screening/worker_screening';
 
@@ -63,6 +64,9 @@ function solve(ind: Inductive, request: SolveRequest): SolveResponse | Promise<S
     case 'screening-load-file':
     case 'screening-run':
       return solveScreening(ind, request);
+    case 'graphit-info':
+    case 'graphit-analyse':
+      return solveGraphit(ind, request);
     default: {
       // Reached only if a panel sends a method this worker does not know yet (the page and worker disagree).
       const unknown: { method: string } = request;
@@ -78,6 +82,9 @@ function transferables(response: SolveResponse): Transferable[] {
     case 'screening-load-file':
     case 'screening-run':
       return screeningTransferables(response);
+    case 'graphit-info':
+    case 'graphit-analyse':
+      return graphitTransferables(response);
     default: return otkeTransferables(response);
   }
 }

@@ -1,0 +1,267 @@
+// Embind bindings of GraphiT (core: inductive/graphit.h, inductive/smiles.h, thesis ch. 3). Translation only: a
+// GraphitHandle owns one GraphitModel; a molecule (SMILES) or a graph (node count, edge list, node-label names)
+// becomes a Graph with the core's parser / Graph::from_edges, the model prepares it (kernel on the graph, as in
+// training) and predicts or explains it. `analyse*` keeps the arrays of its last result in the handle (read them
+// at resultAddress(k), then releaseResult()), since their sizes are known only after parsing. Errors are data
+// (guarded.h).
+#include <emscripten/bind.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "guarded.h"
+#include "inductive/error.h"
+#include "inductive/graph.h"
+#include "inductive/graphit.h"
+#include "inductive/logistic.h"
+#include "inductive/model_file.h"
+#include "inductive/smiles.h"
+
+namespace {
+
+using inductive::ErrorCode;
+using inductive::wasm::guarded;
+using inductive::wasm::ptr;
+using nlohmann::json;
+
+// The molecule as the TS layer describes it: atoms (symbols, RDKit's order), bonds [[u, v]] in the order the
+// string closes them, bond orders (1..4, 5 = aromatic), aromatic flags, formal charges.
+json molecule_json(const inductive::Molecule& m) {
+  json bonds = json::array();
+  for (const auto& b : m.bonds) bonds.push_back({b[0], b[1]});
+  return json{{"atoms", m.symbols},
+              {"bonds", bonds},
+              {"bondOrders", m.bond_orders},
+              {"aromatic", m.aromatic},
+              {"charges", m.charges}};
+}
+
+// A message prefixed with where it happened, same code.
+[[noreturn]] void rethrow_with(const std::string& prefix, const inductive::Error& e) {
+  throw inductive::Error(e.code(), prefix + e.what());
+}
+
+// The names of a graph's node labels: a JSON array of strings (the TS layer writes it).
+std::vector<std::string> label_names(const std::string& text) {
+  const json j = json::parse(text);
+  INDUCTIVE_CHECK(j.is_array(), ErrorCode::kInvalidArgument, "graph: labels must be an array of strings");
+  std::vector<std::string> out;
+  out.reserve(j.size());
+  for (const auto& v : j) {
+    INDUCTIVE_CHECK(v.is_string(), ErrorCode::kInvalidArgument, "graph: labels must be an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+class GraphitHandle {
+ public:
+  bool load(uintptr_t address, size_t size) {
+    return guarded([&] {
+      const inductive::ModelView view = inductive::read_model(ptr<const uint8_t>(address), size);
+      model_ = inductive::GraphitModel::from_view(view);
+      INDUCTIVE_CHECK(model_.config.has_graph, ErrorCode::kBadModelFile,
+                      "graphit model: its config has no 'graph' section, so it cannot prepare new graphs");
+      format_version_ = view.format_version;
+      producer_ = view.producer;
+      loaded_ = true;
+    });
+  }
+
+  // {"config", "nodeLabels", "classes", "task", "outputs", "layers", "heads", "dim", "kernel" (description or
+  // null), "formatVersion", "producer"}; "" when nothing is loaded.
+  std::string describe() const {
+    if (!loaded_) return "";
+    const inductive::GraphitConfig& c = model_.config;
+    std::vector<std::string> classes = c.class_labels;
+    if (c.classification() && classes.empty())
+      for (int k = 0; k < c.outputs; ++k) classes.push_back(std::to_string(k));
+    return json{{"config", c.to_json()},
+                {"nodeLabels", c.node_labels},
+                {"classes", classes},
+                {"task", c.task},
+                {"outputs", c.outputs},
+                {"layers", c.layers},
+                {"heads", c.heads},
+                {"dim", c.d},
+                {"kernel", c.kernel && c.graph.kernel ? json(c.graph.kernel_options.describe()) : json(nullptr)},
+                {"formatVersion", format_version_},
+                {"producer", producer_}}
+        .dump();
+  }
+
+  // Probabilities (classification; regression: the outputs) of the molecules of a JSON array of SMILES, into
+  // [count, outputs] floats at `out`.
+  bool predict_smiles(const std::string& smiles_json, uintptr_t out) {
+    return guarded([&] {
+      check_loaded("predictSmiles");
+      const json list = json::parse(smiles_json);
+      std::vector<inductive::GraphitGraph> graphs;
+      graphs.reserve(list.size());
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string s = list[i].get<std::string>();
+        try {
+          graphs.push_back(model_.prepare(molecule_graph(s)));
+        } catch (const inductive::Error& e) {
+          rethrow_with("predictSmiles: molecule " + std::to_string(i) + " ('" + s + "'): ", e);
+        }
+      }
+      write(outputs(graphs), out);
+    });
+  }
+
+  // Probabilities of one graph: n nodes, edges [n_edges, 2] int32 at `edges`, node-label names (JSON), into
+  // [outputs] floats at `out`.
+  bool predict_graph(int n, uintptr_t edges, int n_edges, const std::string& labels, uintptr_t out) {
+    return guarded([&] {
+      check_loaded("predictGraph");
+      write(outputs({model_.prepare(graph(n, edges, n_edges, labels, "predictGraph"))}), out);
+    });
+  }
+
+  // Explains one molecule: the JSON summary ("" on failure); the arrays stay in the handle (resultAddress).
+  std::string analyse_smiles(const std::string& smiles) {
+    std::string text;
+    guarded([&] {
+      check_loaded("attention");
+      const inductive::Molecule m = inductive::parse_smiles(smiles);
+      const inductive::Graph g = inductive::molecule_graph(m, model_.config.node_labels);
+      json summary = analyse(g);
+      json mol = molecule_json(m);
+      for (auto& item : mol.items()) summary[item.key()] = item.value();
+      text = summary.dump();
+    });
+    return text;
+  }
+
+  std::string analyse_graph(int n, uintptr_t edges, int n_edges, const std::string& labels) {
+    std::string text;
+    guarded([&] {
+      check_loaded("attention");
+      const inductive::Graph g = graph(n, edges, n_edges, labels, "attention");
+      json summary = analyse(g);
+      json names = json::array();
+      for (int32_t v : g.node_labels) names.push_back(model_.config.node_labels.at(static_cast<size_t>(v)));
+      summary["atoms"] = names;
+      summary["bonds"] = g.edges;
+      text = summary.dump();
+    });
+    return text;
+  }
+
+  // Arrays of the last analyse: 0 probabilities [outputs], 1 attention [layers, n, n], 2 saliency [layers, n],
+  // 3 mean saliency [n], 4 kernel [n, n] (0 when the model has none). Valid until the next call on this handle.
+  uintptr_t result_address(int which) const {
+    if (which < 0 || which >= static_cast<int>(result_.size()) || result_[which].empty()) return 0;
+    return reinterpret_cast<uintptr_t>(result_[which].data());
+  }
+
+  void release_result() {
+    for (auto& r : result_) std::vector<float>().swap(r);
+  }
+
+ private:
+  void check_loaded(const char* where) const {
+    INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
+  }
+
+  inductive::Graph molecule_graph(const std::string& smiles) const {
+    return inductive::molecule_graph(inductive::parse_smiles(smiles), model_.config.node_labels);
+  }
+
+  inductive::Graph graph(int n, uintptr_t edges, int n_edges, const std::string& labels, const char* where) const {
+    try {
+      INDUCTIVE_CHECK(n_edges >= 0, ErrorCode::kInvalidArgument, "graph: negative edge count ", n_edges);
+      const int32_t* e = ptr<const int32_t>(edges);
+      std::vector<std::array<int32_t, 2>> pairs(static_cast<size_t>(n_edges));
+      for (int k = 0; k < n_edges; ++k) pairs[k] = {e[2 * k], e[2 * k + 1]};
+      const std::vector<std::string> names = label_names(labels);
+      INDUCTIVE_CHECK(static_cast<int>(names.size()) == n, ErrorCode::kShapeMismatch, "graph: ", names.size(),
+                      " node labels for ", n, " nodes (one per node)");
+      std::vector<int32_t> indices;
+      try {
+        indices = model_.label_indices(names);
+      } catch (const inductive::Error& e) {
+        std::string known;
+        for (const auto& v : model_.config.node_labels) known += (known.empty() ? "" : ", ") + v;
+        throw inductive::Error(e.code(), std::string(e.what()) + " (its labels: " + known + ")");
+      }
+      return inductive::Graph::from_edges(n, pairs, std::move(indices));
+    } catch (const inductive::Error& e) {
+      rethrow_with(std::string(where) + ": ", e);
+    }
+  }
+
+  // Evaluation-mode outputs, softmax for classification.
+  inductive::MatF outputs(const std::vector<inductive::GraphitGraph>& graphs) const {
+    const inductive::MatF out = model_.predict(graphs);
+    return model_.config.classification() ? inductive::softmax_rows(out) : out;
+  }
+
+  static void write(const inductive::MatF& m, uintptr_t address) {
+    // Row-major [graphs, outputs] (MatF is row-major).
+    if (address != 0) std::memcpy(ptr<float>(address), m.data(), sizeof(float) * static_cast<size_t>(m.size()));
+  }
+
+  json analyse(const inductive::Graph& g) {
+    release_result();
+    const inductive::GraphitGraph x = model_.prepare(g);
+    const inductive::GraphitModel::Attention att = model_.attention(x);
+    const inductive::MatF p = outputs({x});
+    const int n = g.n_nodes, L = static_cast<int>(att.layers.size());
+    std::vector<std::vector<float>> r(5);
+    r[0].assign(p.data(), p.data() + p.size());
+    for (int l = 0; l < L; ++l) {
+      r[1].insert(r[1].end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
+      r[2].insert(r[2].end(), att.saliency[l].data(), att.saliency[l].data() + n);
+    }
+    r[3].assign(att.mean_saliency.data(), att.mean_saliency.data() + n);
+    const bool has_kernel = model_.config.kernel && x.kernel.size() == static_cast<int64_t>(n) * n;
+    if (has_kernel) r[4].assign(x.kernel.data(), x.kernel.data() + x.kernel.size());
+    result_ = std::move(r);
+    json summary = {{"n", n}, {"layers", L}, {"outputs", p.cols()}, {"kernel", has_kernel},
+                    {"edges", g.edges}, {"selfLoops", g.n_self_loops}};
+    if (model_.config.classification()) {
+      Eigen::Index arg = 0;
+      p.row(0).maxCoeff(&arg);
+      summary["classIndex"] = arg;
+    }
+    return summary;
+  }
+
+  inductive::GraphitModel model_;
+  bool loaded_ = false;
+  int format_version_ = 0;
+  std::string producer_;
+  std::vector<std::vector<float>> result_ = std::vector<std::vector<float>>(5);
+};
+
+// The molecule of a SMILES string as JSON (molecule_json); "" on failure.
+std::string parse_smiles_json(const std::string& smiles) {
+  std::string text;
+  guarded([&] { text = molecule_json(inductive::parse_smiles(smiles)).dump(); });
+  return text;
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(inductive_graphit) {
+  emscripten::class_<GraphitHandle>("GraphitHandle")
+      .constructor<>()
+      .function("load", &GraphitHandle::load)
+      .function("describe", &GraphitHandle::describe)
+      .function("predictSmiles", &GraphitHandle::predict_smiles)
+      .function("predictGraph", &GraphitHandle::predict_graph)
+      .function("analyseSmiles", &GraphitHandle::analyse_smiles)
+      .function("analyseGraph", &GraphitHandle::analyse_graph)
+      .function("resultAddress", &GraphitHandle::result_address)
+      .function("releaseResult", &GraphitHandle::release_result);
+  emscripten::function("parseSmiles", &parse_smiles_json);
+}

@@ -1,0 +1,73 @@
+// The worker side of the "Molecules (GraphiT)" panel: it owns the committed model and answers the panel's requests
+// with the library's GraphitModel (the SMILES is parsed by the core: atom i is RDKit's atom i).
+
+import { InductiveError, type GraphitModel, type Inductive } from 'inductive';
+import type { GraphitAnalyseResponse, GraphitInfoResponse, GraphitRequest, GraphitResponse } from '../protocol';
+import { MODEL_FILE_NAME, modelUrl } from './model_asset';
+
+interface Loaded {
+  model: GraphitModel;
+  fileBytes: number;
+}
+
+let loading: Promise<Loaded> | null = null;
+
+/** Fetches and loads the committed model once; a failed load is retried by the next request. */
+function loaded(ind: Inductive): Promise<Loaded> {
+  loading ??= (async () => {
+    const res = await fetch(modelUrl);
+    if (!res.ok) {
+      throw new InductiveError('io', `graphit: cannot fetch the model ${MODEL_FILE_NAME} (${res.url}): HTTP ${res.status}`);
+    }
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { model: ind.loadGraphitModel(bytes), fileBytes: bytes.length };
+  })();
+  loading.catch(() => { loading = null; });
+  return loading;
+}
+
+function info(m: Loaded): GraphitInfoResponse {
+  const { model } = m;
+  return {
+    method: 'graphit-info', fileName: MODEL_FILE_NAME, fileBytes: m.fileBytes, producer: model.producer,
+    nodeLabels: model.nodeLabels, labels: model.labels, layers: model.layers, heads: model.heads, dim: model.dim,
+    kernel: model.kernel,
+  };
+}
+
+function pack(arrays: Float32Array[]): Float32Array {
+  const out = new Float32Array(arrays.reduce((s, a) => s + a.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    out.set(a, at);
+    at += a.length;
+  }
+  return out;
+}
+
+function analyse(m: Loaded, smiles: string): GraphitAnalyseResponse {
+  const start = performance.now();
+  const a = m.model.attention(smiles);
+  const computeMs = performance.now() - start;
+  return {
+    method: 'graphit-analyse', smiles, n: a.n, atoms: a.atoms, bonds: a.bonds,
+    probabilities: a.probabilities, labels: m.model.labels, classIndex: a.classIndex,
+    layers: a.layers.length, attention: pack(a.layers), saliency: pack(a.saliency), meanSaliency: a.meanSaliency,
+    kernel: a.kernel, computeMs,
+  };
+}
+
+export async function solveGraphit(ind: Inductive, req: GraphitRequest): Promise<GraphitResponse> {
+  const m = await loaded(ind);
+  switch (req.method) {
+    case 'graphit-info': return info(m);
+    case 'graphit-analyse': return analyse(m, req.smiles);
+  }
+}
+
+/** The buffers a response can hand over to the page without copying (each one its own). */
+export function graphitTransferables(res: GraphitResponse): Transferable[] {
+  if (res.method !== 'graphit-analyse') return [];
+  const arrays = [res.probabilities, res.attention, res.saliency, res.meanSaliency, res.kernel];
+  return [...new Set(arrays.filter((a) => a !== null).map((a) => a.buffer as ArrayBuffer))];
+}
