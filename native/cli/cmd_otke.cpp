@@ -1,9 +1,11 @@
 // native/cli/cmd_otke.cpp - the `otke` command group, and `otke embed` / `otke eval` (fit: cmd_otke_fit.cpp).
 //
-//   inductive otke embed --model M (--fasta X.fa ... | --sets X.npy --lengths n.npy) --out E.npy [--plans P.npy]
+//   inductive otke embed --model M (--fasta X.fa ... | --text X.tsv | --sets X.npy --lengths n.npy) --out E.npy
+//                        [--plans P.npy]
 //     E: [B, D] float32 embeddings Phi(x); P: [B, q, n_max, p] float32 transport plans (otk pooling; rows past a
 //     set's length are 0; plans are after positional weighting, as pooled).
-//   inductive otke eval --model M (--class NAME=X.fa ... | --tsv F | --sets X.npy --lengths n.npy --labels y.npy)
+//   inductive otke eval --model M (--class NAME=X.fa ... | --tsv F | --text F | --sets X.npy --lengths n.npy
+//                       --labels y.npy)
 //     prints JSON: accuracy, auROC (one-vs-rest on softmax probabilities, macro-averaged; for two classes the binary
 //     auROC), top-k accuracies for k in {1, 5, 10} below the class count, and the confusion matrix.
 // Both embed in chunks of --batch-size samples, so memory grows with the output, not with intermediate buffers.

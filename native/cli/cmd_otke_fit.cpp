@@ -6,6 +6,8 @@
 // 3. A multinomial logistic head is fitted on the train embeddings (centred and rescaled, see Standardizer) for each
 //    lambda in 2^-5 .. 2^-20; the one with the best validation accuracy is kept as it is (the thesis' protocol:
 //    select on validation, use that model). --refit instead refits it on train + validation at the selected lambda.
+// With --text (sentences), the model's input is "tokens": the vocabulary is built from the sentences and the token
+// table drawn at random (seeded); `otke train` then learns it end to end. --lambda fixes the head's penalty.
 // Progress goes to stderr; a JSON summary (accuracies, lambda, timings) to stdout; the model is written atomically.
 #include <algorithm>
 #include <cmath>
@@ -30,8 +32,10 @@ struct FitArgs {
   std::string unlabeled_sets, unlabeled_lengths;
   std::string alphabet = "dna", embedding = "nystrom", pooling = "otk", scale = "paper", out;
   int kmer = 10, anchors = 128, p = 64, q = 1, iters = 100, kmeans_iters = 100, batch_size = 256;
+  int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
+  bool keep_case = false;
   float sigma = 0.6f, sigma_pos = 0.0f;
-  double eps = 0.5, val_fraction = 0.2, head_tol = 1e-6;
+  double eps = 0.5, val_fraction = 0.2, head_tol = 1e-6, lambda = 0;
   int64_t max_samples = 300000;
   uint64_t seed = 0;
   bool refit = false, quiet = false;
@@ -39,9 +43,18 @@ struct FitArgs {
 
 OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   OtkeConfig c;
-  c.input_type = in.vectors ? "vectors" : "sequence";
+  c.input_type = in.vectors ? "vectors" : in.text ? "tokens" : "sequence";
   if (in.vectors) {
     c.input_dim = in.sets.dim;
+  } else if (in.text) {
+    // The vocabulary comes from every labelled sentence (labels unused): the unsupervised stage sees them all too.
+    VocabularyOptions vo;
+    vo.min_count = a.min_count;
+    vo.max_size = a.max_vocab;
+    vo.lowercase = !a.keep_case;
+    c.tokens = Vocabulary::build(in.sequences, vo).tokens();
+    c.lowercase = vo.lowercase;
+    c.input_dim = a.dim;
   } else {
     c.alphabet = Alphabet::from_name(a.alphabet).name();  // canonical: "ACGT" is stored as "dna"
     c.kmer = a.kmer;
@@ -75,6 +88,7 @@ std::vector<int32_t> labels_of(const std::vector<int32_t>& y, const std::vector<
 
 // Local features of the labelled and unlabelled samples together: the unsupervised stage sees all of them.
 SetBatch unsupervised_features(const OtkeModel& model, const OtkeInputs& labelled, const OtkeInputs& unlabelled) {
+  if (labelled.text) return model.sequence_features(labelled.sequences, labelled.names);
   if (!labelled.vectors) {
     std::vector<std::string> seqs = labelled.sequences, names = labelled.names;
     seqs.insert(seqs.end(), unlabelled.sequences.begin(), unlabelled.sequences.end());
@@ -106,7 +120,7 @@ void run(const FitArgs& a) {
   u.sets = a.unlabeled_sets;
   u.lengths = a.unlabeled_lengths;
   const OtkeInputs unl = load_inputs(u, InputKind::kUnlabelled, /*empty_ok=*/true);
-  INDUCTIVE_CHECK(unl.size() == 0 || unl.vectors == in.vectors, ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(unl.size() == 0 || (unl.vectors == in.vectors && !in.text), ErrorCode::kInvalidArgument,
                   "otke fit: unlabelled data must be of the same kind as the labelled data (sequences or sets)");
   OtkeModel model;
   model.config = config_from(a, in);
@@ -139,6 +153,7 @@ void run(const FitArgs& a) {
   const Standardizer st = Standardizer::fit(x_train);
   std::vector<double> grid;
   for (int e = 5; e <= 20; ++e) grid.push_back(std::ldexp(1.0, -e));  // thesis: 1/2^5 .. 1/2^20
+  if (a.lambda > 0) grid = {a.lambda};
   LogisticOptions head_options;
   head_options.tol = a.head_tol;
   int done = 0;
@@ -170,6 +185,7 @@ void run(const FitArgs& a) {
   const nlohmann::json summary = {
       {"model", a.out},
       {"input", model.config.input_type},
+      {"vocab", model.config.tokens.size()},
       {"classes", in.class_names},
       {"class_counts", counts},
       {"n_train", train.size()},
@@ -203,7 +219,17 @@ void add_otke_fit_command(CLI::App& otke) {
   unl->excludes(us);
   cmd->add_option("--kmer", a->kmer, "k-mer size (sequences)")->capture_default_str();
   cmd->add_option("--alphabet", a->alphabet, "dna, protein or letters:<LETTERS> (sequences)")->capture_default_str();
-  cmd->add_option("--embedding", a->embedding, "nystrom or identity")->capture_default_str();
+  cmd->add_option("--dim", a->dim, "Token embedding dimension E (--text; the table is trained by `otke train`)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--min-count", a->min_count, "Vocabulary: tokens seen fewer times map to <unk> (--text)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--max-vocab", a->max_vocab, "Vocabulary: at most this many entries, <unk> included (--text)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  cmd->add_flag("--keep-case", a->keep_case, "Do not lowercase ASCII letters before tokenising (--text)");
+  cmd->add_option("--embedding", a->embedding, "nystrom, identity or conv")->capture_default_str();
   cmd->add_option("--anchors", a->anchors, "Nystrom anchors K")->capture_default_str();
   cmd->add_option("--sigma", a->sigma, "Gaussian kernel bandwidth on unit k-mers (thesis: 0.6 unsupervised)")
       ->capture_default_str();
@@ -223,6 +249,8 @@ void add_otke_fit_command(CLI::App& otke) {
       ->capture_default_str();
   cmd->add_option("--head-tol", a->head_tol, "L-BFGS stops when the gradient's largest entry is below this")
       ->capture_default_str();
+  cmd->add_option("--lambda", a->lambda, "Fixed L2 penalty of the head (skips the search over 2^-5 .. 2^-20)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--refit", a->refit, "Refit the head on train + validation at the selected lambda");
   cmd->add_option("--batch-size", a->batch_size, "Samples embedded at a time (bounds memory)")->capture_default_str();
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");

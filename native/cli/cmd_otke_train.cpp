@@ -21,7 +21,7 @@ struct TrainArgs {
   int epochs = 100, batch_size = 64, iters = 10, lr_patience = 5, early_stop = 20, head_refit_every = 0;
   double lr = 0.01, weight_decay = 0, val_fraction = 0.2, head_lambda = 1e-4, eps = 0;
   uint64_t seed = 0;
-  bool freeze_anchors = false, freeze_references = false, quiet = false;
+  bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
 
 SetBatch gather_features(const OtkeModel& model, const OtkeInputs& in, const std::vector<int>& which) {
@@ -60,6 +60,7 @@ void run(const TrainArgs& a) {
   o.adam.weight_decay = a.weight_decay;
   o.lr_patience = a.lr_patience;
   o.early_stop_patience = a.early_stop;
+  o.train_tokens = !a.freeze_tokens;
   o.train_anchors = !a.freeze_anchors;
   o.train_references = !a.freeze_references;
   o.head_refit_every = a.head_refit_every;
@@ -120,6 +121,7 @@ void add_otke_train_command(CLI::App& otke) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--head-lambda", a->head_lambda, "L2 penalty of those refits")->capture_default_str();
+  cmd->add_flag("--freeze-tokens", a->freeze_tokens, "Keep the token table fixed (tokens models)");
   cmd->add_flag("--freeze-anchors", a->freeze_anchors, "Keep the anchors / conv filters fixed");
   cmd->add_flag("--freeze-references", a->freeze_references, "Keep the references fixed");
   cmd->add_option("--val-fraction", a->val_fraction, "Validation share per class")->capture_default_str();

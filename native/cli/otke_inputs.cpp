@@ -13,6 +13,7 @@
 #include "inductive/model_file.h"
 #include "inductive/npy.h"
 #include "inductive/sequence.h"
+#include "inductive/tokens.h"
 
 namespace inductive::cli {
 
@@ -89,6 +90,71 @@ void load_tsv(const std::string& path, OtkeInputs& in) {
                                              in.class_names.begin()));
 }
 
+// GLUE-style TSV of sentences (see otke_inputs.h). Splits on TAB only: sentences hold quotes and backticks, and
+// GLUE files use no quoting.
+void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  const std::string text(bytes.begin(), bytes.end());
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> fields;
+    size_t begin = 0;
+    for (size_t tab; (tab = line.find('\t', begin)) != std::string::npos; begin = tab + 1)
+      fields.push_back(line.substr(begin, tab - begin));
+    fields.push_back(line.substr(begin));
+    return fields;
+  };
+  LineReader lines(text);
+  std::string line;
+  while (lines.next(line) && line.empty()) {
+  }
+  INDUCTIVE_CHECK(!line.empty(), ErrorCode::kInvalidArgument, path, ": empty file (expected a header line ",
+                  kind == InputKind::kLabelled ? "'sentence<TAB>label'" : "naming a 'sentence' column", ")");
+  const std::vector<std::string> header = split(line);
+  const size_t header_line = lines.number();
+  int sentence_col = -1, label_col = -1;
+  for (size_t c = 0; c < header.size(); ++c) {
+    for (size_t d = 0; d < c; ++d)
+      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, path, ": line ", header_line,
+                      ": column '", header[c], "' appears twice in the header");
+    if (header[c] == "sentence") sentence_col = static_cast<int>(c);
+    if (header[c] == "label") label_col = static_cast<int>(c);
+  }
+  INDUCTIVE_CHECK(sentence_col >= 0, ErrorCode::kInvalidArgument, path, ": line ", header_line,
+                  ": the header has no 'sentence' column (expected a GLUE header such as 'sentence<TAB>label'): got '",
+                  line, "'");
+  const bool labelled = kind == InputKind::kLabelled;
+  INDUCTIVE_CHECK(!labelled || label_col >= 0, ErrorCode::kInvalidArgument, path, ": line ", header_line,
+                  ": the header has no 'label' column (expected 'sentence<TAB>label'): got '", line, "'");
+  std::vector<std::string> label_of_sample;
+  while (lines.next(line)) {
+    const size_t line_no = lines.number();
+    if (line.empty()) continue;
+    const std::vector<std::string> fields = split(line);
+    INDUCTIVE_CHECK(fields.size() == header.size(), ErrorCode::kInvalidArgument, path, ": line ", line_no,
+                    ": expected ", header.size(), " tab-separated fields (as the header), got ", fields.size());
+    const std::string& sentence = fields[sentence_col];
+    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument,
+                    path, ": line ", line_no, ": empty sentence");
+    if (labelled) {
+      const std::string& label = fields[label_col];
+      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos,
+                      ErrorCode::kInvalidArgument, path, ": line ", line_no,
+                      label.empty() ? ": missing label" : ": label contains a space: got '" + label + "'");
+      label_of_sample.push_back(label);
+    }
+    in.sequences.push_back(sentence);
+    in.names.push_back(path + " line " + std::to_string(line_no));
+  }
+  INDUCTIVE_CHECK(!in.sequences.empty(), ErrorCode::kInvalidArgument, path, ": no sentence after the header");
+  in.text = true;
+  if (!labelled) return;
+  const std::set<std::string> names(label_of_sample.begin(), label_of_sample.end());
+  in.class_names.assign(names.begin(), names.end());
+  for (const std::string& l : label_of_sample)
+    in.labels.push_back(static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) -
+                                             in.class_names.begin()));
+}
+
 std::vector<int32_t> load_int_vector(const std::string& path, const char* option, int64_t expected) {
   const NpyArray a = with_context(option, [&] { return load_npy(path); });  // int64 arrives converted to int32
   INDUCTIVE_CHECK(a.dtype == "<i4", ErrorCode::kInvalidArgument, option, " ", path,
@@ -145,21 +211,30 @@ void add_input_options(CLI::App* cmd, InputArgs& a, InputKind kind) {
                                        "NAME=FILE.fa: FASTA sequences of class NAME (repeat for each class)");
     CLI::Option* tsv = cmd->add_option("--tsv", a.tsv, "Labelled sequences, one 'label<TAB>sequence' per line");
     CLI::Option* labels = cmd->add_option("--labels", a.labels, "Class indices y [B], .npy int32 (with --sets)");
+    CLI::Option* text = cmd->add_option(
+        "--text", a.text, "Labelled sentences (tokens models): GLUE TSV with header 'sentence<TAB>label'");
     sets->needs(labels);
     labels->needs(sets);
-    cls->excludes(tsv)->excludes(sets);
-    tsv->excludes(sets);
+    cls->excludes(tsv)->excludes(sets)->excludes(text);
+    tsv->excludes(sets)->excludes(text);
+    text->excludes(sets);
     cmd->footer(
         "Labelled data, one of:\n"
         "  --class promoter=prom.fa --class other=neg.fa   FASTA per class (class order = order given)\n"
         "  --tsv data.tsv                                   lines 'label<TAB>sequence' (classes sorted by name)\n"
+        "  --text train.tsv                                 sentences: GLUE TSV, header 'sentence<TAB>label'\n"
+        "                                                   (tokens models; classes sorted by name)\n"
         "  --sets X.npy --lengths n.npy --labels y.npy      X [B, n_max, d] float32, n [B] int32, y [B] int32");
   } else {
     CLI::Option* fasta = cmd->add_option("--fasta", a.fasta, "FASTA file of sequences to embed (repeatable)");
-    fasta->excludes(sets);
+    CLI::Option* text = cmd->add_option(
+        "--text", a.text, "Sentences (tokens models): TSV whose header names a 'sentence' column");
+    fasta->excludes(sets)->excludes(text);
+    text->excludes(sets);
     cmd->footer(
         "Data, one of:\n"
         "  --fasta a.fa [--fasta b.fa ...]   sequences, in file order\n"
+        "  --text x.tsv                      sentences: TSV with a header naming a 'sentence' column\n"
         "  --sets X.npy --lengths n.npy      X [B, n_max, d] float32, n [B] int32");
   }
 }
@@ -172,14 +247,16 @@ OtkeInputs load_inputs(const InputArgs& args, InputKind kind, bool empty_ok) {
     load_classes(args.classes, in);
   } else if (!args.tsv.empty()) {
     with_context("--tsv", [&] { load_tsv(args.tsv, in); });
+  } else if (!args.text.empty()) {
+    with_context("--text", [&] { load_text(args.text, kind, in); });
   } else if (!args.fasta.empty()) {
     for (const std::string& path : args.fasta) with_context("--fasta", [&] { append_fasta(path, in, -1); });
   } else {
     INDUCTIVE_CHECK(empty_ok, ErrorCode::kInvalidArgument,
                     kind == InputKind::kLabelled
                         ? "no input: give labelled data with --class NAME=FILE.fa (once per class), --tsv FILE, "
-                          "or --sets X.npy --lengths n.npy --labels y.npy"
-                        : "no input: give --fasta FILE.fa or --sets X.npy --lengths n.npy");
+                          "--text FILE.tsv, or --sets X.npy --lengths n.npy --labels y.npy"
+                        : "no input: give --fasta FILE.fa, --text FILE.tsv or --sets X.npy --lengths n.npy");
   }
   return in;
 }
@@ -191,6 +268,18 @@ SetBatch OtkeInputs::features(const OtkeModel& model, int begin, int end) const 
 }
 
 void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std::string& model_name) {
+  if (config.input_type == "tokens") {
+    INDUCTIVE_CHECK(in.text, ErrorCode::kInvalidArgument, model_name, ": the model reads text (input tokens, ",
+                    config.tokens.size(), " tokens): give --text FILE.tsv");
+    const Vocabulary vocab(config.tokens, config.lowercase);
+    for (size_t s = 0; s < in.sequences.size(); ++s)
+      INDUCTIVE_CHECK(!vocab.encode(in.sequences[s]).empty(), ErrorCode::kInvalidArgument, in.names[s],
+                      ": no token in the sentence");
+    return;
+  }
+  INDUCTIVE_CHECK(!in.text, ErrorCode::kInvalidArgument, model_name, ": the model reads ",
+                  config.input_type == "sequence" ? "sequences" : "sets of vectors", ", not text (--text is for ",
+                  "models of input type tokens)");
   if (config.input_type == "sequence") {
     INDUCTIVE_CHECK(!in.vectors, ErrorCode::kInvalidArgument, model_name, ": the model reads sequences (alphabet ",
                     config.alphabet, ", k = ", config.kmer, "): give --class/--tsv/--fasta, not --sets");
@@ -275,6 +364,7 @@ MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch
                     "--plans needs a model with otk pooling: this one pools with '", model.config.pooling, "'");
     for (int b = 0; b < B; ++b)
       N = std::max(N, inputs.vectors ? inputs.sets.n[b]
+                      : inputs.text  ? static_cast<int>(tokenize(inputs.sequences[b], false).size())
                                      : static_cast<int>(inputs.sequences[b].size()) - model.config.kmer + 1);
     plans->assign(static_cast<size_t>(B) * q * N * p, 0.0f);
     *plans_n_max = N;

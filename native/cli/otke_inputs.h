@@ -6,6 +6,10 @@
 //                         | --tsv FILE             (one sample per line: label<TAB>sequence; '#' lines and blank
 //                                                  lines skipped; class order = sorted label names)
 //   sequences, unlabelled:  --fasta FILE.fa        (repeatable; embed)
+//   text (tokens models):   --text FILE.tsv        GLUE-style TSV: a header line naming the tab-separated columns,
+//                                                  'sentence' (required) and 'label' (required for labelled data;
+//                                                  class order = sorted label names); other columns are ignored
+//                                                  (e.g. 'index' of GLUE test files); blank lines are skipped
 //   vector sets:            --sets X.npy           float32/float64 [B, n_max, d], C order; rows >= n[b] are padding
 //                           --lengths n.npy        int32 [B] (int64 accepted), 1 <= n[b] <= n_max
 //                           --labels y.npy         int32 [B] (int64 accepted), class indices 0..C-1 (fit, eval)
@@ -28,26 +32,29 @@ struct InputArgs {
   std::vector<std::string> classes;  // NAME=FILE.fa
   std::vector<std::string> fasta;    // unlabelled FASTA files
   std::string tsv;
+  std::string text;                  // GLUE-style TSV of sentences
   std::string sets, lengths, labels;
 };
 
 enum class InputKind { kLabelled, kUnlabelled };
 
-// Adds the options above that `kind` accepts (labelled: --class/--tsv/--sets/--lengths/--labels; unlabelled:
-// --fasta/--sets/--lengths), with mutual exclusions.
+// Adds the options above that `kind` accepts (labelled: --class/--tsv/--text/--sets/--lengths/--labels; unlabelled:
+// --fasta/--text/--sets/--lengths), with mutual exclusions.
 void add_input_options(CLI::App* cmd, InputArgs& args, InputKind kind);
 
 struct OtkeInputs {
   bool vectors = false;                  // sets of vectors (NPY) rather than sequences
-  std::vector<std::string> sequences;    // sequence input
-  std::vector<std::string> names;        // per sequence, for messages: "FILE record I 'HEADER'"
+  bool text = false;                     // sentences (--text) rather than sequences
+  std::vector<std::string> sequences;    // sequence input, or sentences (text)
+  std::vector<std::string> names;        // per sequence, for messages: "FILE record I 'HEADER'" / "FILE line N"
   SetBatch sets;                         // vector input, padding zeroed
   std::vector<int32_t> labels;           // per sample, index into class_names; empty when unlabelled
   std::vector<std::string> class_names;  // labelled only; NPY labels are named "0".."C-1"
   bool numeric_labels = false;           // labels came from --labels (indices), not names
 
   int size() const { return vectors ? sets.batch : static_cast<int>(sequences.size()); }
-  // Local features of samples [begin, end) for `model` (k-mers of the sequences, or the vector sets as they are).
+  // Inputs of samples [begin, end) for `model` (k-mers of the sequences, token indices of the sentences, or the
+  // vector sets as they are).
   SetBatch features(const OtkeModel& model, int begin, int end) const;
 };
 
@@ -56,7 +63,7 @@ struct OtkeInputs {
 OtkeInputs load_inputs(const InputArgs& args, InputKind kind, bool empty_ok = false);
 
 // Refuses inputs the model cannot read: the wrong input type, letters outside its alphabet, sequences shorter than
-// its k, vectors of another dimension. `model_name` prefixes messages.
+// its k, vectors of another dimension, sentences without a token. `model_name` prefixes messages.
 void check_inputs_for(const OtkeInputs& inputs, const OtkeConfig& config, const std::string& model_name);
 
 // Maps the inputs' labels onto the model's classes by name (numeric labels: checked against the class count).

@@ -441,5 +441,150 @@ class SupervisedTraining(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
 
 
+# A toy sentiment task in GLUE format (header "sentence<TAB>label", trailing space before the TAB as in SST-2).
+POSITIVE = ["a good movie", "great fun", "the plot is good", "good , great acting", "it 's great"]
+NEGATIVE = ["a bad movie", "awful fun", "the plot is bad", "bad , awful acting", "it 's awful"]
+
+
+def write_glue(path, rows, header="sentence\tlabel"):
+    with open(path, "w") as f:
+        f.write(header + "\n" + "".join(f"{s} \t{y}\n" for s, y in rows))
+    return path
+
+
+def toy_rows(count, offset=0):
+    return [((POSITIVE if i % 2 else NEGATIVE)[(i // 2 + offset) % 5], i % 2) for i in range(count)]
+
+
+class TextInput(unittest.TestCase):
+    """--text: sentences from a GLUE TSV become a tokens model whose table `otke train` learns; eval/embed read it."""
+
+    TEXT = ["--dim", "8", "--embedding", "identity", "--p", "4", "--eps", "0.5", "--iters", "10", "--seed", "2",
+            "--lambda", "0.01", "--quiet"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="inductive-otke-text-")
+        cls.train_tsv = write_glue(os.path.join(cls.dir, "train.tsv"), toy_rows(60))
+        cls.dev_tsv = write_glue(os.path.join(cls.dir, "dev.tsv"), toy_rows(20, offset=2))
+        cls.fitted = os.path.join(cls.dir, "fit.safetensors")
+        done = run_cli("otke", "fit", "--text", cls.train_tsv, *cls.TEXT, "--out", cls.fitted)
+        assert done.returncode == 0, done.stderr
+        cls.fit = json.loads(done.stdout)
+        cls.trained = os.path.join(cls.dir, "trained.safetensors")
+        done = run_cli("otke", "train", "--init", cls.fitted, "--text", cls.train_tsv, "--epochs", "15", "--lr", "0.05",
+                       "--batch-size", "8", "--val-fraction", "0.2", "--seed", "1", "--quiet", "--out", cls.trained)
+        assert done.returncode == 0, done.stderr
+        cls.train = json.loads(done.stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def test_fit_builds_the_vocabulary_and_a_token_table(self):
+        self.assertEqual(self.fit["input"], "tokens")
+        self.assertEqual(self.fit["classes"], ["0", "1"])
+        tensors, config = read_safetensors(self.fitted)
+        words = {w for s in POSITIVE + NEGATIVE for w in s.split()}
+        self.assertEqual(config["input"]["type"], "tokens")
+        self.assertEqual(config["input"]["tokens"][0], "<unk>")
+        self.assertEqual(set(config["input"]["tokens"][1:]), words)
+        self.assertEqual(config["input"]["vocab"], len(words) + 1)
+        self.assertEqual(tensors["tokens.embedding"].shape, (len(words) + 1, 8))
+        self.assertEqual(self.fit["vocab"], len(words) + 1)
+
+    def test_train_learns_the_table_and_eval_reads_glue_dev(self):
+        before, _ = read_safetensors(self.fitted)
+        after, _ = read_safetensors(self.trained)
+        self.assertGreater(np.abs(after["tokens.embedding"] - before["tokens.embedding"]).max(), 1e-3)
+        done = run_cli("otke", "eval", "--model", self.trained, "--text", self.dev_tsv, "--quiet")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        metrics = json.loads(done.stdout)
+        self.assertEqual(metrics["n"], 20)
+        self.assertGreaterEqual(metrics["accuracy"], 0.9)
+
+    def test_embed_reads_unlabelled_text_with_other_columns(self):
+        tsv = os.path.join(self.dir, "test.tsv")
+        with open(tsv, "w") as f:
+            f.write("index\tsentence\n0\tgood movie\n1\tA NEVER-SEEN word\n")
+        out, plans = os.path.join(self.dir, "E.npy"), os.path.join(self.dir, "P.npy")
+        done = run_cli("otke", "embed", "--model", self.trained, "--text", tsv, "--out", out, "--plans", plans,
+                       "--quiet")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(np.load(out).shape, (2, 4 * 8))
+        self.assertEqual(np.load(plans).shape, (2, 1, 3, 4))  # n_max = 3 tokens ("a", "never-seen", "word")
+
+    def test_mean_pooling_baseline_trains_too(self):
+        fitted, trained = os.path.join(self.dir, "mean_fit.safetensors"), os.path.join(self.dir, "mean.safetensors")
+        done = run_cli("otke", "fit", "--text", self.train_tsv, *self.TEXT, "--pooling", "mean", "--out", fitted)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        done = run_cli("otke", "train", "--init", fitted, "--text", self.train_tsv, "--epochs", "3", "--quiet",
+                       "--out", trained)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(read_safetensors(trained)[1]["pooling"]["type"], "mean")
+
+
+class RefusesBadText(unittest.TestCase):
+    """Bad --text input: the same contract as every refusal (one `error:` line naming file and line)."""
+
+    setUp = RefusesBadInput.setUp
+    write = RefusesBadInput.write
+    assert_refused = RefusesBadInput.assert_refused
+    tearDownClass = classmethod(RefusesBadInput.tearDownClass.__func__)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="inductive-otke-bad-text-")
+        cls.model = os.path.join(REPO, "data", "models", "otke-promoters-ecoli.safetensors")  # a sequence model
+        cls.tsv = write_glue(os.path.join(cls.shared, "train.tsv"), toy_rows(20))
+        cls.text_model = os.path.join(cls.shared, "text.safetensors")
+        done = run_cli("otke", "fit", "--text", cls.tsv, *TextInput.TEXT, "--out", cls.text_model)
+        assert done.returncode == 0, done.stderr
+
+    def fit_text(self, path):
+        return ["otke", "fit", "--text", path, *TextInput.TEXT, "--out", "out.safetensors"]
+
+    def test_empty_sentence(self):
+        bad = self.write("bad.tsv", "sentence\tlabel\ngood\t1\n   \t0\n")
+        self.assert_refused(self.fit_text(bad), r"--text: .*bad\.tsv: line 3: empty sentence")
+
+    def test_missing_label(self):
+        bad = self.write("bad.tsv", "sentence\tlabel\ngood\t1\nbad\t\n")
+        self.assert_refused(self.fit_text(bad), r"bad\.tsv: line 3: missing label")
+
+    def test_malformed_line(self):
+        bad = self.write("bad.tsv", "sentence\tlabel\ngood\t1\nno tab here\n")
+        self.assert_refused(self.fit_text(bad),
+                            r"bad\.tsv: line 3: expected 2 tab-separated fields \(as the header\), got 1")
+        bad = self.write("extra.tsv", "sentence\tlabel\ngood\t1\t7\n")
+        self.assert_refused(self.fit_text(bad), r"extra\.tsv: line 2: expected 2 tab-separated fields")
+
+    def test_header_without_label_or_sentence(self):
+        bad = self.write("nolabel.tsv", "index\tsentence\n0\tgood\n")
+        self.assert_refused(self.fit_text(bad), r"nolabel\.tsv: line 1: the header has no 'label' column")
+        bad = self.write("noheader.tsv", "good movie\t1\nbad movie\t0\n")
+        self.assert_refused(self.fit_text(bad), r"noheader\.tsv: line 1: the header has no 'sentence' column")
+        empty = self.write("empty.tsv", "")
+        self.assert_refused(self.fit_text(empty), r"empty\.tsv: empty file")
+        only = self.write("only.tsv", "sentence\tlabel\n")
+        self.assert_refused(self.fit_text(only), r"only\.tsv: no sentence after the header")
+
+    def test_text_and_models_must_match(self):
+        self.assert_refused(["otke", "embed", "--model", self.model, "--text", self.tsv, "--out", "E.npy"],
+                            r"the model reads sequences, not text", outputs=("E.npy",))
+        self.assert_refused(["otke", "embed", "--model", self.text_model, "--fasta", POS, "--out", "E.npy"],
+                            r"the model reads text \(input tokens, \d+ tokens\): give --text", outputs=("E.npy",))
+        self.assert_refused(["otke", "train", "--init", self.text_model, *CLASSES, "--out", "out.safetensors"],
+                            r"the model reads text")
+
+    def test_empty_sentence_refused_by_eval_and_embed(self):
+        bad = self.write("bad.tsv", "sentence\tlabel\ngood\t1\n\t0\n")
+        self.assert_refused(["otke", "eval", "--model", self.text_model, "--text", bad],
+                            r"bad\.tsv: line 3: empty sentence", outputs=())
+        bad = self.write("bad_u.tsv", "sentence\ngood\n \n")
+        self.assert_refused(["otke", "embed", "--model", self.text_model, "--text", bad, "--out", "E.npy"],
+                            r"bad_u\.tsv: line 3: empty sentence", outputs=("E.npy",))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -3,14 +3,21 @@
 // Config (stored as JSON in the model file, every field with its default):
 //   input:     {"type": "sequence", "alphabet": "dna", "k": 10}   (one-hot k-mers, unit norm)
 //            | {"type": "vectors", "dim": d}                       (sets of d-dimensional vectors)
+//            | {"type": "tokens", "vocab": V, "dim": E, "lowercase": true, "tokens": ["<unk>", ...]}
+//                  (text: a sentence is the set of its tokens' rows in a trainable V x E table; the V tokens, index
+//                   0 = "<unk>", are stored in the config; tokeniser and vocabulary: inductive/tokens.h)
 //   embedding: {"type": "nystrom", "anchors": 128, "sigma": 0.6, "reg": 0.01, "keep_norm": false} | {"type": "identity"}
 //            | {"type": "conv", "filters": 64}   (ReLU(W x + b) on the k-mers = a Conv1d of width k + ReLU, the
 //                                                   thesis' DeepSEA front end; learned by supervised training only)
 //   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper"}
 //            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
 //   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
-// Tensors: "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight" [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D],
-// "head.bias" [C]; D = q p K (otk) or K (mean/max).
+// Tensors: "tokens.embedding" [V, E] (tokens only), "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight" [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D],
+// "head.bias" [C]; D = q p K (otk) or K (mean/max); d = k |alphabet| (sequence), dim (vectors) or E (tokens).
+//
+// Inputs of the model (what embed() and otke_loss() take): local features (k-mers, vectors) as a SetBatch of dim
+// d, except for tokens models, whose inputs are token indices: a SetBatch of dim 1 holding each index as a float
+// (exact: V <= 2^20); the table lookup is part of the model, so its rows receive gradients.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +34,17 @@
 #include "inductive/otk_pooling.h"
 #include "inductive/sequence.h"
 #include "inductive/set_batch.h"
+#include "inductive/tokens.h"
 
 namespace inductive {
 
 struct OtkeConfig {
-  std::string input_type = "sequence";  // "sequence" | "vectors"
+  std::string input_type = "sequence";  // "sequence" | "vectors" | "tokens"
   std::string alphabet = "dna";
   int kmer = 10;
-  int input_dim = 0;                    // vectors only
+  int input_dim = 0;                    // vectors: d; tokens: E, the token embedding dimension
+  std::vector<std::string> tokens;      // tokens: the vocabulary, index 0 = "<unk>" (V = tokens.size())
+  bool lowercase = true;                // tokens: the tokeniser lowercases ASCII
   std::string embedding = "nystrom";    // "nystrom" | "identity" | "conv"
   int anchors = 128;                    // K for nystrom
   int filters = 64;                     // K for conv
@@ -44,7 +54,8 @@ struct OtkeConfig {
   int classes = 0;
   std::vector<std::string> labels;
 
-  int feature_dim() const;   // d: k * |alphabet| or input_dim
+  int feature_dim() const;   // d: k * |alphabet| or input_dim (vectors, tokens)
+  int input_width() const;   // dim of the model's input batch: 1 (token indices) for tokens, else feature_dim()
   int embed_dim() const;     // K: anchors (nystrom), filters (conv) or d (identity)
   int output_dim() const;    // q p K (otk) or K (mean/max)
   void validate() const;
@@ -55,14 +66,20 @@ struct OtkeConfig {
 class OtkeModel {
  public:
   OtkeConfig config;
+  MatF token_table;     // when config.input_type == "tokens": V x E, row v = the local feature of token v
   Nystrom nystrom;      // when config.embedding == "nystrom"
   MatF conv_weight;     // when config.embedding == "conv": K x d
   VecF conv_bias;       // K
   OtkPooling pooling;   // when config.pooling == "otk"
   LinearHead head;      // when config.classes > 0
 
-  // Local features of sequences (input "sequence"): validated letters, k-mers.
+  // The model's inputs for strings: k-mers of sequences (input "sequence"; letters validated), or token indices of
+  // sentences (input "tokens"; a sentence without any token throws, naming it). `names` name the strings in errors.
   SetBatch sequence_features(const std::vector<std::string>& sequences, const std::vector<std::string>& names = {}) const;
+  // Tokens models: the vocabulary of the config (an index of config.tokens, built on each call: O(V)).
+  Vocabulary vocabulary() const;
+  // Tokens models: the local features of a batch of token indices (rows of token_table); others: a copy.
+  SetBatch local_features(const SetBatch& inputs) const;
   // psi for every element of every set (identity embedding: a copy).
   SetBatch embed_elements(const SetBatch& features) const;
   // The embedding Phi, batch x output_dim. `plans` (optional): per reference [batch, n_max, p] transport plans.
@@ -91,7 +108,9 @@ struct OtkeFitOptions {
   uint64_t seed = 0;
   std::function<void(const std::string& stage, double fraction)> progress;
 };
-// With a conv embedding (no unsupervised objective), the filters get a seeded He initialisation first.
+// With a conv embedding (no unsupervised objective), the filters get a seeded He initialisation first. A tokens
+// model gets its table first: N(0, 1/E) entries (seeded; rows of norm about 1), unless it already has one of shape
+// V x E; `features` are then token indices (see OtkeModel).
 void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options);
 
 // Pools with mean or max over the valid elements of each set (the thesis' baselines).

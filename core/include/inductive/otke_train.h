@@ -18,6 +18,7 @@ namespace inductive {
 
 // Gradients with the parameters' shapes (empty when the parameter does not exist or is frozen).
 struct OtkeGradients {
+  MatF tokens;                // V x E (tokens input): dense; rows of tokens absent from the batch are 0
   MatF anchors;               // K x d, tangent to the sphere (see Nystrom::anchor_gradient)
   MatF conv_weight;           // K x d
   VecF conv_bias;             // K
@@ -27,12 +28,14 @@ struct OtkeGradients {
 };
 
 struct OtkeLossOptions {
+  bool tokens = true;      // compute the gradient of the token table (tokens input)
   bool anchors = true;     // compute gradients for the embedding layer (nystrom anchors / conv filters)
   bool references = true;
   bool head = true;
 };
 
 // Mean cross-entropy of the model's predictions on a batch, and its gradients (when `grads` is non-null).
+// `features` are the model's inputs (token indices for a tokens model, see inductive/otke.h).
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
                  OtkeGradients* grads, const OtkeLossOptions& options = {});
 
@@ -44,6 +47,7 @@ struct OtkeTrainOptions {
   double lr_factor = 0.5;
   double min_lr = 1e-6;
   int early_stop_patience = 20; // stop when the validation loss has not improved for this many epochs
+  bool train_tokens = true;     // the token table (tokens input; Adam over the full table)
   bool train_anchors = true;
   bool train_references = true;
   int head_refit_every = 0;     // > 0: every N epochs refit the head by L-BFGS (thesis' alternating scheme)

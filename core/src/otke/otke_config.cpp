@@ -83,18 +83,31 @@ const json& section_or_empty(const json& j, const char* key) {
 int OtkeConfig::feature_dim() const {
   return input_type == "sequence" ? kmer * Alphabet::from_name(alphabet).size() : input_dim;
 }
+int OtkeConfig::input_width() const { return input_type == "tokens" ? 1 : feature_dim(); }
 int OtkeConfig::embed_dim() const {
   return embedding == "nystrom" ? anchors : embedding == "conv" ? filters : feature_dim();
 }
 int OtkeConfig::output_dim() const { return pooling == "otk" ? otk.q * otk.p * embed_dim() : embed_dim(); }
 
 void OtkeConfig::validate() const {
-  INDUCTIVE_CHECK(input_type == "sequence" || input_type == "vectors", ErrorCode::kInvalidArgument,
-                  "otke config: input.type must be sequence or vectors: got '", input_type, "'");
+  INDUCTIVE_CHECK(input_type == "sequence" || input_type == "vectors" || input_type == "tokens",
+                  ErrorCode::kInvalidArgument, "otke config: input.type must be sequence, vectors or tokens: got '",
+                  input_type, "'");
   if (input_type == "sequence") {
     Alphabet::from_name(alphabet);
     INDUCTIVE_CHECK(kmer >= 1 && kmer <= 64, ErrorCode::kInvalidArgument, "otke config: input.k must be in 1..64: got ",
                     kmer);
+  } else if (input_type == "tokens") {
+    INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= 65536, ErrorCode::kInvalidArgument,
+                    "otke config: input.dim must be in 1..65536: got ", input_dim);
+    INDUCTIVE_CHECK(tokens.size() >= 2 && tokens.size() <= (1u << 20), ErrorCode::kInvalidArgument,
+                    "otke config: input.tokens must hold 2..2^20 entries (<unk> and the vocabulary): got ",
+                    tokens.size());
+    try {
+      Vocabulary(tokens, lowercase);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kInvalidArgument, std::string("otke config: input.tokens: ") + e.what());
+    }
   } else {
     INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= (1 << 20), ErrorCode::kInvalidArgument,
                     "otke config: input.dim must be in 1..2^20: got ", input_dim);
@@ -123,7 +136,10 @@ void OtkeConfig::validate() const {
 nlohmann::json OtkeConfig::to_json() const {
   json j;
   j["input"] = input_type == "sequence" ? json{{"type", input_type}, {"alphabet", alphabet}, {"k", kmer}}
-                                        : json{{"type", input_type}, {"dim", input_dim}};
+               : input_type == "tokens"
+                   ? json{{"type", input_type}, {"vocab", tokens.size()}, {"dim", input_dim}, {"lowercase", lowercase},
+                          {"tokens", tokens}}
+                   : json{{"type", input_type}, {"dim", input_dim}};
   j["embedding"] = embedding == "nystrom" ? json{{"type", embedding},
                                                  {"anchors", anchors},
                                                  {"sigma", nystrom.sigma},
@@ -150,11 +166,24 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   {
     Section s(section_or_empty(j, "input"), "input");
     c.input_type = s.str("type", c.input_type);
-    INDUCTIVE_CHECK(c.input_type == "sequence" || c.input_type == "vectors", ErrorCode::kInvalidArgument,
-                    "otke config: input.type must be sequence or vectors: got '", c.input_type, "'");
+    INDUCTIVE_CHECK(c.input_type == "sequence" || c.input_type == "vectors" || c.input_type == "tokens",
+                    ErrorCode::kInvalidArgument, "otke config: input.type must be sequence, vectors or tokens: got '",
+                    c.input_type, "'");
     if (c.input_type == "sequence") {
       c.alphabet = s.str("alphabet", c.alphabet);
       c.kmer = s.integer("k", c.kmer);
+    } else if (c.input_type == "tokens") {
+      // "vocab" is redundant with the list; it is required and checked so that a truncated list is caught.
+      const json& in = section_or_empty(j, "input");
+      INDUCTIVE_CHECK(in.contains("vocab") && in.contains("tokens") && in.contains("dim"),
+                      ErrorCode::kInvalidArgument,
+                      "otke config: input of type tokens needs 'vocab', 'dim' and 'tokens'");
+      const int vocab = s.integer("vocab", 0);
+      c.input_dim = s.integer("dim", c.input_dim);
+      c.lowercase = s.boolean("lowercase", c.lowercase);
+      c.tokens = s.strings("tokens");
+      INDUCTIVE_CHECK(vocab == static_cast<int64_t>(c.tokens.size()), ErrorCode::kInvalidArgument,
+                      "otke config: input.vocab is ", vocab, " but input.tokens lists ", c.tokens.size(), " tokens");
     } else {
       c.input_dim = s.integer("dim", c.input_dim);
     }

@@ -1,6 +1,7 @@
 // Unsupervised OTKE learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references
 // by k-means on embedded features (q = 1) or 2-Wasserstein k-means over sets (q > 1).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -58,14 +59,24 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   OtkeConfig& c = model.config;
   c.validate();
   features.validate("otke fit");
-  INDUCTIVE_CHECK(features.dim == c.feature_dim(), ErrorCode::kShapeMismatch, "otke fit: features have dimension ",
-                  features.dim, ", expected ", c.feature_dim());
+  INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke fit: features have dimension ",
+                  features.dim, ", expected ", c.input_width());
   INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
   auto progress = [&](const char* stage, double f) {
     if (options.progress) options.progress(stage, f);
   };
   std::mt19937_64 rng(options.seed);
-  MatF sample = sample_rows(features, options.max_samples, rng);
+  const auto V = static_cast<Eigen::Index>(c.tokens.size());
+  if (c.input_type == "tokens" && !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
+    // No pretrained vectors: N(0, 1/E) entries, so a row has norm about 1 and <x, z> / eps stays O(1) for eps ~ 1.
+    std::normal_distribution<float> normal(0.0f, 1.0f / std::sqrt(static_cast<float>(c.input_dim)));
+    model.token_table.resize(V, c.input_dim);
+    for (Eigen::Index i = 0; i < model.token_table.size(); ++i) model.token_table.data()[i] = normal(rng);
+  }
+  SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
+  if (c.input_type == "tokens") looked_up = model.local_features(features);
+  MatF sample = sample_rows(c.input_type == "tokens" ? looked_up : features, options.max_samples, rng);
+  looked_up = SetBatch();
 
   if (c.embedding == "nystrom") {
     INDUCTIVE_CHECK(sample.rows() >= c.anchors, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),

@@ -30,8 +30,8 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
                  OtkeGradients* grads, const OtkeLossOptions& options) {
   const OtkeConfig& c = model.config;
   features.validate("otke loss");
-  INDUCTIVE_CHECK(features.dim == c.feature_dim(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
-                  features.dim, ", expected ", c.feature_dim());
+  INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
+                  features.dim, ", expected ", c.input_width());
   INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
                   ErrorCode::kInvalidArgument, "otke loss: the model needs a head of ", c.classes, " x ",
                   c.output_dim(), " (head.classes >= 2)");
@@ -41,13 +41,18 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
                     i, " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
 
-  // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy).
+  // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
+  // model looks its indices up first.
+  const bool tokens = c.input_type == "tokens";
+  SetBatch looked_up;
+  if (tokens) looked_up = model.local_features(features);
+  const SetBatch& local = tokens ? looked_up : features;
   std::vector<int64_t> offset;
   MatF x, pre, psi_rows;
   Nystrom::Cache ny_cache;
   SetBatch embedded;
   if (c.embedding != "identity") {
-    x = stack_rows(features, offset);
+    x = stack_rows(local, offset);
     if (c.embedding == "nystrom") {
       psi_rows = model.nystrom.forward(x, ny_cache);
     } else {
@@ -55,9 +60,9 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
       pre.rowwise() += model.conv_bias.transpose();
       psi_rows = pre.cwiseMax(0.0f);
     }
-    embedded = unstack_rows(psi_rows, features, offset);
+    embedded = unstack_rows(psi_rows, local, offset);
   }
-  const SetBatch& psi = c.embedding == "identity" ? features : embedded;
+  const SetBatch& psi = c.embedding == "identity" ? local : embedded;
   OtkPooling::Cache pool_cache;
   MatF phi;
   std::vector<std::vector<Eigen::Index>> argmax;
@@ -85,7 +90,8 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     grads->head_weight.noalias() = dlogits.transpose() * phi;
     grads->head_bias = dlogits.colwise().sum().transpose();
   }
-  if (!options.anchors && !options.references) return loss;
+  const bool want_tokens = options.tokens && tokens;
+  if (!options.anchors && !options.references && !want_tokens) return loss;
   MatF dphi;
   dphi.noalias() = dlogits * model.head.weight;
 
@@ -104,17 +110,37 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
       }
     }
   }
-  if (!options.anchors || c.embedding == "identity") return loss;
+  const bool want_embedding = options.anchors && c.embedding != "identity";
+  if (!want_embedding && !want_tokens) return loss;
+  // dL/d(local features), one row per valid element in stacking order (needed for the token table only).
   std::vector<int64_t> unused;
-  const MatF dpsi_rows = stack_rows(dpsi, unused);
-  if (c.embedding == "nystrom") {
-    MatF gw = MatF::Zero(c.anchors, c.feature_dim()), gf = MatF::Zero(c.anchors, c.anchors);
-    model.nystrom.backward(ny_cache, dpsi_rows, nullptr, &gw, &gf);
-    grads->anchors = model.nystrom.anchor_gradient(gw, gf);
+  MatF dx;
+  if (c.embedding == "identity") {
+    dx = stack_rows(dpsi, unused);
   } else {
-    const MatF dpre = (pre.array() > 0.0f).select(dpsi_rows, 0.0f);
-    grads->conv_weight.noalias() = dpre.transpose() * x;
-    grads->conv_bias = dpre.colwise().sum().transpose();
+    const MatF dpsi_rows = stack_rows(dpsi, unused);
+    if (c.embedding == "nystrom") {
+      MatF gw, gf;
+      if (want_embedding) gw = MatF::Zero(c.anchors, c.feature_dim()), gf = MatF::Zero(c.anchors, c.anchors);
+      model.nystrom.backward(ny_cache, dpsi_rows, want_tokens ? &dx : nullptr, want_embedding ? &gw : nullptr,
+                             want_embedding ? &gf : nullptr);
+      if (want_embedding) grads->anchors = model.nystrom.anchor_gradient(gw, gf);
+    } else {
+      const MatF dpre = (pre.array() > 0.0f).select(dpsi_rows, 0.0f);
+      if (want_embedding) {
+        grads->conv_weight.noalias() = dpre.transpose() * x;
+        grads->conv_bias = dpre.colwise().sum().transpose();
+      }
+      if (want_tokens) dx.noalias() = dpre * model.conv_weight;
+    }
+  }
+  if (want_tokens) {
+    // The lookup's adjoint: every occurrence of a token adds its row of dL/dx to the token's row.
+    grads->tokens = MatF::Zero(model.token_table.rows(), model.token_table.cols());
+    Eigen::Index r = 0;
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < features.n[b]; ++i, ++r)
+        grads->tokens.row(static_cast<Eigen::Index>(*features.row(b, i))) += dx.row(r);
   }
   return loss;
 }

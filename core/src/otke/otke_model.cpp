@@ -1,5 +1,6 @@
 // The OTKE model: inference, model-file round trip and schema (see inductive/otke.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "inductive/otke.h"
@@ -8,11 +9,42 @@
 
 namespace inductive {
 
+Vocabulary OtkeModel::vocabulary() const {
+  INDUCTIVE_CHECK(config.input_type == "tokens", ErrorCode::kInvalidArgument,
+                  "otke: this model has no vocabulary (input.type = ", config.input_type, ")");
+  return Vocabulary(config.tokens, config.lowercase);
+}
+
+namespace {
+
+// Token indices of sentences as a dim-1 batch (see inductive/otke.h).
+SetBatch token_inputs(const Vocabulary& vocab, const std::vector<std::string>& sentences,
+                      const std::vector<std::string>& names) {
+  std::vector<std::vector<int32_t>> ids(sentences.size());
+  int n_max = 0;
+  for (size_t s = 0; s < sentences.size(); ++s) {
+    ids[s] = vocab.encode(sentences[s]);
+    INDUCTIVE_CHECK(!ids[s].empty(), ErrorCode::kInvalidArgument, "otke: ",
+                    s < names.size() ? names[s] : "sentence " + std::to_string(s),
+                    ": no token (an empty or all-whitespace sentence); every set needs >= 1 element");
+    n_max = std::max(n_max, static_cast<int>(ids[s].size()));
+  }
+  SetBatch out(static_cast<int>(sentences.size()), n_max, 1);
+  for (size_t s = 0; s < sentences.size(); ++s) {
+    out.n[s] = static_cast<int32_t>(ids[s].size());
+    std::copy(ids[s].begin(), ids[s].end(), out.row(static_cast<int>(s), 0));
+  }
+  return out;
+}
+
+}  // namespace
+
 SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
                                       const std::vector<std::string>& names) const {
-  INDUCTIVE_CHECK(config.input_type == "sequence", ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(config.input_type != "vectors", ErrorCode::kInvalidArgument,
                   "otke: this model embeds sets of vectors (input.type = vectors), not sequences");
   INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
+  if (config.input_type == "tokens") return token_inputs(vocabulary(), sequences, names);
   const Alphabet alphabet = Alphabet::from_name(config.alphabet);
   std::vector<std::vector<int8_t>> encoded(sequences.size());
   for (size_t s = 0; s < sequences.size(); ++s) {
@@ -23,13 +55,36 @@ SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
 }
 
 void OtkeModel::check_dim(const SetBatch& features) const {
-  INDUCTIVE_CHECK(features.dim == config.feature_dim(), ErrorCode::kShapeMismatch, "otke: features have dimension ",
-                  features.dim, ", expected ", config.feature_dim(), " (from the model config)");
+  INDUCTIVE_CHECK(features.dim == config.input_width(), ErrorCode::kShapeMismatch, "otke: ",
+                  config.input_type == "tokens" ? "token indices have" : "features have", " dimension ",
+                  features.dim, ", expected ", config.input_width(), " (from the model config)");
 }
 
-SetBatch OtkeModel::embed_elements(const SetBatch& features) const {
-  features.validate("otke");
-  check_dim(features);
+SetBatch OtkeModel::local_features(const SetBatch& inputs) const {
+  if (config.input_type != "tokens") return inputs;
+  check_dim(inputs);
+  const int V = static_cast<int>(config.tokens.size()), E = config.input_dim;
+  INDUCTIVE_CHECK(token_table.rows() == V && token_table.cols() == E, ErrorCode::kInvalidArgument,
+                  "otke: the token table is ", token_table.rows(), " x ", token_table.cols(), ", expected ", V, " x ",
+                  E, " (is the model fitted?)");
+  SetBatch out(inputs.batch, inputs.n_max, E);
+  out.n = inputs.n;
+  for (int b = 0; b < inputs.batch; ++b)
+    for (int i = 0; i < inputs.n[b]; ++i) {
+      const float v = *inputs.row(b, i);
+      INDUCTIVE_CHECK(v >= 0 && v < V && v == std::floor(v), ErrorCode::kInvalidArgument, "otke: set ", b,
+                      " element ", i, " holds token index ", v, ", expected an integer in 0..", V - 1);
+      MapF(out.row(b, i), 1, E) = token_table.row(static_cast<Eigen::Index>(v));
+    }
+  return out;
+}
+
+SetBatch OtkeModel::embed_elements(const SetBatch& inputs) const {
+  inputs.validate("otke");
+  check_dim(inputs);
+  SetBatch looked_up;
+  if (config.input_type == "tokens") looked_up = local_features(inputs);
+  const SetBatch& features = config.input_type == "tokens" ? looked_up : inputs;
   if (config.embedding == "identity") return features;
   SetBatch psi(features.batch, features.n_max, config.embed_dim());
   psi.n = features.n;
@@ -62,9 +117,10 @@ MatF max_pool(const SetBatch& x) {
 
 MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
   SetBatch embedded;
-  if (config.embedding != "identity") embedded = embed_elements(features);
+  const bool in_place = config.embedding == "identity" && config.input_type != "tokens";
+  if (!in_place) embedded = embed_elements(features);
   else features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
-  const SetBatch& psi = config.embedding == "identity" ? features : embedded;
+  const SetBatch& psi = in_place ? features : embedded;
   if (config.pooling == "mean") return mean_pool(psi);
   if (config.pooling == "max") return max_pool(psi);
   return pooling.forward(psi, nullptr, plans);
@@ -81,6 +137,8 @@ namespace {
 std::vector<TensorSpec> otke_tensors(const OtkeConfig& c) {
   std::vector<TensorSpec> t;
   const int64_t K = c.embed_dim();
+  if (c.input_type == "tokens")
+    t.push_back({"tokens.embedding", DType::kF32, {static_cast<int64_t>(c.tokens.size()), c.input_dim}});
   if (c.embedding == "nystrom") {
     t.push_back({"nystrom.anchors", DType::kF32, {c.anchors, c.feature_dim()}});
     t.push_back({"nystrom.factor", DType::kF32, {c.anchors, c.anchors}});
@@ -121,6 +179,7 @@ ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
     for (int64_t d : spec.shape) numel *= d;
     const float* data = nullptr;
     int64_t have = -1;
+    if (spec.name == "tokens.embedding") data = token_table.data(), have = token_table.size();
     if (spec.name == "nystrom.anchors") data = nystrom.anchors().data(), have = nystrom.anchors().size();
     if (spec.name == "nystrom.factor") data = nystrom.factor().data(), have = nystrom.factor().size();
     if (spec.name == "otk.references") data = storage.data(), have = static_cast<int64_t>(storage.size());
@@ -152,6 +211,11 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
   m.config = OtkeConfig::from_json(view.config);
   const OtkeConfig& c = m.config;
   const int K = c.embed_dim();
+  if (c.input_type == "tokens") {
+    const int V = static_cast<int>(c.tokens.size());
+    m.token_table = CMapF(view.f32("tokens.embedding", {V, c.input_dim}), V, c.input_dim);
+    INDUCTIVE_CHECK(m.token_table.allFinite(), ErrorCode::kBadModelFile, "otke model: token table contains NaN or Inf");
+  }
   if (c.embedding == "nystrom") {
     const float* w = view.f32("nystrom.anchors", {c.anchors, c.feature_dim()});
     const float* f = view.f32("nystrom.factor", {c.anchors, c.anchors});

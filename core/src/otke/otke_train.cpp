@@ -175,6 +175,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   }
 
   OtkeLossOptions lo;
+  lo.tokens = options.train_tokens && c.input_type == "tokens";
   lo.anchors = options.train_anchors && c.embedding != "identity";
   lo.references = options.train_references && c.pooling == "otk";
   std::vector<int> order(train.batch);
@@ -201,6 +202,9 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       std::vector<ParamBlock> blocks;
       blocks.push_back({"head.weight", model.head.weight.data(), g.head_weight.data(), model.head.weight.size(), true});
       blocks.push_back({"head.bias", model.head.bias.data(), g.head_bias.data(), model.head.bias.size(), false});
+      if (lo.tokens)
+        blocks.push_back(
+            {"tokens.embedding", model.token_table.data(), g.tokens.data(), model.token_table.size(), true});
       if (anchors.size())
         blocks.push_back({"nystrom.anchors", anchors.data(), g.anchors.data(), anchors.size(), false});
       if (lo.anchors && c.embedding == "conv") {
