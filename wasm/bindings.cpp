@@ -163,12 +163,13 @@ class OtkeHandle {
     });
   }
 
-  // {"config": <the file's config>, "featureDim", "embedDim", "outputDim", "formatVersion", "producer"}.
+  // {"config": <the file's config>, "featureDim", "embedDim", "outputDim", "formatVersion", "producer"};
+  // featureDim is the width of the sets embed() takes (1, token indices, for a text model).
   std::string describe() const {
     if (!loaded_) return "";
     const inductive::OtkeConfig& c = model_.config;
     return nlohmann::json{{"config", c.to_json()},
-                          {"featureDim", c.feature_dim()},
+                          {"featureDim", c.input_width()},
                           {"embedDim", c.embed_dim()},
                           {"outputDim", c.output_dim()},
                           {"formatVersion", format_version_},

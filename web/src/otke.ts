@@ -14,7 +14,10 @@ import { withBlock, type Slot } from './heap.js';
 
 /** The model's configuration, as stored in its file (core: OtkeConfig::to_json). */
 export interface OtkeConfig {
-  input: { type: 'sequence'; alphabet: string; k: number } | { type: 'vectors'; dim: number };
+  input:
+    | { type: 'sequence'; alphabet: string; k: number }
+    | { type: 'vectors'; dim: number }
+    | { type: 'tokens'; vocab: number; dim: number; lowercase: boolean; tokens: string[] };
   embedding:
     | { type: 'nystrom'; anchors: number; sigma: number; reg: number; keep_norm: boolean }
     | { type: 'conv'; filters: number }
@@ -205,6 +208,11 @@ export class OtkeModel {
     if (pooling.type !== 'otk') {
       throw new InductiveError('invalid_argument',
         `${where}: this model pools with '${pooling.type}'; transport plans exist for otk pooling only`);
+    }
+    if (this.config.input.type === 'tokens') {
+      // Plan rows are tokens, not letters; this API reports positions in letters (k-mers).
+      throw new InductiveError('invalid_argument',
+        `${where}: not available for text (tokens) models in this version; use embedSequences or predict`);
     }
     const r = this.#runSequences(where, sequences, options, { embeddings: true, plans: true });
     return {
