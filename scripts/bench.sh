@@ -106,15 +106,17 @@ if [[ -x "$(dirname "$BENCH")/graphit_bench" ]]; then
   "$(dirname "$BENCH")/graphit_bench"
 fi
 
-# The same GraphiT benchmark compiled to wasm and run under Node (native vs wasm on the same code).
+# The GraphiT and OTKE benchmarks compiled to wasm and run under Node (native vs wasm on the same code).
 echo
 if command -v emcmake > /dev/null && command -v node > /dev/null; then
   export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
   if [[ ! -f build/wasm-bench/CMakeCache.txt ]]; then
     cmake --preset wasm-release -B build/wasm-bench -DINDUCTIVE_BUILD_BENCH=ON -DINDUCTIVE_BUILD_TESTS=OFF > /dev/null
   fi
-  cmake --build build/wasm-bench --target inductive_graphit_bench -j "$JOBS" > /dev/null
+  cmake --build build/wasm-bench --target inductive_graphit_bench inductive_otke_bench -j "$JOBS" > /dev/null
   node build/wasm-bench/bin/graphit_bench.cjs
+  echo
+  node build/wasm-bench/bin/otke_bench.cjs
 else
   echo "bench: wasm GraphiT skipped (no emscripten or node)"
 fi
