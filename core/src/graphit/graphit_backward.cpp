@@ -84,10 +84,20 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     // Attention, per graph and head.
     dq.setZero(N, d);
     dv.resize(N, d);
+    // Graphs are independent: each writes only its own rows of dq and dv, so they are split across threads, each
+    // with its own scratch.
+#if defined(_OPENMP)
+#pragma omp parallel if (B >= 8)
+#endif
+    {
+    std::vector<float> local(work.size());
+#if defined(_OPENMP)
+#pragma omp for schedule(dynamic, 4)
+#endif
     for (int g = 0; g < B; ++g) {
       const int o = b.offsets[g], n = b.size(g);
-      MapF dA(work.data(), n, n);
-      MapF Ad(work.data() + static_cast<size_t>(n) * n, n, n);
+      MapF dA(local.data(), n, n);
+      MapF Ad(local.data() + static_cast<size_t>(n) * n, n, n);
       for (int h = 0; h < H; ++h) {
         const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
         const CMapF A(ly.probs.data() + at, n, n);
@@ -118,6 +128,7 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
         dq.block(o, h * dh, n, dh).noalias() += scale * (Ad * Qh);
       }
     }
+    }  // omp parallel
     gp.q_weight.noalias() += dq.transpose() * ly.x_in;
     gp.v_weight.noalias() += dv.transpose() * ly.x_in;
     dx = dy;
