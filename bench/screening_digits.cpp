@@ -10,21 +10,13 @@
 #include <vector>
 
 #include "inductive/screening.h"
+#include "bench_timing.h"
 
 using namespace inductive;
 
 namespace {
 
-double median_seconds(int reps, const std::function<void()>& body) {
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto s = std::chrono::steady_clock::now();
-    body();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using bench::median_seconds;
 
 }  // namespace
 
