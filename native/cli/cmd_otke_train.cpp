@@ -20,6 +20,7 @@ struct TrainArgs {
   std::string init, out, checkpoint;
   int epochs = 100, batch_size = 64, iters = 10, lr_patience = 5, early_stop = 20, head_refit_every = 0;
   double lr = 0.01, weight_decay = 0, val_fraction = 0.2, head_lambda = 1e-4, eps = 0;
+  std::string sinkhorn_gradient = "unrolled";
   uint64_t seed = 0;
   bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
@@ -65,6 +66,7 @@ void run(const TrainArgs& a) {
   o.train_references = !a.freeze_references;
   o.head_refit_every = a.head_refit_every;
   o.head_lambda = a.head_lambda;
+  o.sinkhorn_gradient = parse_sinkhorn_gradient(a.sinkhorn_gradient);
   o.seed = a.seed;
   o.checkpoint_path = a.checkpoint;
   o.progress = [&](const std::string& line) {
@@ -121,6 +123,11 @@ void add_otke_train_command(CLI::App& otke) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--head-lambda", a->head_lambda, "L2 penalty of those refits")->capture_default_str();
+  cmd->add_option("--sinkhorn-gradient", a->sinkhorn_gradient,
+                  "unrolled: exact for the iterations run (the reference's; n + p floats per iteration) | "
+                  "implicit: differentiates the converged map, memory independent of --iters")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"unrolled", "implicit"}));
   cmd->add_flag("--freeze-tokens", a->freeze_tokens, "Keep the token table fixed (tokens models)");
   cmd->add_flag("--freeze-anchors", a->freeze_anchors, "Keep the anchors / conv filters fixed");
   cmd->add_flag("--freeze-references", a->freeze_references, "Keep the references fixed");

@@ -417,6 +417,17 @@ class SupervisedTraining(unittest.TestCase):
         _, config = read_safetensors(self.path("trained.safetensors"))
         self.assertEqual(config["pooling"]["iters"], 10)  # the thesis' supervised iteration count
 
+    def test_implicit_sinkhorn_gradient_trains_too(self):
+        # Memory independent of --iters: train with 100 iterations; the loss still goes down.
+        done = self.train(self.path("implicit.safetensors"), "--sinkhorn-gradient", "implicit", "--iters", "100")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        s = json.loads(done.stdout)
+        self.assertLess(s["history"][-1]["train_loss"], s["history"][0]["train_loss"])
+        bad = self.train(self.path("never.safetensors"), "--sinkhorn-gradient", "backprop")
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("--sinkhorn-gradient", bad.stderr)
+        self.assertFalse(os.path.exists(self.path("never.safetensors")))
+
     def test_an_interrupted_run_resumes_to_the_same_model(self):
         straight = self.path("straight.safetensors")
         self.assertEqual(self.train(straight).returncode, 0)

@@ -7,8 +7,9 @@
 //   Phi = (Phi^1, ..., Phi^q) flattened to q p k, reference-major then support-major
 // with c = sqrt(p / q) (the paper's scale, default) or c = p (`otk-compatible`: the public OTK code's scale, whose
 // plan has row mass p/n and whose heads are concatenated without 1/sqrt(q)). Padding never changes a set's output.
-// Sinkhorn runs in the log domain with a fixed number of iterations; its gradient recomputes instead of storing
-// every iteration (memory independent of `iters`).
+// Sinkhorn runs in the log domain with a fixed number of iterations. Its gradient is either unrolled (exact for
+// those iterations; recomputes the softmaxes from a tape of n + p values per iteration instead of storing n x p per
+// iteration) or implicit (differentiates the converged map; no tape: memory independent of `iters`).
 #pragma once
 
 #include <string>
@@ -47,8 +48,9 @@ class OtkPooling {
   void set_references(std::vector<MatF> references);
 
   struct Cache {
+    SinkhornGradient gradient = SinkhornGradient::kUnrolled;  // set before forward: how backward differentiates
     std::vector<std::vector<float>> plans;   // per reference [batch, n_max, p] (before positional weighting)
-    std::vector<SinkhornTape<float>> tapes;  // per reference
+    std::vector<SinkhornTape<float>> tapes;  // per reference; empty for the implicit gradient
   };
 
   // psi: [batch, n_max, k] with lengths. Returns batch x output_dim. `cache` (for backward) and `plans_out` (per

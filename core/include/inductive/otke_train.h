@@ -2,8 +2,9 @@
 // the anchors (or conv filters), the references and the head, Adam with the thesis schedule, early stopping,
 // optional alternating refits of the head, and checkpoints that let an interrupted run resume.
 //
-// Memory: the Sinkhorn gradient recomputes its softmaxes from per-iteration log-sum-exps (n + p floats per
-// iteration and set), so a training step holds O(batch n p) for the plans, not O(batch n p iters).
+// Memory: a training step holds O(batch n p) for the plans, never O(batch n p iters). The unrolled Sinkhorn gradient
+// (default, the reference's) adds n + p floats per iteration and set, from which it recomputes its softmaxes; the
+// implicit one (`sinkhorn_gradient = kImplicit`) adds nothing, whatever the number of iterations.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ struct OtkeLossOptions {
   bool anchors = true;     // compute gradients for the embedding layer (nystrom anchors / conv filters)
   bool references = true;
   bool head = true;
+  SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;
 };
 
 // Mean cross-entropy of the model's predictions on a batch, and its gradients (when `grads` is non-null).
@@ -52,6 +54,7 @@ struct OtkeTrainOptions {
   bool train_references = true;
   int head_refit_every = 0;     // > 0: every N epochs refit the head by L-BFGS (thesis' alternating scheme)
   double head_lambda = 1e-4;    // L2 penalty of those refits
+  SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;  // see the memory note at the top
   uint64_t seed = 0;
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
   std::function<void(const std::string& line)> progress;  // one line per epoch

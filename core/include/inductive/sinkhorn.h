@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "inductive/error.h"
@@ -68,6 +69,15 @@ struct SinkhornTape {
   std::vector<int32_t> n_iter;      // [batch]
 };
 
+// How a training step differentiates through Sinkhorn.
+enum class SinkhornGradient {
+  kUnrolled,  // exact gradient of the iterations run (sinkhorn_log_backward): a tape of (n + p) values per iteration
+  kImplicit,  // implicit differentiation at the fixed point (sinkhorn_implicit_backward): no tape, memory
+              // independent of the number of iterations; equal to the unrolled gradient once converged
+};
+const char* sinkhorn_gradient_name(SinkhornGradient g);
+SinkhornGradient parse_sinkhorn_gradient(const std::string& name);  // "unrolled" | "implicit"
+
 // Solves every problem of the batch. Throws Error (kInvalidArgument / kShapeMismatch) before writing any output
 // when: batch, n_max or p_max < 1; a length outside [1, n_max] / [1, p_max]; NaN/Inf in C, a or b (valid region);
 // a negative marginal or one of zero mass; sum(a) and sum(b) differing by more than 1e-4 relative; bad options.
@@ -83,6 +93,16 @@ void sinkhorn_log(const SinkhornProblem<T>& problem, const SinkhornOptions& opti
 template <typename T>
 void sinkhorn_log_backward(const SinkhornProblem<T>& problem, const SinkhornOptions& options,
                            const SinkhornTape<T>& tape, const T* plan, const T* grad_plan, T* grad_cost);
+
+// Gradient of a loss L(P) w.r.t. the cost matrix by implicit differentiation at the fixed point of the
+// iterations: the derivative of the converged map C -> P, evaluated at the returned plan. Needs no tape, so its
+// memory, O(n p + p^2) per problem, does not depend on the number of iterations (the unrolled backward keeps
+// (n + p) values per iteration); it costs one p x p factorisation per problem instead of 2 passes per iteration.
+// Equal to sinkhorn_log_backward once the forward pass has converged; before that, an approximation of the
+// gradient of the truncated map. Same layouts and conventions as sinkhorn_log_backward.
+template <typename T>
+void sinkhorn_implicit_backward(const SinkhornProblem<T>& problem, const SinkhornOptions& options, const T* plan,
+                                const T* grad_plan, T* grad_cost);
 
 // Gradient of the regularised OT cost (SinkhornOutput::cost_value) w.r.t. C; at convergence this tends to P.
 // Uses dL/dP = f_i + g_j, so it needs the potentials of the forward pass.

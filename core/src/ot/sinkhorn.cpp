@@ -19,16 +19,11 @@ using detail::ProblemSlice;
 
 namespace {
 
-template <typename T>
-struct OneResult {
-  int n_iter = 0;
-  double marginal_err = 0;
-  double cost_value = 0;
-  bool met_tol = false;  // the loop stopped because the column error fell below tol
-};
+using detail::OneResult;
 
+// Wide problems (p not small next to the SIMD width): rows of K are contiguous and each update streams over them.
 template <typename T>
-OneResult<T> solve_one(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out,
+OneResult solve_rows(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out,
                        std::vector<T>* tape) {
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p, ld = s.ld;
@@ -39,7 +34,7 @@ OneResult<T> solve_one(const ProblemSlice<T>& s, const SinkhornOptions& o, T* pl
   detail::log_marginal(s.b, p, lb);
   std::vector<T> F(n, T(0)), G(p, T(0)), m(p), acc(p), cl(p), rl(n);
 
-  OneResult<T> r;
+  OneResult r;
   for (int t = 0; t < o.max_iter; ++t) {
     std::fill(m.begin(), m.end(), kNegInf);
     std::fill(acc.begin(), acc.end(), T(0));
@@ -68,34 +63,13 @@ OneResult<T> solve_one(const ProblemSlice<T>& s, const SinkhornOptions& o, T* pl
     r.n_iter = t + 1;
   }
 
-  // Plan, its marginal error and the regularised cost eps * (sum_i F_i r_i + sum_j G_j c_j - mass), which equals
-  // <P, C> - eps H(P) because log P_ij = F_i + G_j + K_ij (clamped entries excepted).
-  std::vector<double> colsum(p, 0.0);
-  double err = 0, value = 0, mass = 0;
   for (int i = 0; i < n; ++i) {
     T* row = plan + static_cast<int64_t>(i) * ld;
     const T w = detail::marginal_at(s.a, n, i);
     if (w > 0) F[i] = la[i] - kern.plan_row(row, G.data(), w, row, p);  // same F as the last update, recomputed
     else std::fill(row, row + p, T(0));
-    double rs = 0;
-    for (int j = 0; j < p; ++j) {
-      colsum[j] += row[j];
-      rs += row[j];
-    }
-    err += std::fabs(rs - detail::marginal_at(s.a, n, i));
-    if (rs > 0) value += static_cast<double>(F[i]) * rs;
-    mass += rs;
   }
-  for (int j = 0; j < p; ++j) {
-    err += std::fabs(colsum[j] - detail::marginal_at(s.b, p, j));
-    if (colsum[j] > 0) value += static_cast<double>(G[j]) * colsum[j];
-  }
-  r.marginal_err = err;
-  r.cost_value = o.eps * (value - mass);
-  if (f_out)
-    for (int i = 0; i < n; ++i) f_out[i] = static_cast<T>(o.eps * F[i]);
-  if (g_out)
-    for (int j = 0; j < p; ++j) g_out[j] = static_cast<T>(o.eps * G[j]);
+  detail::summarise_plan(s, o, plan, F.data(), G.data(), f_out, g_out, r);
   return r;
 }
 
@@ -113,7 +87,8 @@ void sinkhorn_log(const SinkhornProblem<T>& pr, const SinkhornOptions& o, const 
     const int64_t off = static_cast<int64_t>(bi) * pr.n_max * pr.p_max;
     T* f = out.f ? out.f + static_cast<int64_t>(bi) * pr.n_max : nullptr;
     T* g = out.g ? out.g + static_cast<int64_t>(bi) * pr.p_max : nullptr;
-    const auto r = solve_one(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
+    const auto r = detail::solve_narrow(s) ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
+                                           : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
     detail::zero_padding(out.plan + off, pr.n_max, pr.p_max, s.n, s.p);
     if (f) std::fill(f + s.n, f + pr.n_max, T(0));
     if (g) std::fill(g + s.p, g + pr.p_max, T(0));

@@ -98,8 +98,11 @@ void sinkhorn_log_backward(const SinkhornProblem<T>& pr, const SinkhornOptions& 
   detail::for_each_problem(pr.batch, [&](int bi) {
     const auto s = detail::slice(pr, bi);
     const int64_t off = static_cast<int64_t>(bi) * pr.n_max * pr.p_max;
-    backward_one(s, o, tape.lse.data() + tape.offset[bi], tape.n_iter[bi], plan + off, grad_plan + off,
-                 grad_cost + off);
+    const T* lse = tape.lse.data() + tape.offset[bi];
+    if (detail::solve_narrow(s))
+      detail::backward_columns(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
+    else
+      backward_one(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
     detail::zero_padding(grad_cost + off, pr.n_max, pr.p_max, s.n, s.p);
   });
 }

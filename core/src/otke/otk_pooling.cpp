@@ -90,7 +90,8 @@ MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vec
       s.noalias() = x * z.transpose();
     });
     SinkhornProblem<float> pr{sim.data(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
-    sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan.data()}, cache ? &cache->tapes[r] : nullptr);
+    const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled;
+    sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan.data()}, tape ? &cache->tapes[r] : nullptr);
     if (cache) cache->plans[r] = plan;
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
@@ -155,7 +156,10 @@ void OtkPooling::backward(const SetBatch& psi, const Cache& cache, const Eigen::
       s.noalias() = x * z.transpose();
     });
     pr.cost = sim.data();
-    sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());
+    if (cache.gradient == SinkhornGradient::kImplicit)
+      sinkhorn_implicit_backward(pr, sinkhorn_options(), plan.data(), grad_plan.data(), grad_sim.data());
+    else
+      sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
       CMapF x(psi.row(b, 0), n, k);

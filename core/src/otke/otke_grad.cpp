@@ -64,6 +64,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   }
   const SetBatch& psi = c.embedding == "identity" ? local : embedded;
   OtkPooling::Cache pool_cache;
+  pool_cache.gradient = options.sinkhorn_gradient;
   MatF phi;
   std::vector<std::vector<Eigen::Index>> argmax;
   if (c.pooling == "otk") {
@@ -95,10 +96,16 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   MatF dphi;
   dphi.noalias() = dlogits * model.head.weight;
 
+  // dL/dpsi (batch x n_max x K, the biggest buffer of a step) only when a layer below learns from it.
+  const bool want_embedding = options.anchors && c.embedding != "identity";
+  const bool want_dpsi = want_embedding || want_tokens;
   SetBatch dpsi;
   if (c.pooling == "otk") {
-    model.pooling.backward(psi, pool_cache, dphi, &dpsi, options.references ? &grads->references : nullptr);
+    model.pooling.backward(psi, pool_cache, dphi, want_dpsi ? &dpsi : nullptr,
+                           options.references ? &grads->references : nullptr);
+    if (!want_dpsi) return loss;
   } else {
+    if (!want_dpsi) return loss;
     dpsi = SetBatch(B, psi.n_max, psi.dim);
     dpsi.n = psi.n;
     for (int b = 0; b < B; ++b) {
@@ -110,8 +117,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
       }
     }
   }
-  const bool want_embedding = options.anchors && c.embedding != "identity";
-  if (!want_embedding && !want_tokens) return loss;
+
   // dL/d(local features), one row per valid element in stacking order (needed for the token table only).
   std::vector<int64_t> unused;
   MatF dx;

@@ -103,15 +103,26 @@ SetBatch OtkeModel::embed_elements(const SetBatch& inputs) const {
   return psi;
 }
 
+// Row by row: each step is a contiguous vector operation over the dim features (Eigen's colwise reductions of a
+// row-major map walk the set column by column, with stride dim).
 MatF mean_pool(const SetBatch& x) {
   MatF out(x.batch, x.dim);
-  for (int b = 0; b < x.batch; ++b) out.row(b) = CMapF(x.row(b, 0), x.n[b], x.dim).colwise().mean();
+  for (int b = 0; b < x.batch; ++b) {
+    auto acc = out.row(b);
+    acc = CMapF(x.row(b, 0), 1, x.dim);
+    for (int i = 1; i < x.n[b]; ++i) acc += CMapF(x.row(b, i), 1, x.dim);
+    acc /= static_cast<float>(x.n[b]);
+  }
   return out;
 }
 
 MatF max_pool(const SetBatch& x) {
   MatF out(x.batch, x.dim);
-  for (int b = 0; b < x.batch; ++b) out.row(b) = CMapF(x.row(b, 0), x.n[b], x.dim).colwise().maxCoeff();
+  for (int b = 0; b < x.batch; ++b) {
+    auto acc = out.row(b);
+    acc = CMapF(x.row(b, 0), 1, x.dim);
+    for (int i = 1; i < x.n[b]; ++i) acc = acc.cwiseMax(CMapF(x.row(b, i), 1, x.dim));
+  }
   return out;
 }
 

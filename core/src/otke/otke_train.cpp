@@ -178,6 +178,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   lo.tokens = options.train_tokens && c.input_type == "tokens";
   lo.anchors = options.train_anchors && c.embedding != "identity";
   lo.references = options.train_references && c.pooling == "otk";
+  lo.sinkhorn_gradient = options.sinkhorn_gradient;
   std::vector<int> order(train.batch);
   for (int epoch = st.epoch + 1; epoch <= options.epochs; ++epoch) {
     if (st.bad_epochs >= options.early_stop_patience) break;

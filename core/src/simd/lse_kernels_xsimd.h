@@ -18,6 +18,21 @@ struct XsimdKernels {
   static constexpr int W = static_cast<int>(B::size);
   static constexpr T kNegInf = -std::numeric_limits<T>::infinity();
 
+  // Tails: the last len % W values go through one more vector step on a padded copy rather than a scalar loop
+  // (at p = 10 with 16 lanes the whole row is a tail, and scalar exp would dominate). Padding is chosen so that it
+  // contributes nothing: logits -inf (exp gives 0, max ignores it), weights 0.
+  static B load_tail(const T* x, int count, T fill) {
+    alignas(64) T buf[W];
+    std::fill(buf, buf + W, fill);
+    std::copy(x, x + count, buf);
+    return B::load_aligned(buf);
+  }
+  static void store_tail(const B& v, T* x, int count) {
+    alignas(64) T buf[W];
+    v.store_aligned(buf);
+    std::copy(buf, buf + count, x);
+  }
+
   static T hmax(const B& v) {
     alignas(64) T lanes[W];
     v.store_aligned(lanes);
@@ -34,7 +49,8 @@ struct XsimdKernels {
     const B bf(f);
     int j = 0;
     for (; j + W <= len; j += W) xsimd::max(B::load_unaligned(m + j), bf + B::load_unaligned(k + j)).store_unaligned(m + j);
-    for (; j < len; ++j) m[j] = std::max(m[j], f + k[j]);
+    if (const int r = len - j)
+      store_tail(xsimd::max(load_tail(m + j, r, kNegInf), bf + load_tail(k + j, r, kNegInf)), m + j, r);
   }
 
   static void col_sumexp(const T* k, T f, const T* m, T* acc, int len) {
@@ -47,8 +63,11 @@ struct XsimdKernels {
       const B e = xsimd::select(vm == ninf, B(T(0)), xsimd::exp(bf + B::load_unaligned(k + j) - vm));
       (B::load_unaligned(acc + j) + e).store_unaligned(acc + j);
     }
-    for (; j < len; ++j)
-      if (m[j] != kNegInf) acc[j] += std::exp(f + k[j] - m[j]);
+    if (const int r = len - j) {
+      const B vm = load_tail(m + j, r, kNegInf);
+      const B e = xsimd::select(vm == ninf, B(T(0)), xsimd::exp(bf + load_tail(k + j, r, kNegInf) - vm));
+      store_tail(load_tail(acc + j, r, T(0)) + e, acc + j, r);
+    }
   }
 
   static void row_softmax_bwd(const T* k, const T* g, T shift, T w, T* gg, T* gk, int len) {
@@ -59,10 +78,10 @@ struct XsimdKernels {
       (B::load_unaligned(gg + j) - d).store_unaligned(gg + j);
       (B::load_unaligned(gk + j) - d).store_unaligned(gk + j);
     }
-    for (; j < len; ++j) {
-      const T d = w * std::exp(g[j] + k[j] - shift);
-      gg[j] -= d;
-      gk[j] -= d;
+    if (const int r = len - j) {
+      const B d = bw * xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bs);
+      store_tail(load_tail(gg + j, r, T(0)) - d, gg + j, r);
+      store_tail(load_tail(gk + j, r, T(0)) - d, gk + j, r);
     }
   }
 
@@ -75,22 +94,21 @@ struct XsimdKernels {
       (B::load_unaligned(gk + j) - d).store_unaligned(gk + j);
       vs += d;
     }
-    T s = xsimd::hadd(vs);
-    for (; j < len; ++j) {
-      const T d = gg[j] * std::exp(f + k[j] - shift[j]);
-      gk[j] -= d;
-      s += d;
+    if (const int r = len - j) {
+      const B d = load_tail(gg + j, r, T(0)) *
+                  xsimd::exp(bf + load_tail(k + j, r, kNegInf) - load_tail(shift + j, r, T(0)));
+      store_tail(load_tail(gk + j, r, T(0)) - d, gk + j, r);
+      vs += d;
     }
-    return s;
+    return xsimd::hadd(vs);
   }
 
   static T row_max(const T* k, const T* g, int len) {
     B vm(kNegInf);
     int j = 0;
     for (; j + W <= len; j += W) vm = xsimd::max(vm, B::load_unaligned(g + j) + B::load_unaligned(k + j));
-    T m = hmax(vm);
-    for (; j < len; ++j) m = std::max(m, g[j] + k[j]);
-    return m;
+    if (const int r = len - j) vm = xsimd::max(vm, load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf));
+    return hmax(vm);
   }
 
   static T row_sumexp(const T* k, const T* g, T m, int len) {
@@ -98,9 +116,8 @@ struct XsimdKernels {
     const B bm(m);
     int j = 0;
     for (; j + W <= len; j += W) vs += xsimd::exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm);
-    T s = xsimd::hadd(vs);
-    for (; j < len; ++j) s += std::exp(g[j] + k[j] - m);
-    return s;
+    if (const int r = len - j) vs += xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm);
+    return xsimd::hadd(vs);
   }
 
   static T plan_row(const T* k, const T* g, T w, T* out, int len) {
@@ -115,7 +132,8 @@ struct XsimdKernels {
     int j = 0;
     for (; j + W <= len; j += W)
       (bscale * xsimd::exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm)).store_unaligned(out + j);
-    for (; j < len; ++j) out[j] = scale * std::exp(g[j] + k[j] - m);
+    if (const int r = len - j)
+      store_tail(bscale * xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm), out + j, r);
     return m + std::log(s);
   }
 

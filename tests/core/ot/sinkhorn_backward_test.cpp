@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/sinkhorn.h"
+#include "ot/sinkhorn_detail.h"
 #include "../test_util.h"
 
 namespace inductive {
@@ -165,6 +166,57 @@ TEST(SinkhornGradientErrors, RejectsATapeOfAnotherProblem) {
   std::vector<float> plan(12), grad(12);
   testing::expect_error([&] { sinkhorn_log_backward(pr, SinkhornOptions{}, empty, plan.data(), plan.data(), grad.data()); },
                         ErrorCode::kShapeMismatch, "tape");
+}
+
+// Narrow problems run on K transposed (detail::solve_narrow); both layouts must give the same plan, potentials,
+// summaries and gradient, with and without early stopping, zero-mass rows and clamped logits.
+TEST(SinkhornLayouts, RowsAndColumnsAgree) {
+  Batch bt;
+  bt.a[0] += bt.a[2];  // a zero-mass row in problem 0, its mass moved to row 0
+  bt.a[2] = 0;
+  bt.cost[7] = 1e35;  // clamped
+  for (double tol : {0.0, 1e-7}) {
+    SinkhornOptions o;
+    o.eps = 0.2;
+    o.max_iter = 40;
+    o.tol = tol;
+    const auto w = random_vector<double>(bt.cost.size(), 8, -1.0, 1.0);
+    struct Out {
+      std::vector<double> plan, f, g, value, err, grad;
+      std::vector<int32_t> iters;
+    } out[2];
+    for (int layout : {1, 2}) {
+      detail::layout_override = layout;
+      Out& r = out[layout - 1];
+      r.plan.resize(bt.cost.size());
+      r.f.resize(bt.a.size());
+      r.g.resize(bt.b.size());
+      r.value.resize(bt.batch);
+      r.err.resize(bt.batch);
+      r.iters.resize(bt.batch);
+      r.grad.resize(bt.cost.size());
+      SinkhornTape<double> tape;
+      sinkhorn_log(bt.problem(bt.cost), o,
+                   SinkhornOutput<double>{r.plan.data(), r.f.data(), r.g.data(), r.iters.data(), r.err.data(), nullptr,
+                                          r.value.data()},
+                   &tape);
+      sinkhorn_log_backward(bt.problem(bt.cost), o, tape, r.plan.data(), w.data(), r.grad.data());
+    }
+    detail::layout_override = 0;
+    for (size_t k = 0; k < bt.cost.size(); ++k) {
+      EXPECT_NEAR(out[0].plan[k], out[1].plan[k], 1e-14) << "plan " << k;
+      EXPECT_NEAR(out[0].grad[k], out[1].grad[k], 1e-10) << "grad " << k;
+    }
+    for (size_t i = 0; i < bt.a.size(); ++i) EXPECT_EQ(std::isinf(out[0].f[i]), std::isinf(out[1].f[i]));
+    for (size_t i = 0; i < bt.a.size(); ++i)
+      if (std::isfinite(out[0].f[i])) EXPECT_NEAR(out[0].f[i], out[1].f[i], 1e-10) << "f " << i;
+    for (size_t j = 0; j < bt.b.size(); ++j) EXPECT_NEAR(out[0].g[j], out[1].g[j], 1e-10) << "g " << j;
+    for (int bi = 0; bi < bt.batch; ++bi) {
+      EXPECT_EQ(out[0].iters[bi], out[1].iters[bi]);
+      EXPECT_NEAR(out[0].value[bi], out[1].value[bi], 1e-12);
+      EXPECT_NEAR(out[0].err[bi], out[1].err[bi], 1e-12);
+    }
+  }
 }
 
 }  // namespace

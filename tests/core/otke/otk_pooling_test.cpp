@@ -87,10 +87,14 @@ TEST(OtkPooling, PlansForVisualisationHaveTheRightMarginals) {
   }
 }
 
-class OtkPoolingGradient : public ::testing::TestWithParam<float> {};
+// (sigma_pos, gradient): the unrolled gradient is exact for 6 iterations; the implicit one differentiates the
+// converged map, so it is checked with enough iterations for the forward pass to have converged.
+class OtkPoolingGradient : public ::testing::TestWithParam<std::tuple<float, SinkhornGradient>> {};
 
 TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
-  const OtkOptions o = small_options(2, GetParam());
+  OtkOptions o = small_options(2, std::get<0>(GetParam()));
+  const SinkhornGradient mode = std::get<1>(GetParam());
+  if (mode == SinkhornGradient::kImplicit) o.iters = 500;
   std::vector<MatF> refs = {random_mat(3, 4, 11), random_mat(3, 4, 12)};
   const SetBatch x = random_batch({5, 3}, 4, 13);
   const MatF g = random_mat(2, 2 * 3 * 4, 14);
@@ -99,7 +103,9 @@ TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
   };
   const OtkPooling pool(refs, o);
   OtkPooling::Cache cache;
+  cache.gradient = mode;
   pool.forward(x, &cache);
+  if (mode == SinkhornGradient::kImplicit) EXPECT_TRUE(cache.tapes[0].lse.empty()) << "implicit: no tape";
   SetBatch gx;
   std::vector<MatF> gz;
   pool.backward(x, cache, g, &gx, &gz);
@@ -128,7 +134,10 @@ TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Positional, OtkPoolingGradient, ::testing::Values(0.0f, 0.3f));
+INSTANTIATE_TEST_SUITE_P(PositionalAndMode, OtkPoolingGradient,
+                         ::testing::Combine(::testing::Values(0.0f, 0.3f),
+                                            ::testing::Values(SinkhornGradient::kUnrolled,
+                                                              SinkhornGradient::kImplicit)));
 
 TEST(OtkPooling, RejectsBadOptionsAndShapes) {
   OtkOptions o = small_options(1, 0.0f);

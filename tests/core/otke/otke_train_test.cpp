@@ -133,6 +133,23 @@ TEST(OtkeTrain, LearnsAMotifAndKeepsTheBestEpoch) {
   EXPECT_NEAR(otke_loss(m, fva, va.labels, nullptr), best, 1e-5) << "the best epoch's model is kept";
 }
 
+TEST(OtkeTrain, ImplicitSinkhornGradientLearnsWithoutATape) {
+  // 200 Sinkhorn iterations: the unrolled tape would hold 200 (n + p) floats per set; the implicit gradient none.
+  const auto tr = motif_data(64, 2), va = motif_data(32, 3);
+  OtkeModel probe;
+  probe.config.kmer = 3;
+  const SetBatch ftr = probe.sequence_features(tr.seqs), fva = probe.sequence_features(va.seqs);
+  OtkeModel m = small_model("nystrom", "otk", ftr);
+  m.config.otk.iters = 200;
+  m.pooling = OtkPooling(m.pooling.references(), m.config.otk);
+  const double before = otke_loss(m, ftr, tr.labels, nullptr);
+  OtkeTrainOptions o = quick_options();
+  o.epochs = 15;
+  o.sinkhorn_gradient = SinkhornGradient::kImplicit;
+  train_otke_supervised(m, ftr, tr.labels, fva, va.labels, o);
+  EXPECT_LT(otke_loss(m, ftr, tr.labels, nullptr), 0.8 * before);
+}
+
 TEST(OtkeTrain, ResumingFromACheckpointEqualsAnUninterruptedRun) {
   const auto tr = motif_data(24, 4), va = motif_data(8, 5);
   OtkeModel probe;
