@@ -2,82 +2,18 @@
 #include <cmath>
 #include <set>
 
-#include "inductive/error.h"
 #include "inductive/graphit.h"
+#include "io/json_section.h"
 
 namespace inductive {
 
 namespace {
 
 using nlohmann::json;
+using Section = JsonSection;
 
-// Reads one config section with defaults; unknown keys are errors so that typos never pass silently.
-class Section {
- public:
-  Section(const json& j, std::string name) : j_(j), name_(std::move(name)) {
-    INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "graphit config: '", name_, "' must be an object");
-  }
-  void finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      INDUCTIVE_CHECK(seen_.count(it.key()), ErrorCode::kInvalidArgument, "graphit config: unknown key '", name_, ".",
-                      it.key(), "'");
-  }
-  bool has(const char* key) const { return j_.contains(key); }
-  std::string str(const char* key, const std::string& def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_string(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                    "' must be a string");
-    return j_[key].get<std::string>();
-  }
-  int integer(const char* key, int def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_number_integer(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                    "' must be an integer");
-    const auto v = j_[key].get<int64_t>();
-    INDUCTIVE_CHECK(v >= -(1ll << 31) && v < (1ll << 31), ErrorCode::kInvalidArgument, "graphit config: '", name_,
-                    ".", key, "' out of range");
-    return static_cast<int>(v);
-  }
-  double number(const char* key, double def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_number(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                    "' must be a number");
-    return j_[key].get<double>();
-  }
-  bool boolean(const char* key, bool def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_boolean(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                    "' must be true or false");
-    return j_[key].get<bool>();
-  }
-  std::vector<std::string> strings(const char* key) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return {};
-    INDUCTIVE_CHECK(j_[key].is_array(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                    "' must be an array of strings");
-    std::vector<std::string> out;
-    for (const auto& v : j_[key]) {
-      INDUCTIVE_CHECK(v.is_string(), ErrorCode::kInvalidArgument, "graphit config: '", name_, ".", key,
-                      "' must be an array of strings");
-      out.push_back(v.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  const json& j_;
-  std::string name_;
-  std::set<std::string> seen_;
-};
-
-const json& section_or_empty(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.contains(key) ? j[key] : empty;
-}
+// Every section is read strictly (unknown keys are errors): see io/json_section.h.
+Section section(const json& j, const char* key) { return Section(JsonSection::of(j, key), "graphit config", key); }
 
 }  // namespace
 
@@ -171,7 +107,7 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
     c.has_graph = true;
   }
   {
-    Section s(section_or_empty(j, "input"), "input");
+    Section s = section(j, "input");
     c.vocab = s.integer("vocab", c.vocab);
     c.features = s.integer("features", c.features);
     c.pe_dim = s.integer("pe", c.pe_dim);
@@ -180,7 +116,7 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "encoder"), "encoder");
+    Section s = section(j, "encoder");
     c.d = s.integer("d", c.d);
     c.layers = s.integer("layers", c.layers);
     c.heads = s.integer("heads", c.heads);
@@ -192,13 +128,13 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "readout"), "readout");
+    Section s = section(j, "readout");
     c.pooling = s.str("pooling", c.pooling);
     c.hidden = s.integer("hidden", c.d);
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "task"), "task");
+    Section s = section(j, "task");
     c.task = s.str("type", c.task);
     c.outputs = s.integer("outputs", c.task == "regression" ? 1 : c.outputs);
     c.class_labels = s.strings("labels");

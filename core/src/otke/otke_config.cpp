@@ -3,80 +3,17 @@
 #include <set>
 
 #include "inductive/otke.h"
+#include "io/json_section.h"
 
 namespace inductive {
 
 namespace {
 
 using nlohmann::json;
+using Section = JsonSection;
 
-// Reads config sections with their defaults; unknown keys are errors so that typos never pass silently.
-class Section {
- public:
-  Section(const json& j, std::string name) : j_(j), name_(std::move(name)) {
-    INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "otke config: '", name_, "' must be an object");
-  }
-  ~Section() = default;
-  void finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      INDUCTIVE_CHECK(seen_.count(it.key()), ErrorCode::kInvalidArgument, "otke config: unknown key '", name_, ".",
-                      it.key(), "'");
-  }
-  std::string str(const char* key, const std::string& def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_string(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                    "' must be a string");
-    return j_[key].get<std::string>();
-  }
-  int integer(const char* key, int def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_number_integer(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                    "' must be an integer");
-    const auto v = j_[key].get<int64_t>();
-    INDUCTIVE_CHECK(v >= -(1ll << 31) && v < (1ll << 31), ErrorCode::kInvalidArgument, "otke config: '", name_, ".",
-                    key, "' out of range");
-    return static_cast<int>(v);
-  }
-  double number(const char* key, double def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_number(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                    "' must be a number");
-    return j_[key].get<double>();
-  }
-  bool boolean(const char* key, bool def) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return def;
-    INDUCTIVE_CHECK(j_[key].is_boolean(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                    "' must be true or false");
-    return j_[key].get<bool>();
-  }
-  std::vector<std::string> strings(const char* key) {
-    seen_.insert(key);
-    if (!j_.contains(key)) return {};
-    INDUCTIVE_CHECK(j_[key].is_array(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                    "' must be an array of strings");
-    std::vector<std::string> out;
-    for (const auto& v : j_[key]) {
-      INDUCTIVE_CHECK(v.is_string(), ErrorCode::kInvalidArgument, "otke config: '", name_, ".", key,
-                      "' must be an array of strings");
-      out.push_back(v.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  const json& j_;
-  std::string name_;
-  std::set<std::string> seen_;
-};
-
-const json& section_or_empty(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.contains(key) ? j[key] : empty;
-}
+// Every section is read strictly (unknown keys are errors): see io/json_section.h.
+Section section(const json& j, const char* key) { return Section(JsonSection::of(j, key), "otke config", key); }
 
 }  // namespace
 
@@ -164,7 +101,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
                     "' (expected input, embedding, pooling, head)");
   OtkeConfig c;
   {
-    Section s(section_or_empty(j, "input"), "input");
+    Section s = section(j, "input");
     c.input_type = s.str("type", c.input_type);
     INDUCTIVE_CHECK(c.input_type == "sequence" || c.input_type == "vectors" || c.input_type == "tokens",
                     ErrorCode::kInvalidArgument, "otke config: input.type must be sequence, vectors or tokens: got '",
@@ -174,7 +111,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
       c.kmer = s.integer("k", c.kmer);
     } else if (c.input_type == "tokens") {
       // "vocab" is redundant with the list; it is required and checked so that a truncated list is caught.
-      const json& in = section_or_empty(j, "input");
+      const json& in = JsonSection::of(j, "input");
       INDUCTIVE_CHECK(in.contains("vocab") && in.contains("tokens") && in.contains("dim"),
                       ErrorCode::kInvalidArgument,
                       "otke config: input of type tokens needs 'vocab', 'dim' and 'tokens'");
@@ -190,7 +127,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "embedding"), "embedding");
+    Section s = section(j, "embedding");
     c.embedding = s.str("type", c.embedding);
     INDUCTIVE_CHECK(c.embedding == "nystrom" || c.embedding == "identity" || c.embedding == "conv",
                     ErrorCode::kInvalidArgument, "otke config: embedding.type must be nystrom, identity or conv: got '",
@@ -205,7 +142,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "pooling"), "pooling");
+    Section s = section(j, "pooling");
     c.pooling = s.str("type", c.pooling);
     INDUCTIVE_CHECK(c.pooling == "otk" || c.pooling == "mean" || c.pooling == "max", ErrorCode::kInvalidArgument,
                     "otke config: pooling.type must be otk, mean or max: got '", c.pooling, "'");
@@ -220,7 +157,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     s.finish();
   }
   {
-    Section s(section_or_empty(j, "head"), "head");
+    Section s = section(j, "head");
     c.classes = s.integer("classes", c.classes);
     c.labels = s.strings("labels");
     s.finish();
