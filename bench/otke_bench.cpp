@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#if defined(__GLIBC__)
 #include <malloc.h>
+#endif
 
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
@@ -116,7 +118,9 @@ void train_step(OtkeModel& m, const SetBatch& x, const std::vector<int32_t>& y, 
 // MB above the resident set before the step (see the file comment).
 template <typename F>
 long peak_mb_of(F&& step) {
+#if defined(__GLIBC__)
   malloc_trim(0);
+#endif
   std::ofstream("/proc/self/clear_refs") << "5";
   const long before = proc_status_kb("VmRSS:");
   step();
@@ -145,8 +149,52 @@ void memory_vs_iterations() {
     }
 }
 
+// Where the inference time goes: the steps of OtkPooling::forward timed one by one on the same batch, 1 thread.
+void time_breakdown(int k, int p) {
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+  const SetBatch x = make_features(64, k, 11);
+  const OtkeModel m = make_model(k, p, "otk");
+  const MatF& z = m.pooling.references()[0];
+  const int B = x.batch, N = x.n_max;
+  std::vector<float> sim(static_cast<size_t>(B) * N * p), plan(sim.size());
+  MatF out(B, p * k);
+  auto similarities = [&] {
+    for (int b = 0; b < B; ++b) {
+      MapF sb(sim.data() + static_cast<int64_t>(b) * N * p, x.n[b], p);
+      sb.noalias() = CMapF(x.row(b, 0), x.n[b], k) * z.transpose();
+    }
+  };
+  SinkhornOptions so;
+  so.eps = 0.5;
+  so.max_iter = 10;
+  so.similarity = true;
+  const SinkhornProblem<float> pr{sim.data(), B, N, p, x.n.data(), nullptr, nullptr, nullptr};
+  auto sinkhorn = [&] { sinkhorn_log(pr, so, SinkhornOutput<float>{plan.data()}); };
+  auto weighted_sum = [&] {
+    for (int b = 0; b < B; ++b) {
+      CMapF pb(plan.data() + static_cast<int64_t>(b) * N * p, x.n[b], p);
+      MapF phi(out.row(b).data(), p, k);
+      phi.noalias() = pb.transpose() * CMapF(x.row(b, 0), x.n[b], k);
+    }
+  };
+  similarities();
+  const double t_valid = median_seconds([&] { x.validate("bench"); }, 0.3);
+  const double t_sim = median_seconds(similarities, 0.3);
+  const double t_sink = median_seconds(sinkhorn, 0.3);
+  const double t_sum = median_seconds(weighted_sum, 0.3);
+  const double t_all = median_seconds([&] { m.embed(x); }, 0.3);
+  const double parts = t_valid + t_sim + t_sink + t_sum;
+  std::printf("k%-3d p%-3d %8.1f ms: finiteness check %4.1f%%, similarities x z^T %4.1f%%, Sinkhorn (10 it.) %4.1f%%, "
+              "P^T x %4.1f%%, rest %4.1f%%\n",
+              k, p, 1e3 * t_all, 100 * t_valid / t_all, 100 * t_sim / t_all, 100 * t_sink / t_all, 100 * t_sum / t_all,
+              100 * std::max(0.0, t_all - parts) / t_all);
+}
+
 int main(int argc, char** argv) {
-  // --memory: only the iterations table; --config k128p10: only that configuration of the first table.
+  // --memory: only the iterations table; --breakdown: only the time breakdown; --config=k128p10: only that
+  // configuration of the first table.
   const std::string arg = argc > 1 ? argv[1] : "";
   const bool memory_only = arg == "--memory";
   const std::string only = arg.rfind("--config=", 0) == 0 ? arg.substr(9) : "";
@@ -161,7 +209,7 @@ int main(int argc, char** argv) {
   std::printf("%-10s %-3s %12s %12s %10s %12s %12s %10s %14s\n", "config", "thr", "infer seq/s", "vs mean-pool",
               "vs PyTorch", "train seq/s", "vs mean-pool", "vs PyTorch", "train peak MB");
   for (const Ref& r : refs) {
-    if (memory_only) break;
+    if (memory_only || arg == "--breakdown") break;
     if (!only.empty() && only != "k" + std::to_string(r.k) + "p" + std::to_string(r.p)) continue;
     const SetBatch x = make_features(64, r.k, 11);
     std::vector<int32_t> y(64);
@@ -192,6 +240,10 @@ int main(int argc, char** argv) {
   }
   std::printf("\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
               "slower by that factor. 'vs PyTorch' = our seq/s / the issue's 1-thread PyTorch figure (quoted).\n");
-  if (only.empty()) memory_vs_iterations();
+  if (arg == "--breakdown" || only.empty()) {
+    std::printf("\nwhere the inference time goes (one batch of 64, 1 thread)\n");
+    for (const Ref& r : refs) time_breakdown(r.k, r.p);
+    if (arg != "--breakdown") memory_vs_iterations();
+  }
   return 0;
 }
