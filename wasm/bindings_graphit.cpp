@@ -132,7 +132,7 @@ class GraphitHandle {
     guarded([&] {
       check_loaded("attention");
       const inductive::Molecule m = inductive::parse_smiles(smiles);
-      const inductive::Graph g = inductive::molecule_graph(m, model_.config.node_labels);
+      const inductive::Graph g = model_.molecule_graph(m);
       json summary = analyse(g);
       json mol = molecule_json(m);
       for (auto& item : mol.items()) summary[item.key()] = item.value();
@@ -172,8 +172,9 @@ class GraphitHandle {
     INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
   }
 
+  // Typed as the model's training molecules were (its config's atom typing): the core decides, not the binding.
   inductive::Graph molecule_graph(const std::string& smiles) const {
-    return inductive::molecule_graph(inductive::parse_smiles(smiles), model_.config.node_labels);
+    return model_.molecule_graph(inductive::parse_smiles(smiles));
   }
 
   inductive::Graph graph(int n, uintptr_t edges, int n_edges, const std::string& labels, const char* where) const {

@@ -1,12 +1,15 @@
 // native/cli/cmd_graphit.cpp - `inductive graphit train | cv | predict | attention` (thesis ch. 3).
 //
-// train      one model on a dataset (a GraphiT fold's train/val/test, or a stratified validation split), with per-
-//            epoch progress and ETA on stderr, optional checkpoint/resume; writes the model file (which records how
-//            graphs are prepared, so predict/attention and the browser need only the file) and a JSON report.
+// train      one model on a dataset (a GraphiT fold's train/val/test, or a validation split: stratified by class
+//            for classification, seeded random for regression; optionally a separate --test-csv), with per-epoch
+//            progress (accuracy, or MAE for regression) and ETA on stderr, optional checkpoint/resume; writes the
+//            model file (which records how graphs are prepared, atom typing included, so predict/attention and the
+//            browser need only the file) and a JSON report.
 // cv         the thesis protocol: for each outer fold, choose hyperparameters from a grid on the fold's inner
-//            validation split (mean validation accuracy of the last 50 epochs), retrain on train + validation, and
-//            report the mean test accuracy of the last 50 epochs; then mean +- std over folds.
-// predict    class probabilities for a dataset or SMILES strings (.npy + JSON).
+//            validation split (mean validation accuracy of the last 50 epochs; regression: lowest mean MAE), retrain
+//            on train + validation, and report the mean test accuracy (MAE) of the last 50 epochs; then mean +- std
+//            over folds.
+// predict    class probabilities (regression: predicted values) for a dataset or SMILES strings (.npy + JSON).
 // attention  per-layer head-averaged attention matrices, per-node saliency and the kernel of one graph (.npy).
 #include <algorithm>
 #include <chrono>
@@ -93,8 +96,9 @@ void add_fit_options(CLI::App* cmd, FitArgs& f) {
   cmd->add_flag("--quiet", f.quiet, "No progress on stderr");
 }
 
-GraphitInputSpec input_spec(const ModelArgs& m, int n_node_labels, uint64_t seed) {
+GraphitInputSpec input_spec(const ModelArgs& m, const NamedGraphs& g, uint64_t seed) {
   GraphitInputSpec s;
+  s.atom_typing = g.atom_typing;
   s.kernel = m.kernel != "none";
   if (s.kernel) {
     s.kernel_options.type = parse_graph_kernel_type(m.kernel);
@@ -110,7 +114,7 @@ GraphitInputSpec input_spec(const ModelArgs& m, int n_node_labels, uint64_t seed
     s.gckn_options.n_filters = m.gckn_filters;
     s.gckn_options.sigma = m.gckn_sigma;
     s.gckn_options.seed = seed;
-    s.gckn_feature_dim = n_node_labels;
+    s.gckn_feature_dim = g.data.n_node_labels();
   }
   s.validate();
   return s;
@@ -129,8 +133,13 @@ GraphitConfig model_config(const ModelArgs& m, const NamedGraphs& g, const Graph
   c.norm = m.norm;
   c.dropout = m.dropout;
   c.pooling = m.pooling;
-  c.outputs = g.data.n_classes();
-  c.class_labels = g.class_names;
+  if (g.regression) {
+    c.task = "regression";
+    c.outputs = 1;
+  } else {
+    c.outputs = g.data.n_classes();
+    c.class_labels = g.class_names;
+  }
   c.validate();
   return c;
 }
@@ -178,13 +187,17 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
   return a;
 }
 
-json history_json(const GraphitTrainReport& r) {
+// The metric of the task, as JSON keys name it: accuracy (classification) or mae (regression, lower is better).
+std::string metric_key(bool regression) { return regression ? "mae" : "accuracy"; }
+
+json history_json(const GraphitTrainReport& r, bool regression) {
+  const std::string m = metric_key(regression);
   json h = json::array();
   for (const GraphitEpoch& e : r.history) {
     h.push_back({{"epoch", e.epoch}, {"lr", e.lr}, {"train_loss", num(e.train_loss)},
-                 {"train_accuracy", num(e.train_metric)}, {"val_loss", num(e.val_loss)},
-                 {"val_accuracy", num(e.val_metric)}, {"test_loss", num(e.test_loss)},
-                 {"test_accuracy", num(e.test_metric)}, {"seconds", e.seconds}});
+                 {"train_" + m, num(e.train_metric)}, {"val_loss", num(e.val_loss)},
+                 {"val_" + m, num(e.val_metric)}, {"test_loss", num(e.test_loss)},
+                 {"test_" + m, num(e.test_metric)}, {"seconds", e.seconds}});
   }
   return h;
 }
@@ -203,24 +216,29 @@ struct TrainArgs {
   GraphDataArgs data;
   ModelArgs model;
   FitArgs fit;
-  std::string folds, out, report, checkpoint;
+  std::string folds, out, report, checkpoint, test_csv;
   int fold = 0;
   double val_fraction = 0.1;
+  bool keep_best = false;
 };
 
-void run_train(const TrainArgs& a) {
-  check_output_path(a.out, "--out");
-  if (!a.report.empty()) check_output_path(a.report, "--report");
-  const GraphitTrainOptions base = train_options(a.fit);
-  const NamedGraphs g = load_graph_data(a.data);
-  std::vector<int32_t> train, val, test;
+// The train / validation / test indices of a run: a GraphiT fold, or a validation split of the dataset (stratified
+// by class; seeded random for regression) plus the graphs of --test-csv (appended to `g`).
+void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>& train, std::vector<int32_t>& val,
+                        std::vector<int32_t>& test) {
   if (!a.folds.empty()) {
+    INDUCTIVE_CHECK(a.test_csv.empty(), ErrorCode::kInvalidArgument,
+                    "--test-csv and --folds both give a test set: use one");
     const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
     INDUCTIVE_CHECK(a.fold >= 1 && a.fold <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument,
                     "--fold must be in [1, ", folds.size(), "]: got ", a.fold);
     train = folds[a.fold - 1].train;
     val = folds[a.fold - 1].val;
     test = folds[a.fold - 1].test;
+    return;
+  }
+  if (g.regression) {
+    random_split(g.data.n_graphs(), a.val_fraction, a.fit.seed, train, val);
   } else {
     std::vector<int32_t> y;
     for (const Graph& gr : g.data.graphs) y.push_back(gr.label);
@@ -229,49 +247,100 @@ void run_train(const TrainArgs& a) {
     train.assign(tr.begin(), tr.end());
     val.assign(va.begin(), va.end());
   }
-  const GraphitInputSpec spec = input_spec(a.model, g.data.n_node_labels(), a.fit.seed);
+  if (!a.test_csv.empty()) {
+    INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+                    "--test-csv is a second SMILES CSV: it needs --smiles-csv");
+    GraphDataArgs t = a.data;
+    t.smiles_csv = a.test_csv;
+    t.class_names.clear();  // the test file's classes join the training file's by value
+    test = append_graphs(g, load_graph_data(t));
+  }
+}
+
+void run_train(const TrainArgs& a) {
+  check_output_path(a.out, "--out");
+  if (!a.report.empty()) check_output_path(a.report, "--report");
+  const GraphitTrainOptions base = train_options(a.fit);
+  NamedGraphs g = load_graph_data(a.data);
+  std::vector<int32_t> train, val, test;
+  split_for_training(a, g, train, val, test);
+  const bool regression = g.regression;
+  const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig config = model_config(a.model, g, spec);
   const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, a.fit.quiet);
   const GraphitDataset d_train = graphit_subset(g, pre, config, train), d_val = graphit_subset(g, pre, config, val);
   const GraphitDataset d_test = graphit_subset(g, pre, config, test);
+  INDUCTIVE_CHECK(!a.keep_best || d_val.size() > 0, ErrorCode::kInvalidArgument,
+                  "--keep-best needs a validation set");
 
   GraphitModel model = GraphitModel::create(config, a.fit.seed);
   model.gckn = pre.gckn;
+  // --keep-best: a copy of the model at the best validation epoch so far (accuracy: highest; MAE: lowest), among
+  // the epochs this invocation trains (a resumed run cannot copy the epochs before its checkpoint).
+  GraphitModel best = model;
+  double best_val = NAN;
+  int best_epoch = 0;
   GraphitTrainOptions o = base;
   o.checkpoint_path = a.checkpoint;
   const GraphitTrainReport r = train_graphit(
       model, d_train, d_val.size() > 0 ? &d_val : nullptr, d_test.size() > 0 ? &d_test : nullptr, o,
       [&](const GraphitEpoch& e) {
+        if (a.keep_best && (std::isnan(best_val) || (regression ? e.val_metric < best_val : e.val_metric > best_val))) {
+          best_val = e.val_metric;
+          best_epoch = e.epoch;
+          best = model;
+        }
         if (a.fit.quiet) return;
-        std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
-                     e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric,
-                     d_test.size() > 0 ? (" test " + std::to_string(e.test_metric).substr(0, 5)).c_str() : "", e.lr,
-                     e.seconds, e.eta_seconds);
+        const std::string test_part =
+            d_test.size() > 0 ? (regression ? " test MAE " : " test ") + std::to_string(e.test_metric).substr(0, 6)
+                              : "";
+        if (regression)
+          std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train MAE %.4f val MAE %.4f%s lr %.2g "
+                       "(%.2f s, ETA %.0f s)\n", e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric,
+                       test_part.c_str(), e.lr, e.seconds, e.eta_seconds);
+        else
+          std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
+                       e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
+                       e.seconds, e.eta_seconds);
       });
+  // A resumed run that did no new epoch has no copy: the model is then the checkpoint's.
+  const bool wrote_best = a.keep_best && !std::isnan(best_val);
+  const std::string m = metric_key(regression);
   json report = {{"input", g.source},
+                 {"task", config.task},
+                 {"atom_typing", atom_typing_name(config.graph.atom_typing)},
                  {"graphs", {{"train", train.size()}, {"val", val.size()}, {"test", test.size()}}},
                  {"config", config.to_json()},
                  {"epochs", o.epochs},
                  {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
                  {"best_epoch", r.best_epoch},
-                 {"best_val_accuracy", num(r.best_val_metric)},
-                 {"test_accuracy_at_best", num(r.test_at_best)},
-                 {"mean_test_accuracy_last_50", num(mean_last(r, 50, &GraphitEpoch::test_metric))},
-                 {"mean_val_accuracy_last_50", num(mean_last(r, 50, &GraphitEpoch::val_metric))},
-                 {"history", history_json(r)}};
+                 {"saved_epoch", wrote_best ? best_epoch : static_cast<int>(r.history.size())},
+                 {"best_val_" + m, num(r.best_val_metric)},
+                 {"test_" + m + "_at_best", num(r.test_at_best)},
+                 {"mean_test_" + m + "_last_50", num(mean_last(r, 50, &GraphitEpoch::test_metric))},
+                 {"mean_val_" + m + "_last_50", num(mean_last(r, 50, &GraphitEpoch::val_metric))},
+                 {"history", history_json(r, regression)}};
+  // Which graphs validated (0-based, in the order of the dataset's graphs: a CSV's rows with a target), so that a
+  // split drawn here can be reused or checked elsewhere.
+  if (a.folds.empty()) report["val_indices"] = val;
+  if (!a.test_csv.empty()) report["test_input"] = a.test_csv;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
-  files.emplace_back(a.out, model.to_bytes());
+  files.emplace_back(a.out, (wrote_best ? best : model).to_bytes());
   if (!a.report.empty()) {
     const std::string text = report.dump(2) + "\n";
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
   }
   write_files_atomic(files);
   if (!a.fit.quiet) {
-    std::fprintf(stderr, "graphit train: wrote %s (best val %.3f at epoch %d; last-50 mean val %.3f%s)\n",
-                 a.out.c_str(), r.best_val_metric, r.best_epoch, mean_last(r, 50, &GraphitEpoch::val_metric),
-                 d_test.size() > 0
-                     ? (", test " + std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 5)).c_str()
-                     : "");
+    const char* what = regression ? "MAE " : "";
+    std::fprintf(stderr, "graphit train: wrote %s (%s; best val %s%.4f at epoch %d; last-50 mean val %.4f%s)\n",
+                 a.out.c_str(), wrote_best ? "the best validation epoch's model" : "the last epoch's model", what,
+                 r.best_val_metric, r.best_epoch, mean_last(r, 50, &GraphitEpoch::val_metric),
+                 d_test.size() > 0 ? (", test at best " + std::to_string(r.test_at_best).substr(0, 6) +
+                                      ", last-50 mean test " +
+                                      std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 6))
+                                         .c_str()
+                                   : "");
   }
 }
 
@@ -291,6 +360,7 @@ void run_cv(const CvArgs& a) {
   check_output_path(a.out, "--out");
   train_options(a.fit);  // validate early
   const NamedGraphs g = load_graph_data(a.data);
+  const std::string mk = metric_key(g.regression);  // the metric the grid selects on and the report gives
   const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
   std::vector<int> which = a.fold_list;
   if (which.empty())
@@ -334,64 +404,69 @@ void run_cv(const CvArgs& a) {
   };
 
   json fold_reports = json::array();
-  std::vector<double> accuracies;
+  std::vector<double> scores;
   for (int k : which) {
     const GraphFold& fold = folds[k - 1];
     const auto fold_start = std::chrono::steady_clock::now();
     // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
-    const GraphitInputSpec spec = input_spec(a.model, g.data.n_node_labels(), a.fit.seed);
+    const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
     const PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, true);
     Point best = grid.front();
-    double best_val = -1;
+    double best_val = NAN;
     json selection = json::array();
     if (grid.size() > 1) {
       for (const Point& pt : grid) {
         const GraphitTrainReport r = fit(pt, pre, spec, fold.train, &fold.val, nullptr);
         const double v = mean_last(r, a.last, &GraphitEpoch::val_metric);
         selection.push_back({{"layers", pt.layers}, {"dim", pt.dim}, {"heads", pt.heads}, {"weight_decay", pt.wd},
-                             {"val_accuracy_last", num(v)}});
-        if (v > best_val) best_val = v, best = pt;
+                             {"val_" + mk + "_last", num(v)}});
+        if (std::isnan(best_val) || (g.regression ? v < best_val : v > best_val)) best_val = v, best = pt;
         if (!a.fit.quiet) {
           const double eta = elapsed() / done_runs * (total_runs - done_runs);
-          std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %.3f (%.0f s elapsed, ETA %.0f s)\n",
-                       k, pt.layers, pt.dim, pt.heads, pt.wd, v, elapsed(), eta);
+          std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
+                       k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), eta);
         }
       }
     }
     const GraphitTrainReport r = fit(best, pre, spec, concat(fold.train, fold.val), nullptr, &fold.test);
-    const double acc = mean_last(r, a.last, &GraphitEpoch::test_metric);
-    accuracies.push_back(acc);
+    const double score = mean_last(r, a.last, &GraphitEpoch::test_metric);
+    scores.push_back(score);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count();
     fold_reports.push_back({{"fold", k}, {"selected", {{"layers", best.layers}, {"dim", best.dim},
                                                        {"heads", best.heads}, {"weight_decay", best.wd}}},
-                            {"selection", selection}, {"test_accuracy_last", num(acc)},
-                            {"test_accuracy_final", num(r.history.back().test_metric)}, {"seconds", secs}});
+                            {"selection", selection}, {"test_" + mk + "_last", num(score)},
+                            {"test_" + mk + "_final", num(r.history.back().test_metric)}, {"seconds", secs}});
     if (!a.fit.quiet) {
       const double eta = elapsed() / std::max(done_runs, 1) * (total_runs - done_runs);
-      std::fprintf(stderr, "graphit cv: fold %d: test accuracy (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n",
-                   k, a.last, acc, secs, eta);
+      std::fprintf(stderr, "graphit cv: fold %d: test %s (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n",
+                   k, g.regression ? "MAE" : "accuracy", a.last, score, secs, eta);
     }
   }
-  const double mean = std::accumulate(accuracies.begin(), accuracies.end(), 0.0) / accuracies.size();
+  const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / scores.size();
   double var = 0;
-  for (double x : accuracies) var += (x - mean) * (x - mean);
-  const double stddev = accuracies.size() > 1 ? std::sqrt(var / accuracies.size()) : 0.0;
+  for (double x : scores) var += (x - mean) * (x - mean);
+  const double stddev = scores.size() > 1 ? std::sqrt(var / scores.size()) : 0.0;
   const json report = {{"input", g.source},
-                       {"protocol", "grid on the inner validation split (mean val accuracy of the last epochs), "
-                                    "retrain on train+val, mean test accuracy of the last epochs"},
+                       {"task", g.regression ? "regression" : "classification"},
+                       {"protocol", "grid on the inner validation split (mean val " + mk + " of the last epochs), "
+                                    "retrain on train+val, mean test " + mk + " of the last epochs"},
                        {"last_epochs", a.last},
                        {"epochs", a.fit.epochs},
                        {"kernel", a.model.kernel},
                        {"lap_pe", a.model.lap_pe},
                        {"gckn", a.model.gckn},
                        {"folds", fold_reports},
-                       {"mean_accuracy", num(mean)},
-                       {"std_accuracy", num(stddev)},
+                       {"mean_" + mk, num(mean)},
+                       {"std_" + mk, num(stddev)},
                        {"seconds", elapsed()}};
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
-  std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", accuracies.size(),
-               100 * mean, 100 * stddev, elapsed());
+  if (g.regression)
+    std::fprintf(stderr, "graphit cv: %zu folds: test MAE %.4f +- %.4f (%.0f s)\n", scores.size(), mean, stddev,
+                 elapsed());
+  else
+    std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", scores.size(),
+                 100 * mean, 100 * stddev, elapsed());
 }
 
 // ---- predict / attention -----------------------------------------------------------------------------------------
@@ -407,22 +482,39 @@ struct PredictArgs {
 struct Inputs {
   std::vector<Graph> graphs;
   std::vector<std::string> names;
-  std::vector<int32_t> classes;  // -1 when unknown
+  std::vector<int32_t> classes;  // -1 when unknown (classification)
+  std::vector<float> targets;    // NaN when unknown (regression)
 };
+
+// The dataset options as the model reads data: with its task and its atom typing, so that molecules become the
+// graphs it was trained on. Options given that contradict the model are refused rather than overridden.
+GraphDataArgs for_model(GraphDataArgs d, const GraphitModel& model) {
+  const GraphitConfig& c = model.config;
+  INDUCTIVE_CHECK(d.task.empty() || d.task == c.task, ErrorCode::kInvalidArgument, "--task ", d.task,
+                  ": the model was trained for ", c.task);
+  d.task = c.task;
+  const std::string typing = atom_typing_name(c.has_graph ? c.graph.atom_typing : AtomTyping::kElement);
+  INDUCTIVE_CHECK(d.atom_types.empty() || d.atom_types == typing, ErrorCode::kInvalidArgument, "--atom-types ",
+                  d.atom_types, ": the model types atoms as ", typing, " (molecules are read as in training)");
+  if (d.tu.empty()) d.atom_types = typing;  // a TU dataset has its own node labels
+  return d;
+}
 
 Inputs read_inputs(const PredictArgs& a, const GraphitModel& model) {
   Inputs in;
+  const GraphDataArgs data = for_model(a.data, model);
   if (!a.smiles.empty()) {
     INDUCTIVE_CHECK(a.data.tu.empty() && a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
                     "--smiles cannot be combined with a dataset");
     for (const std::string& s : a.smiles) {
-      in.graphs.push_back(molecule_graph(parse_smiles(s), model.config.node_labels));
+      in.graphs.push_back(model.molecule_graph(parse_smiles(s)));
       in.names.push_back(s);
       in.classes.push_back(-1);
+      in.targets.push_back(NAN);
     }
     return in;
   }
-  NamedGraphs g = load_graph_data(a.data);
+  NamedGraphs g = load_graph_data(data);
   map_to_vocabulary(g, model.config.node_labels);
   // Classes by name when the dataset's names match the model's, else unknown.
   std::vector<int32_t> class_map(g.class_names.size(), -1);
@@ -434,6 +526,7 @@ Inputs read_inputs(const PredictArgs& a, const GraphitModel& model) {
     in.graphs.push_back(g.data.graphs[i]);
     in.names.push_back(g.smiles.empty() ? g.source + " graph " + std::to_string(i) : g.smiles[i]);
     in.classes.push_back(g.data.graphs[i].label >= 0 ? class_map[g.data.graphs[i].label] : -1);
+    in.targets.push_back(g.regression ? g.targets[i] : NAN);
   }
   INDUCTIVE_CHECK(a.graph < g.data.n_graphs(), ErrorCode::kInvalidArgument, "--graph ", a.graph, " is not in [0, ",
                   g.data.n_graphs(), ")");
@@ -453,31 +546,45 @@ void run_predict(const PredictArgs& a) {
   std::vector<GraphitGraph> prepared;
   for (const Graph& g : in.graphs) prepared.push_back(model.prepare(g));
   const MatF p = probabilities(model, prepared);
+  const bool regression = !model.config.classification();
   json rows = json::array();
   int known = 0, correct = 0;
+  double abs_error = 0;  // regression: sum of |prediction - target| over the graphs with a target
   for (int i = 0; i < p.rows(); ++i) {
-    Eigen::Index arg = 0;
-    p.row(i).maxCoeff(&arg);
-    json r = {{"name", in.names[i]}, {"probabilities", std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols())}};
-    if (model.config.classification())
+    json r = {{"name", in.names[i]}};
+    if (regression) {
+      r["prediction"] = p.cols() == 1 ? json(p(i, 0)) : json(std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols()));
+      if (!std::isnan(in.targets[i])) {
+        r["target"] = in.targets[i];
+        ++known;
+        abs_error += std::fabs(static_cast<double>(p(i, 0)) - in.targets[i]);
+      }
+    } else {
+      Eigen::Index arg = 0;
+      p.row(i).maxCoeff(&arg);
+      r["probabilities"] = std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols());
       r["prediction"] = model.config.class_labels.empty() ? json(arg) : json(model.config.class_labels[arg]);
-    if (in.classes[i] >= 0) {
-      ++known;
-      correct += in.classes[i] == arg;
+      if (in.classes[i] >= 0) {
+        ++known;
+        correct += in.classes[i] == arg;
+      }
     }
     rows.push_back(std::move(r));
   }
+  // Accuracy, or mean absolute error, over the graphs whose class / target the dataset gives.
+  const std::string metric = regression ? "mae" : "accuracy";
+  const double score = known > 0 ? (regression ? abs_error : correct) / known : NAN;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
   files.emplace_back(a.out, npy_bytes(p.data(), {p.rows(), p.cols()}));
   if (!a.report.empty()) {
-    json report = {{"model", a.model}, {"graphs", rows}};
-    if (known > 0) report["accuracy"] = static_cast<double>(correct) / known;
+    json report = {{"model", a.model}, {"task", model.config.task}, {"graphs", rows}};
+    if (known > 0) report[metric] = score;
     const std::string text = report.dump(2) + "\n";
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
   }
   write_files_atomic(files);
   std::fprintf(stderr, "graphit predict: %d graphs%s\n", static_cast<int>(p.rows()),
-               known > 0 ? (", accuracy " + std::to_string(static_cast<double>(correct) / known).substr(0, 6)).c_str()
+               known > 0 ? (std::string(regression ? ", MAE " : ", accuracy ") + std::to_string(score).substr(0, 6)).c_str()
                          : "");
 }
 
@@ -501,9 +608,14 @@ void run_attention(const PredictArgs& a) {
   for (int v = 0; v < n; ++v) nodes.push_back(model.config.node_labels.empty() ? std::to_string(g.node_labels[v])
                                                                              : model.config.node_labels[g.node_labels[v]]);
   json summary = {{"model", a.model}, {"graph", in.names.front()}, {"nodes", nodes}, {"edges", g.edges},
-                  {"layers", L}, {"probabilities", std::vector<float>(p.data(), p.data() + p.cols())},
-                  {"classes", model.config.class_labels},
+                  {"layers", L},
                   {"mean_saliency", std::vector<float>(att.mean_saliency.data(), att.mean_saliency.data() + n)}};
+  if (model.config.classification()) {
+    summary["probabilities"] = std::vector<float>(p.data(), p.data() + p.cols());
+    summary["classes"] = model.config.class_labels;
+  } else {
+    summary["prediction"] = std::vector<float>(p.data(), p.data() + p.cols());  // the regression outputs
+  }
   std::filesystem::create_directories(a.out_dir);
   const std::filesystem::path dir(a.out_dir);
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
@@ -529,8 +641,13 @@ void add_graphit_command(CLI::App& app) {
   add_fit_options(train, t->fit);
   auto* folds = train->add_option("--folds", t->folds, "GraphiT fold directory (test_idx-K.txt, inner_folds/)");
   train->add_option("--fold", t->fold, "Fold K in 1..10 (with --folds)")->needs(folds);
-  train->add_option("--val-fraction", t->val_fraction, "Stratified validation split without --folds")
+  train->add_option("--val-fraction", t->val_fraction,
+                    "Validation split without --folds (stratified by class; seeded random for regression)")
       ->capture_default_str();
+  train->add_option("--test-csv", t->test_csv,
+                    "A second SMILES CSV (same columns) evaluated every epoch as the test set (without --folds)");
+  train->add_flag("--keep-best", t->keep_best,
+                  "Write the model of the best validation epoch (accuracy: highest; MAE: lowest), not the last");
   train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
   train->add_option("--out", t->out, "Output model file (.safetensors)")->required();
   train->add_option("--report", t->report, "Output JSON report (history, best epoch, ...)");
@@ -556,12 +673,15 @@ void add_graphit_command(CLI::App& app) {
   cv->callback([c] { run_cv(*c); });
 
   auto p = std::make_shared<PredictArgs>();
-  CLI::App* predict = graphit->add_subcommand("predict", "Class probabilities for a dataset or SMILES strings");
+  CLI::App* predict =
+      graphit->add_subcommand("predict", "Class probabilities (regression: values) for a dataset or SMILES strings");
   predict->add_option("--model", p->model, "Model file")->required();
   add_graph_data_options(predict, p->data);
   predict->add_option("--smiles", p->smiles, "A molecule (repeatable)");
-  predict->add_option("--out", p->out, "Output probabilities, .npy float32 [graphs, classes]")->required();
-  predict->add_option("--report", p->report, "Output JSON (per-graph predictions, accuracy when labels are known)");
+  predict->add_option("--out", p->out, "Output .npy float32 [graphs, classes] probabilities (regression: [graphs, "
+                      "targets] values)")->required();
+  predict->add_option("--report", p->report,
+                      "Output JSON (per-graph predictions; accuracy or MAE when labels / targets are known)");
   predict->callback([p] { run_predict(*p); });
 
   auto q = std::make_shared<PredictArgs>();

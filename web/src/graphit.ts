@@ -90,6 +90,9 @@ export interface GraphitConfig {
     kernel: { type: string; beta: number; gamma: number; p: number; zero_diagonal: boolean } | null;
     lap_pe: number;
     gckn: Record<string, unknown> | null;
+    /** How molecules' atoms became node labels; the core applies it to SMILES. Files store it only when it is
+     * not 'element'; the loaded config always has it. */
+    atom_typing: 'element' | 'element-charge';
   };
 }
 
@@ -150,6 +153,7 @@ export class GraphitModel {
     this.#handle = handle;
     const d = parseJson<Description>(handle.describe(), 'loadGraphitModel');
     this.config = d.config;
+    if (this.config.graph) this.config.graph.atom_typing ??= 'element';
     this.nodeLabels = d.nodeLabels;
     this.labels = d.task === 'classification' ? d.classes : [];
     this.task = d.task;

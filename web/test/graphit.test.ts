@@ -122,6 +122,44 @@ describe('the default GraphiT model', () => {
     });
 });
 
+describe('a regression model typed by charge (element-charge atom types)', () => {
+  // tests/data/graphit-zinc/README.md: a tiny ZINC model and the native CLI's predictions on these molecules.
+  const ZINC = (path: string): string => repo(`tests/data/graphit-zinc/${path}`);
+
+  it('predicts as the native CLI does: the core types [NH3+] as N+ in the browser too', () => {
+    const zinc = ind.loadGraphitModel(new Uint8Array(readFileSync(ZINC('model.safetensors'))));
+    try {
+      expect(zinc.task).toBe('regression');
+      expect(zinc.config.graph?.atom_typing).toBe('element-charge');
+      expect(zinc.nodeLabels).toContain('N+');
+      expect(zinc.nodeLabels).toContain('O-');
+      const report = JSON.parse(readFileSync(ZINC('predict.json'), 'utf8')) as {
+        graphs: { name: string; prediction: number }[];
+      };
+      const ref = npy(ZINC('predict.npy'));
+      const smiles = report.graphs.map((g) => g.name);
+      expect(ref.shape).toEqual([smiles.length, 1]);
+      const p = zinc.predictSmiles(smiles);
+      expect([p.batch, p.outputs]).toEqual([smiles.length, 1]);
+      expect(maxAbsDiff(p.probabilities, ref.data)).toBeLessThanOrEqual(NATIVE_TOL);
+      expect(Array.from(p.classIndex)).toEqual(smiles.map(() => -1));
+      // The charge makes another graph: ethylammonium and ethylamine differ (one graph under element typing).
+      const [charged, neutral] = zinc.predictSmiles(['CC[NH3+]', 'CCN']).probabilities;
+      expect(Math.abs((charged ?? 0) - (neutral ?? 0))).toBeGreaterThan(0.1);
+      // A type the model never saw is named as a type.
+      expectInductiveError(() => zinc.predictSmiles('C[N-]C'), 'invalid_argument', 'atom 2 is N-');
+    } finally {
+      zinc.dispose();
+    }
+  });
+
+  it('the default model, whose file predates the key, is typed by element and ignores charges', () => {
+    expect(model.config.graph?.atom_typing).toBe('element');
+    const [a, b] = [model.predictSmiles('CC[NH3+]'), model.predictSmiles('CCN')];
+    expect(maxAbsDiff(a.probabilities, b.probabilities)).toBe(0);
+  });
+});
+
 describe('SMILES: the same molecule as RDKit', () => {
   // Element symbols by atomic number (RDKit's JSON gives z).
   const ELEMENTS = ('H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr '

@@ -250,6 +250,11 @@ class GraphitModel {
   };
   Attention attention(const GraphitGraph& graph) const;
 
+  // The graph of a molecule as this model's training molecules were read: node labels = indices into
+  // config.node_labels of the atom types under config.graph.atom_typing (element symbols without a graph section).
+  // An atom type the model does not know is an Error{kInvalidArgument} naming it and the vocabulary.
+  Graph molecule_graph(const Molecule& molecule) const;
+
   // Maps original node labels (config.node_labels) to indices; Error{kInvalidArgument} naming unknown ones.
   std::vector<int32_t> label_indices(const std::vector<std::string>& labels) const;
 

@@ -5,7 +5,10 @@
 //   "graph": {"kernel": {"type": "diffusion", "beta": 1, "gamma": 0.5, "p": 2, "zero_diagonal": false} | null,
 //             "lap_pe": 0,
 //             "gckn": {"path_size": 5, "n_filters": 32, "sigma": 0.6, "reg": 0.01, "standardize": true,
-//                      "attributes": false, "max_paths": 5000000} | null}
+//                      "attributes": false, "max_paths": 5000000} | null,
+//             "atom_typing": "element" | "element-charge"}
+// "atom_typing" says how a molecule's atoms became node labels (inductive/smiles.h AtomTyping), so a SMILES given
+// at prediction time (CLI, browser) is typed as the training molecules were; files without it are "element".
 // With "gckn", the fitted layer travels as tensors gckn.anchors.<l> [n_filters, l * f] and its Nystrom factor
 // gckn.factor.<l> [n_filters, n_filters] (l = 1..path_size, f = one-hot width or attribute count; the factor is
 // stored so that every build embeds paths bit-identically), gckn.mean and gckn.std [path_size * n_filters].
@@ -19,6 +22,7 @@
 #include "inductive/gckn_paths.h"
 #include "inductive/graph_cache.h"
 #include "inductive/model_file.h"
+#include "inductive/smiles.h"
 
 namespace inductive {
 
@@ -29,6 +33,7 @@ struct GraphitInputSpec {
   bool gckn = false;
   GcknOptions gckn_options;
   int gckn_feature_dim = 0;  // one-hot width / attribute count the GCKN anchors were fitted on
+  AtomTyping atom_typing = AtomTyping::kElement;  // molecules: how atoms become node labels
 
   void validate() const;
   nlohmann::json to_json() const;

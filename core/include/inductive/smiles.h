@@ -4,7 +4,8 @@
 // Only the structure is read: atoms (organic subset, bracket atoms with isotope / chirality / hydrogen count /
 // charge / atom class, aromatic lower-case symbols, '*'), bonds (- = # $ : / \ and implicit single/aromatic),
 // branches, ring closures (digits and %nn) and '.' between fragments. No valence model and no aromaticity
-// perception: a graph needs neither, and node features are element symbols. Atom order is the order of the atoms in
+// perception: a graph needs neither, and node labels are atom types (element symbols, or symbols with the formal
+// charge: AtomTyping). Atom order is the order of the atoms in
 // the string, as in RDKit, so atom indices here are RDKit's (the browser draws molecules with RDKit and colours
 // atom i by the model's saliency of node i). Like RDKit's default (RemoveHs), explicit hydrogen atoms ("[H]") are
 // dropped when they carry no isotope and no charge and hang off exactly one heavy atom; other hydrogens stay atoms.
@@ -34,24 +35,49 @@ struct Molecule {
 
 Molecule parse_smiles(const std::string& smiles);
 
-// The graph of a molecule with node labels = indices of the atoms' symbols in `vocabulary`. An atom whose symbol is
-// not in it is an error naming the symbol, its position and the vocabulary, unless `unknown_label` >= 0, which it
-// then gets.
-Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& vocabulary, int unknown_label = -1);
+// How an atom becomes a node label (a model records its choice, so a SMILES given at prediction time is typed as
+// the training molecules were):
+//   kElement        the element symbol: "C", "N", "O" (charges ignored)
+//   kElementCharge  the symbol and the formal charge: "C", "N+", "O-", "Fe+2", "S-2" (ZINC carries charged atoms,
+//                   [NH+], [O-], [NH3+], whose chemistry differs from the neutral atom's)
+enum class AtomTyping { kElement, kElementCharge };
+// "element" | "element-charge"; anything else is an Error{kInvalidArgument} naming the choices.
+AtomTyping parse_atom_typing(const std::string& name);
+const char* atom_typing_name(AtomTyping typing);
+// The type of atom `i` of `molecule` under `typing`.
+std::string atom_type(const Molecule& molecule, int i, AtomTyping typing);
 
-// A molecule classification set from a CSV with a header (MoleculeNet style: a SMILES column and 0/1 or integer
-// label columns; quoted fields allowed). Rows whose label cell is empty (a missing label in multi-task sets) are
-// skipped and counted. Node labels index `atom_types`: the sorted element symbols of the set when `atom_types`
-// is empty on input, else that fixed vocabulary (an unknown atom is then an error naming the row). Classes are the
-// sorted distinct label values (dataset.class_values). A SMILES that does not parse is an error naming the row.
+// The graph of a molecule with node labels = indices of the atoms' types in `vocabulary`. An atom whose type is
+// not in it is an error naming the type, its position and the vocabulary, unless `unknown_label` >= 0, which it
+// then gets.
+Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& vocabulary, int unknown_label = -1,
+                     AtomTyping typing = AtomTyping::kElement);
+
+// A molecule set from a CSV with a header (MoleculeNet style: a SMILES column and target columns; quoted fields
+// allowed). Rows whose target cell is empty (a missing label in multi-task sets) are skipped and counted. Node
+// labels index `atom_types`: the sorted atom types (under `typing`) of the set when `atom_types` is empty on
+// input, else that fixed vocabulary (an unknown atom is then an error naming the row). A SMILES that does not
+// parse is an error naming the row.
+//   parse_molecule_csv             classification: 0/1 or integer labels; classes are the sorted distinct values
+//                                  (dataset.class_values), graph.label the class index; a non-integer label is an
+//                                  error naming the row and column
+//   parse_molecule_regression_csv  regression: one real target per molecule (`targets`; graph.label = -1, no
+//                                  classes); a cell that is not a finite number (text, nan, inf) is an error naming
+//                                  the row and column
 struct MoleculeDataset {
   GraphDataset dataset;
   std::vector<std::string> atom_types;
   std::vector<std::string> smiles;  // per graph
+  std::vector<float> targets;       // per graph (regression only)
   int n_skipped = 0;
 };
 MoleculeDataset parse_molecule_csv(const std::string& text, const std::string& smiles_column,
                                    const std::string& label_column, const std::string& what,
-                                   std::vector<std::string> atom_types = {});
+                                   std::vector<std::string> atom_types = {},
+                                   AtomTyping typing = AtomTyping::kElement);
+MoleculeDataset parse_molecule_regression_csv(const std::string& text, const std::string& smiles_column,
+                                              const std::string& target_column, const std::string& what,
+                                              std::vector<std::string> atom_types = {},
+                                              AtomTyping typing = AtomTyping::kElement);
 
 }  // namespace inductive

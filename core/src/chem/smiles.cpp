@@ -9,7 +9,6 @@
 #include <string>
 
 #include "inductive/error.h"
-#include "inductive/text_lines.h"
 
 namespace inductive {
 namespace {
@@ -327,10 +326,32 @@ class Parser {
 
 Molecule parse_smiles(const std::string& smiles) { return Parser(smiles).run(); }
 
-Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& vocabulary, int unknown_label) {
+AtomTyping parse_atom_typing(const std::string& name) {
+  if (name == "element") return AtomTyping::kElement;
+  if (name == "element-charge") return AtomTyping::kElementCharge;
+  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "atom typing must be element or element-charge: got '", name, "'");
+}
+
+const char* atom_typing_name(AtomTyping typing) {
+  return typing == AtomTyping::kElementCharge ? "element-charge" : "element";
+}
+
+std::string atom_type(const Molecule& molecule, int i, AtomTyping typing) {
+  const std::string& symbol = molecule.symbols[static_cast<size_t>(i)];
+  const int charge = molecule.charges[static_cast<size_t>(i)];
+  if (typing == AtomTyping::kElement || charge == 0) return symbol;
+  // "+" / "-" for a unit charge (the common case: [NH+], [O-]), the sign then the magnitude otherwise.
+  std::string type = symbol + (charge > 0 ? "+" : "-");
+  if (std::abs(charge) > 1) type += std::to_string(std::abs(charge));
+  return type;
+}
+
+Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& vocabulary, int unknown_label,
+                     AtomTyping typing) {
   std::vector<int32_t> labels(static_cast<size_t>(molecule.n_atoms()));
   for (int i = 0; i < molecule.n_atoms(); ++i) {
-    const auto it = std::find(vocabulary.begin(), vocabulary.end(), molecule.symbols[i]);
+    const std::string type = atom_type(molecule, i, typing);
+    const auto it = std::find(vocabulary.begin(), vocabulary.end(), type);
     if (it != vocabulary.end()) {
       labels[i] = static_cast<int32_t>(it - vocabulary.begin());
       continue;
@@ -338,77 +359,12 @@ Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& v
     if (unknown_label < 0) {
       std::string known;
       for (const auto& v : vocabulary) known += (known.empty() ? "" : ", ") + v;
-      INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "molecule: atom ", i + 1, " is ", molecule.symbols[i],
+      INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "molecule: atom ", i + 1, " is ", type,
                      ", which the model does not know (its atom types: ", known, ")");
     }
     labels[i] = unknown_label;
   }
   return Graph::from_edges(molecule.n_atoms(), molecule.bonds, std::move(labels));
-}
-
-MoleculeDataset parse_molecule_csv(const std::string& text, const std::string& smiles_column,
-                                   const std::string& label_column, const std::string& what,
-                                   std::vector<std::string> atom_types) {
-  LineReader lines(text);
-  std::string line;
-  INDUCTIVE_CHECK(lines.next(line), ErrorCode::kInvalidArgument, what, ": empty file (a header line is needed)");
-  const std::vector<std::string> header = split_csv_fields(line, ',', what, 1);
-  auto column = [&](const std::string& name) {
-    for (size_t k = 0; k < header.size(); ++k)
-      if (header[k] == name) return static_cast<int>(k);
-    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": no column '", name, "' in the header");
-  };
-  const int sc = column(smiles_column), lc = column(label_column);
-  MoleculeDataset out;
-  out.dataset.name = what;
-  std::vector<Molecule> molecules;
-  std::vector<int64_t> raw_labels;
-  std::vector<size_t> line_of;
-  while (lines.next(line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> f = split_csv_fields(line, ',', what, lines.number());
-    INDUCTIVE_CHECK(static_cast<int>(f.size()) == static_cast<int>(header.size()), ErrorCode::kInvalidArgument, what,
-                    ": line ", lines.number(), ": ", f.size(), " fields, expected ", header.size(), " (the header's)");
-    if (f[lc].empty()) {
-      ++out.n_skipped;
-      continue;
-    }
-    char* end = nullptr;
-    const long long v = std::strtoll(f[lc].c_str(), &end, 10);
-    INDUCTIVE_CHECK(end == f[lc].c_str() + f[lc].size(), ErrorCode::kInvalidArgument, what, ": line ",
-                    lines.number(), ": label '", label_column, "' must be an integer class: got '", f[lc], "'");
-    try {
-      molecules.push_back(parse_smiles(f[sc]));
-    } catch (const Error& e) {
-      throw Error(e.code(), what + ": line " + std::to_string(lines.number()) + ": " + e.what());
-    }
-    raw_labels.push_back(v);
-    line_of.push_back(lines.number());
-    out.smiles.push_back(f[sc]);
-  }
-  INDUCTIVE_CHECK(!molecules.empty(), ErrorCode::kInvalidArgument, what, ": no labelled molecule");
-  if (atom_types.empty()) {
-    std::set<std::string> seen;
-    for (const Molecule& m : molecules) seen.insert(m.symbols.begin(), m.symbols.end());
-    atom_types.assign(seen.begin(), seen.end());
-  }
-  out.atom_types = atom_types;
-  std::set<int64_t> classes(raw_labels.begin(), raw_labels.end());
-  out.dataset.class_values.assign(classes.begin(), classes.end());
-  for (size_t v = 0; v < atom_types.size(); ++v) out.dataset.node_label_values.push_back(static_cast<int64_t>(v));
-  for (size_t k = 0; k < molecules.size(); ++k) {
-    Graph g;
-    try {
-      g = molecule_graph(molecules[k], atom_types);
-    } catch (const Error& e) {
-      throw Error(e.code(), what + ": line " + std::to_string(line_of[k]) + ": " + e.what());
-    }
-    g.label = static_cast<int32_t>(
-        std::lower_bound(out.dataset.class_values.begin(), out.dataset.class_values.end(), raw_labels[k]) -
-        out.dataset.class_values.begin());
-    out.dataset.graphs.push_back(std::move(g));
-  }
-  return out;
 }
 
 }  // namespace inductive

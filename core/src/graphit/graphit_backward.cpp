@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "graphit/graphit_detail.h"
+#include "graphit/graphit_gemm.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -60,26 +61,26 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     if (drop) dg.array() *= ly.drop2.array();
     if (drop) {
       const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-      gp.ffn2_weight.noalias() += dg.transpose() * fd;
+      add_transposed_product(gp.ffn2_weight, dg, fd);
     } else {
-      gp.ffn2_weight.noalias() += dg.transpose() * ly.ffn;
+      add_transposed_product(gp.ffn2_weight, dg, ly.ffn);
     }
     gp.ffn2_bias += dg.colwise().sum().transpose();
-    dpre.noalias() = dg * p.ffn2_weight;
+    rows_product(dpre, dg, p.ffn2_weight);
     if (drop) dpre.array() *= ly.drop_ffn.array();
     dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
-    gp.ffn1_weight.noalias() += dpre.transpose() * ly.x1;
+    add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
     gp.ffn1_bias += dpre.colwise().sum().transpose();
-    dx1.noalias() += dpre * p.ffn1_weight;
+    rows_product(dx1, dpre, p.ffn1_weight, true);
 
     // norm1, attention residual.
     norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias);
     dattn = dy;
     if (drop) dattn.array() *= ly.drop1.array();
     dattn.array().colwise() *= b.residual_scale.array();
-    gp.out_weight.noalias() += dattn.transpose() * ly.heads;
+    add_transposed_product(gp.out_weight, dattn, ly.heads);
     gp.out_bias += dattn.colwise().sum().transpose();
-    dheads.noalias() = dattn * p.out_weight;
+    rows_product(dheads, dattn, p.out_weight);
 
     // Attention, per graph and head.
     dq.setZero(N, d);
@@ -129,11 +130,11 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
       }
     }
     }  // omp parallel
-    gp.q_weight.noalias() += dq.transpose() * ly.x_in;
-    gp.v_weight.noalias() += dv.transpose() * ly.x_in;
+    add_transposed_product(gp.q_weight, dq, ly.x_in);
+    add_transposed_product(gp.v_weight, dv, ly.x_in);
     dx = dy;
-    dx.noalias() += dq * p.q_weight;
-    dx.noalias() += dv * p.v_weight;
+    rows_product(dx, dq, p.q_weight, true);
+    rows_product(dx, dv, p.v_weight, true);
   }
 
   // Input embedding.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "graphit/graphit_detail.h"
+#include "graphit/graphit_gemm.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -77,8 +78,8 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     GraphitCache::Layer& ly = cache.layers[l];
     const GraphitLayerParams& p = params.layers[l];
     const MatF& x = ly.x_in;
-    ly.q.noalias() = x * p.q_weight.transpose();
-    ly.v.noalias() = x * p.v_weight.transpose();
+    rows_product(ly.q, x, p.q_weight.transpose());
+    rows_product(ly.v, x, p.v_weight.transpose());
     ly.heads.resize(N, d);
     ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
     ly.floored.resize(static_cast<size_t>(N) * H);
@@ -135,7 +136,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
 
     // Out-projection, degree-scaled residual, norm1.
     MatF& y = cache.work_a;
-    y.noalias() = ly.heads * p.out_weight.transpose();
+    rows_product(y, ly.heads, p.out_weight.transpose());
     y.rowwise() += p.out_bias.transpose();
     y.array().colwise() *= b.residual_scale.array();
     if (drop) {
@@ -150,7 +151,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
                  rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr);
 
     // Feed-forward block, residual, norm2 (its output is the next layer's input).
-    ly.ffn.noalias() = ly.x1 * p.ffn1_weight.transpose();
+    rows_product(ly.ffn, ly.x1, p.ffn1_weight.transpose());
     ly.ffn.rowwise() += p.ffn1_bias.transpose();
     ly.ffn = ly.ffn.cwiseMax(0.0f);
     MatF& z = cache.work_b;
@@ -158,9 +159,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
       ly.drop_ffn.resize(N, c.ffn);
       dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
       cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
-      z.noalias() = cache.work_c * p.ffn2_weight.transpose();
+      rows_product(z, cache.work_c, p.ffn2_weight.transpose());
     } else {
-      z.noalias() = ly.ffn * p.ffn2_weight.transpose();
+      rows_product(z, ly.ffn, p.ffn2_weight.transpose());
     }
     z.rowwise() += p.ffn2_bias.transpose();
     if (drop) {

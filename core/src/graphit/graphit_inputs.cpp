@@ -61,12 +61,15 @@ nlohmann::json GraphitInputSpec::to_json() const {
   } else {
     j["gckn"] = nullptr;
   }
+  // Written only when it is not the default, so that element-typed models stay readable by earlier readers (which
+  // refuse unknown keys) and their files do not change.
+  if (atom_typing != AtomTyping::kElement) j["atom_typing"] = atom_typing_name(atom_typing);
   return j;
 }
 
 GraphitInputSpec GraphitInputSpec::from_json(const nlohmann::json& j) {
   const char* where = "graphit config.graph";
-  check_keys(j, {"kernel", "lap_pe", "gckn"}, where);
+  check_keys(j, {"kernel", "lap_pe", "gckn", "atom_typing"}, where);
   GraphitInputSpec s;
   const nlohmann::json k = j.value("kernel", nlohmann::json(nullptr));
   s.kernel = !k.is_null();
@@ -92,6 +95,12 @@ GraphitInputSpec GraphitInputSpec::from_json(const nlohmann::json& j) {
     s.gckn_options.use_node_attributes = get<bool>(g, "attributes", false, where);
     s.gckn_options.max_paths_per_graph = get<int64_t>(g, "max_paths", 5'000'000, where);
     s.gckn_feature_dim = get<int>(g, "feature_dim", 0, where);
+  }
+  // Absent in files written before molecules could be typed by charge: those were typed by element.
+  try {
+    s.atom_typing = parse_atom_typing(get<std::string>(j, "atom_typing", "element", where));
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(where) + ": " + e.what());
   }
   s.validate();
   return s;

@@ -143,6 +143,12 @@ std::vector<int32_t> GraphitModel::label_indices(const std::vector<std::string>&
   return out;
 }
 
+Graph GraphitModel::molecule_graph(const Molecule& molecule) const {
+  // A model without a graph section predates atom typing: its molecules were typed by element.
+  const AtomTyping typing = config.has_graph ? config.graph.atom_typing : AtomTyping::kElement;
+  return inductive::molecule_graph(molecule, config.node_labels, -1, typing);
+}
+
 MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_size) const {
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit predict: batch size must be >= 1: got ",
                   batch_size);

@@ -145,5 +145,91 @@ TEST(Smiles, VendoredBbbpParsesCompletely) {
   EXPECT_EQ(positive, 1560);  // SOURCE.md: 1560 positive / 479 negative
 }
 
+TEST(Smiles, ElementChargeTypingAddsTheFormalCharge) {
+  // Glycine zwitterion: [NH3+] and [O-] are their own atom types; neutral atoms stay plain symbols.
+  const Molecule m = parse_smiles("[NH3+]CC(=O)[O-]");
+  std::vector<std::string> by_element, by_charge;
+  for (int i = 0; i < m.n_atoms(); ++i) {
+    by_element.push_back(atom_type(m, i, AtomTyping::kElement));
+    by_charge.push_back(atom_type(m, i, AtomTyping::kElementCharge));
+  }
+  EXPECT_EQ(by_element, (std::vector<std::string>{"N", "C", "C", "O", "O"}));
+  EXPECT_EQ(by_charge, (std::vector<std::string>{"N+", "C", "C", "O", "O-"}));
+  // Charges beyond one carry their magnitude after the sign.
+  EXPECT_EQ(atom_type(parse_smiles("[Fe+2]"), 0, AtomTyping::kElementCharge), "Fe+2");
+  EXPECT_EQ(atom_type(parse_smiles("[S--]"), 0, AtomTyping::kElementCharge), "S-2");
+  EXPECT_EQ(atom_type(parse_smiles("c1cc[nH+]cc1"), 3, AtomTyping::kElementCharge), "N+");
+  EXPECT_EQ(parse_atom_typing("element"), AtomTyping::kElement);
+  EXPECT_EQ(parse_atom_typing("element-charge"), AtomTyping::kElementCharge);
+  EXPECT_STREQ(atom_typing_name(AtomTyping::kElementCharge), "element-charge");
+  expect_error([] { parse_atom_typing("charge"); }, ErrorCode::kInvalidArgument,
+               "atom typing must be element or element-charge: got 'charge'");
+  // The graph: labels index the vocabulary by type; a type it lacks is named as a type.
+  const std::vector<std::string> vocab = {"C", "N+", "O", "O-"};
+  EXPECT_EQ(molecule_graph(m, vocab, -1, AtomTyping::kElementCharge).node_labels,
+            (std::vector<int32_t>{1, 0, 0, 2, 3}));
+  expect_error([&] { molecule_graph(parse_smiles("CC[N-]"), vocab, -1, AtomTyping::kElementCharge); },
+               ErrorCode::kInvalidArgument, "atom 3 is N-, which the model does not know (its atom types: C, N+, O, O-)");
+  // Element typing (the default) is unchanged: the charged nitrogen is an "N".
+  expect_error([&] { molecule_graph(m, vocab); }, ErrorCode::kInvalidArgument, "atom 1 is N,");
+}
+
+TEST(Smiles, RegressionCsvReadsRealTargets) {
+  const std::string csv =
+      "id,smiles,y\n"
+      "a,CC[NH3+],-1.25\n"
+      "b,CCO,\n"                 // empty target: skipped and counted
+      "c,\"OC(=O)[O-]\",3e-1\n"
+      "d,c1ccccc1,  2\n";        // leading blanks are part of a number (strtod), like the other readers
+  const MoleculeDataset m = parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {},
+                                                          AtomTyping::kElementCharge);
+  EXPECT_EQ(m.dataset.n_graphs(), 3);
+  EXPECT_EQ(m.n_skipped, 1);
+  EXPECT_EQ(m.targets, (std::vector<float>{-1.25f, 0.3f, 2.0f}));
+  EXPECT_EQ(m.smiles, (std::vector<std::string>{"CC[NH3+]", "OC(=O)[O-]", "c1ccccc1"}));
+  EXPECT_EQ(m.atom_types, (std::vector<std::string>{"C", "N+", "O", "O-"}));
+  EXPECT_TRUE(m.dataset.class_values.empty());
+  for (const Graph& g : m.dataset.graphs) EXPECT_EQ(g.label, -1);
+  EXPECT_EQ(m.dataset.graphs[0].node_labels, (std::vector<int32_t>{0, 0, 1}));
+  EXPECT_EQ(m.dataset.n_node_labels(), 4);
+  // Element typing gives the plain symbols.
+  EXPECT_EQ(parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv").atom_types,
+            (std::vector<std::string>{"C", "N", "O"}));
+  // A target that is not a finite number names the file, the line, the column and the cell.
+  for (const char* bad : {"abc", "nan", "NaN", "inf", "-Infinity", "1.5x", "1e999", "0x"}) {
+    expect_error([&] { parse_molecule_regression_csv(std::string("smiles,y\nCC,1\nCO,") + bad + "\n", "smiles", "y",
+                                                     "bad.csv"); },
+                 ErrorCode::kInvalidArgument,
+                 std::string("bad.csv: line 3: target 'y' must be a finite number: got '") + bad + "'");
+  }
+  expect_error([&] { parse_molecule_regression_csv(csv, "smiles", "logP", "toy.csv"); }, ErrorCode::kInvalidArgument,
+               "toy.csv: no column 'logP' in the header (its columns: id, smiles, y)");
+  expect_error([&] { parse_molecule_regression_csv("smiles,y\nCC,\n", "smiles", "y", "empty.csv"); },
+               ErrorCode::kInvalidArgument, "empty.csv: no molecule with a 'y' value");
+  expect_error([&] { parse_molecule_regression_csv("smiles,y\nC1CC,1\n", "smiles", "y", "bad.csv"); },
+               ErrorCode::kInvalidArgument, "bad.csv: line 2: smiles: ring bond 1");
+  // A fixed vocabulary (a model's) names the atom type it lacks, with the line.
+  expect_error([&] { parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {"C", "O"},
+                                                   AtomTyping::kElementCharge); },
+               ErrorCode::kInvalidArgument, "toy.csv: line 2: molecule: atom 3 is N+");
+}
+
+TEST(Smiles, VendoredZincParsesWithChargedAtomTypes) {
+  const std::vector<uint8_t> bytes =
+      read_file_bytes(std::string(INDUCTIVE_TEST_DATA) + "/../../data/zinc-partial/zinc12k_val_reconstructed.csv");
+  const MoleculeDataset m = parse_molecule_regression_csv(std::string(bytes.begin(), bytes.end()), "smiles",
+                                                          "penalized_logP_normalized", "zinc-val",
+                                                          {}, AtomTyping::kElementCharge);
+  EXPECT_EQ(m.dataset.n_graphs(), 1000);
+  EXPECT_EQ(m.n_skipped, 0);
+  // data/zinc-partial/SOURCE.md: the types RDKit gives these molecules (sorted).
+  EXPECT_EQ(m.atom_types,
+            (std::vector<std::string>{"Br", "C", "Cl", "F", "I", "N", "N+", "N-", "O", "O-", "S", "S-"}));
+  EXPECT_FLOAT_EQ(m.targets[0], 0.631514f);  // first row of the file
+  int64_t atoms = 0;
+  for (const Graph& g : m.dataset.graphs) atoms += g.n_nodes;
+  EXPECT_EQ(atoms, 23083);  // the heavy atoms RDKit counts in these molecules (mean 23.08, SOURCE.md)
+}
+
 }  // namespace
 }  // namespace inductive

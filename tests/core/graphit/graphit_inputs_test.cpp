@@ -5,6 +5,7 @@
 #include "inductive/graph.h"
 #include "inductive/graph_cache.h"
 #include "inductive/graphit.h"
+#include "inductive/smiles.h"
 #include "../test_util.h"
 
 namespace inductive {
@@ -86,6 +87,39 @@ TEST(GraphitInputs, InconsistentSectionsAreRejected) {
   const GraphitModel m = GraphitModel::create(bare, 1);
   testing::expect_error([&] { m.prepare(Graph::from_edges(2, {{0, 1}})); }, ErrorCode::kInvalidArgument,
                         "no 'graph' section");
+}
+
+TEST(GraphitInputs, AtomTypingTravelsInTheGraphSectionAndTypesSmiles) {
+  GraphitInputSpec spec;
+  spec.atom_typing = AtomTyping::kElementCharge;
+  GraphitConfig c = config_for(spec, 4);
+  c.node_labels = {"C", "N", "N+", "O-"};
+  const GraphitModel model = GraphitModel::create(c, 3);
+  const std::vector<uint8_t> bytes = model.to_bytes();
+  const GraphitModel loaded = GraphitModel::from_bytes(bytes.data(), bytes.size());
+  EXPECT_EQ(loaded.config.to_json()["graph"]["atom_typing"], "element-charge");
+  EXPECT_EQ(loaded.config.graph.atom_typing, AtomTyping::kElementCharge);
+  // SMILES given at prediction time are typed as in training: [N+] and [O-] are their own node labels.
+  const Molecule nitro = parse_smiles("C[N+](=O)[O-]");
+  testing::expect_error([&] { loaded.molecule_graph(nitro); }, ErrorCode::kInvalidArgument, "atom 3 is O,");
+  EXPECT_EQ(loaded.molecule_graph(parse_smiles("C[N+]([O-])N")).node_labels, (std::vector<int32_t>{0, 2, 3, 1}));
+  // Files written before the key existed read as element typing, which ignores charges.
+  nlohmann::json j = c.to_json();
+  j["graph"].erase("atom_typing");
+  const GraphitConfig old = GraphitConfig::from_json(j);
+  EXPECT_EQ(old.graph.atom_typing, AtomTyping::kElement);
+  EXPECT_FALSE(old.to_json()["graph"].contains("atom_typing")) << "the default is not written: old readers stay able";
+  GraphitModel by_element = GraphitModel::create(old, 3);
+  EXPECT_EQ(by_element.molecule_graph(parse_smiles("C[N+]N")).node_labels, (std::vector<int32_t>{0, 1, 1}));
+  // The default molecule model of the repository (no key in its file) still loads, typed by element.
+  const GraphitModel mutag =
+      GraphitModel::load(std::string(INDUCTIVE_TEST_DATA) + "/../../data/models/graphit-mutag.safetensors");
+  EXPECT_EQ(mutag.config.graph.atom_typing, AtomTyping::kElement);
+  j["graph"]["atom_typing"] = "charge";
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument,
+                        "graphit config.graph: atom typing must be element or element-charge: got 'charge'");
+  j["graph"]["atom_typing"] = 1;
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "atom_typing has the wrong type");
 }
 
 }  // namespace
