@@ -5,12 +5,48 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
 #include "simd/lse_kernels.h"
 
 namespace inductive::simd {
+
+// exp of a batch, as the kernels use it (exp(-inf) = 0 exactly: masked and padded terms rely on it).
+//
+// In WebAssembly, xsimd's SSE4.1 exp converts float to int with _mm_cvtps_epi32, which emscripten's SSE emulation
+// implements lane by lane with lrint, a scalar libm call per lane; the kernels' exps then cost several times what
+// wasm SIMD can do. For float there, 2^n comes instead from the float bits of x log2(e) + 1.5 * 2^23 (the add
+// itself rounds to the nearest integer, left in the low mantissa bits), so no conversion instruction is needed;
+// e^r on [-ln2/2, ln2/2] is the classic degree-6 minimax polynomial (about 1 ulp, as xsimd's). Elsewhere: xsimd.
+template <typename T, class Arch>
+xsimd::batch<T, Arch> kernel_exp(const xsimd::batch<T, Arch>& x) {
+#if defined(__wasm_simd128__)
+  if constexpr (std::is_same_v<T, float>) {
+    using B = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<int32_t, Arch>;
+    const B magic(12582912.0f);  // 1.5 * 2^23
+    const B xc = xsimd::min(xsimd::max(x, B(-87.0f)), B(88.0f));
+    const B t = xc * B(1.44269504088896341f) + magic;
+    const B n = t - magic;
+    const B r = (xc - n * B(0.693359375f)) - n * B(-2.12194440e-4f);
+    B q(1.9875691500e-4f);
+    q = q * r + B(1.3981999507e-3f);
+    q = q * r + B(8.3334519073e-3f);
+    q = q * r + B(4.1665795894e-2f);
+    q = q * r + B(1.6666665459e-1f);
+    q = q * r + B(5.0000001201e-1f);
+    const B er = q * r * r + r + B(1.0f);
+    const I ni = xsimd::bitwise_cast<I>(t) - xsimd::bitwise_cast<I>(magic);
+    const B two_n = xsimd::bitwise_cast<B>((ni + I(127)) << 23);
+    const B e = er * two_n;
+    // Below -87 the result is under float's normal range: 0 (and exactly 0 for -inf); above 88, +inf.
+    return xsimd::select(x < B(-87.0f), B(0.0f), xsimd::select(x > B(88.0f), B(std::numeric_limits<float>::infinity()), e));
+  }
+#endif
+  return xsimd::exp(x);
+}
 
 template <typename T, class Arch>
 struct XsimdKernels {
@@ -60,12 +96,12 @@ struct XsimdKernels {
     for (; j + W <= len; j += W) {
       const B vm = B::load_unaligned(m + j);
       // Columns whose max is -inf have only -inf terms: add 0 instead of exp(NaN).
-      const B e = xsimd::select(vm == ninf, B(T(0)), xsimd::exp(bf + B::load_unaligned(k + j) - vm));
+      const B e = xsimd::select(vm == ninf, B(T(0)), kernel_exp(bf + B::load_unaligned(k + j) - vm));
       (B::load_unaligned(acc + j) + e).store_unaligned(acc + j);
     }
     if (const int r = len - j) {
       const B vm = load_tail(m + j, r, kNegInf);
-      const B e = xsimd::select(vm == ninf, B(T(0)), xsimd::exp(bf + load_tail(k + j, r, kNegInf) - vm));
+      const B e = xsimd::select(vm == ninf, B(T(0)), kernel_exp(bf + load_tail(k + j, r, kNegInf) - vm));
       store_tail(load_tail(acc + j, r, T(0)) + e, acc + j, r);
     }
   }
@@ -74,12 +110,12 @@ struct XsimdKernels {
     const B bs(shift), bw(w);
     int j = 0;
     for (; j + W <= len; j += W) {
-      const B d = bw * xsimd::exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bs);
+      const B d = bw * kernel_exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bs);
       (B::load_unaligned(gg + j) - d).store_unaligned(gg + j);
       (B::load_unaligned(gk + j) - d).store_unaligned(gk + j);
     }
     if (const int r = len - j) {
-      const B d = bw * xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bs);
+      const B d = bw * kernel_exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bs);
       store_tail(load_tail(gg + j, r, T(0)) - d, gg + j, r);
       store_tail(load_tail(gk + j, r, T(0)) - d, gk + j, r);
     }
@@ -90,13 +126,13 @@ struct XsimdKernels {
     B vs(T(0));
     int j = 0;
     for (; j + W <= len; j += W) {
-      const B d = B::load_unaligned(gg + j) * xsimd::exp(bf + B::load_unaligned(k + j) - B::load_unaligned(shift + j));
+      const B d = B::load_unaligned(gg + j) * kernel_exp(bf + B::load_unaligned(k + j) - B::load_unaligned(shift + j));
       (B::load_unaligned(gk + j) - d).store_unaligned(gk + j);
       vs += d;
     }
     if (const int r = len - j) {
       const B d = load_tail(gg + j, r, T(0)) *
-                  xsimd::exp(bf + load_tail(k + j, r, kNegInf) - load_tail(shift + j, r, T(0)));
+                  kernel_exp(bf + load_tail(k + j, r, kNegInf) - load_tail(shift + j, r, T(0)));
       store_tail(load_tail(gk + j, r, T(0)) - d, gk + j, r);
       vs += d;
     }
@@ -115,8 +151,8 @@ struct XsimdKernels {
     B vs(T(0));
     const B bm(m);
     int j = 0;
-    for (; j + W <= len; j += W) vs += xsimd::exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm);
-    if (const int r = len - j) vs += xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm);
+    for (; j + W <= len; j += W) vs += kernel_exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm);
+    if (const int r = len - j) vs += kernel_exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm);
     return xsimd::hadd(vs);
   }
 
@@ -131,9 +167,9 @@ struct XsimdKernels {
     const B bm(m), bscale(scale);
     int j = 0;
     for (; j + W <= len; j += W)
-      (bscale * xsimd::exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm)).store_unaligned(out + j);
+      (bscale * kernel_exp(B::load_unaligned(g + j) + B::load_unaligned(k + j) - bm)).store_unaligned(out + j);
     if (const int r = len - j)
-      store_tail(bscale * xsimd::exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm), out + j, r);
+      store_tail(bscale * kernel_exp(load_tail(g + j, r, T(0)) + load_tail(k + j, r, kNegInf) - bm), out + j, r);
     return m + std::log(s);
   }
 
