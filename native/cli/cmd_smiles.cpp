@@ -1,5 +1,6 @@
 // native/cli/cmd_smiles.cpp - `inductive smiles`: the graphs the library reads from SMILES (one JSON object per
-// molecule: atoms, bonds with orders, or the parse error), for inspecting inputs and for the RDKit oracle test.
+// molecule: atoms, their node types under --atom-types, bonds with orders, or the parse error), for inspecting
+// inputs and for the RDKit oracle test.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,14 +19,19 @@ namespace inductive::cli {
 
 void add_smiles_command(CLI::App& app) {
   struct Args {
-    std::string input, out, column = "smiles";
+    std::string input, out, column = "smiles", atom_types = "element";
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("smiles", "Parse SMILES (a CSV with a header) into molecule graphs (JSON lines)");
   cmd->add_option("--csv", args->input, "CSV file with a header line")->required();
   cmd->add_option("--column", args->column, "Name of the SMILES column")->capture_default_str();
   cmd->add_option("--out", args->out, "Output: one JSON object per molecule (.jsonl)")->required();
+  cmd->add_option("--atom-types", args->atom_types,
+                  "Node labels as a model would type them ('types'): element | element-charge (N+, O-)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"element", "element-charge"}));
   cmd->callback([args] {
+    const AtomTyping typing = parse_atom_typing(args->atom_types);
     const std::vector<uint8_t> bytes = read_file_bytes(args->input);
     const std::string text(bytes.begin(), bytes.end());
     LineReader lines(text);
@@ -51,6 +57,9 @@ void add_smiles_command(CLI::App& app) {
         nlohmann::json bonds = nlohmann::json::array();
         for (size_t b = 0; b < m.bonds.size(); ++b) bonds.push_back({m.bonds[b][0], m.bonds[b][1], m.bond_orders[b]});
         j["atoms"] = m.symbols;
+        std::vector<std::string> types(m.n_atoms());
+        for (int i = 0; i < m.n_atoms(); ++i) types[i] = atom_type(m, i, typing);
+        j["types"] = types;
         j["bonds"] = bonds;
       } catch (const Error& e) {
         j["error"] = e.what();  // one bad molecule does not stop the others; it is reported in place

@@ -227,6 +227,24 @@ class GraphitRegressionCli(RefusalAssertions, unittest.TestCase):
         self.assertAlmostEqual(report["mae"], np.abs(p[:, 0] - self.targets).mean(), places=4)
         self.assertAlmostEqual(report["graphs"][0]["target"], self.targets[0], places=5)
 
+    def test_smiles_command_shows_the_node_types_of_each_typing(self):
+        src, out = self.path("m.csv"), self.path("m.jsonl")
+        with open(src, "w") as f:
+            f.write("smiles\nC[NH3+]\nO=[N+]([O-])c1ccccc1\n")
+        got = {}
+        for typing in ("element", "element-charge"):
+            r = subprocess.run([CLI, "smiles", "--csv", src, "--atom-types", typing, "--out", out],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                got[typing] = [json.loads(line)["types"] for line in f]
+        self.assertEqual(got["element"], [["C", "N"], ["O", "N", "O"] + ["C"] * 6])
+        self.assertEqual(got["element-charge"], [["C", "N+"], ["O", "N+", "O-"] + ["C"] * 6])
+        r = subprocess.run([CLI, "smiles", "--csv", src, "--atom-types", "charge", "--out", self.path("x.jsonl")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertFalse(os.path.exists(self.path("x.jsonl")))
+
     def test_predict_smiles_types_atoms_as_training_did(self):
         out, rep = self.path("s.npy"), self.path("s.json")
         r = run_cli("predict", "--model", self.model, "--smiles-csv", self.csv, "--target-column", ZINC_TARGET,
