@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ot/sinkhorn_detail.h"
+#include "simd/small_gemm.h"
 
 namespace inductive {
 
@@ -89,9 +90,13 @@ MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vec
     const MatF& z = refs_[r];
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
+#if defined(__EMSCRIPTEN__)
+      simd::gemm_abt(psi.row(b, 0), k, z.data(), k, sim.get() + static_cast<int64_t>(b) * N * p, p, n, p, k);
+#else
       CMapF x(psi.row(b, 0), n, k);
       MapF s(sim.get() + static_cast<int64_t>(b) * N * p, n, p);
       s.noalias() = x * z.transpose();
+#endif
     });
     // The plan goes straight into the cache when backward will need it (before positional weighting).
     float* plan = nullptr;
@@ -110,17 +115,20 @@ MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vec
       const int n = psi.n[b];
       const int64_t off = static_cast<int64_t>(b) * N * p;
       CMapF pb(plan + off, n, p);
-      CMapF x(psi.row(b, 0), n, k);
       MapF phi(out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
+      MatF w;
       if (options_.sigma_pos > 0) {
-        MatF w(n, p);
+        w.resize(n, p);
         positional_weights(n, p, options_.sigma_pos, w.data());
         w.array() *= pb.array();
-        phi.noalias() = c * (w.transpose() * x);
         if (plans_out) MapF((*plans_out)[r].data() + off, n, p) = w;
-      } else {
-        phi.noalias() = c * (pb.transpose() * x);
       }
+      const float* weights = options_.sigma_pos > 0 ? w.data() : plan + off;
+#if defined(__EMSCRIPTEN__)
+      simd::gemm_atb(weights, p, psi.row(b, 0), k, phi.data(), k, p, k, n, c);
+#else
+      phi.noalias() = c * (CMapF(weights, n, p).transpose() * CMapF(psi.row(b, 0), n, k));
+#endif
     });
   }
   return out;
