@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/error.h"
+#include "inductive/linalg.h"
 
 namespace inductive::testing {
 
@@ -48,6 +49,12 @@ std::vector<T> random_marginal(int len, uint32_t seed, double mass = 1.0) {
 }
 
 // Runs `body`, expects inductive::Error with `code` whose message contains `fragment`.
+// An r x c float matrix of values uniform in [-1, 1).
+inline MatF random_mat(int r, int c, uint32_t seed) {
+  const auto v = random_vector<float>(static_cast<size_t>(r) * c, seed, -1, 1);
+  return CMapF(v.data(), r, c);
+}
+
 template <typename F>
 void expect_error(F&& body, ErrorCode code, const std::string& fragment) {
   try {

@@ -7,7 +7,7 @@
 
 #include "inductive/sinkhorn.h"
 #include "ot/sinkhorn_detail.h"
-#include "../test_util.h"
+#include "masked_batch.h"
 
 namespace inductive {
 namespace {
@@ -16,32 +16,9 @@ using testing::random_cost;
 using testing::random_marginal;
 using testing::random_vector;
 
-struct Batch {
-  int batch = 2, n_max = 6, p_max = 5;
-  std::vector<int32_t> n{6, 3}, p{5, 2};
-  std::vector<double> cost, a, b;
-  Batch() {
-    cost.assign(static_cast<size_t>(batch) * n_max * p_max, 0.0);
-    a.assign(static_cast<size_t>(batch) * n_max, 0.0);
-    b.assign(static_cast<size_t>(batch) * p_max, 0.0);
-    for (int bi = 0; bi < batch; ++bi) {
-      const auto c = random_cost<double>(n[bi], p[bi], 70 + bi);
-      const auto aa = random_marginal<double>(n[bi], 80 + bi);
-      const auto bb = random_marginal<double>(p[bi], 90 + bi);
-      for (int i = 0; i < n[bi]; ++i) {
-        a[bi * n_max + i] = aa[i];
-        for (int j = 0; j < p[bi]; ++j) cost[(bi * n_max + i) * p_max + j] = c[i * p[bi] + j];
-      }
-      for (int j = 0; j < p[bi]; ++j) b[bi * p_max + j] = bb[j];
-    }
-  }
-  SinkhornProblem<double> problem(const std::vector<double>& c) const {
-    return {c.data(), batch, n_max, p_max, n.data(), p.data(), a.data(), b.data()};
-  }
-  bool valid(int k) const {
-    const int bi = k / (n_max * p_max), i = (k / p_max) % n_max, j = k % p_max;
-    return i < n[bi] && j < p[bi];
-  }
+// Two masked problems, 6 x 5 and 3 x 2 in 6 x 5 padding.
+struct Batch : testing::MaskedBatch {
+  Batch() : MaskedBatch({6, 3}, {5, 2}, 70) {}
 };
 
 // L(C) = sum_k W_k P_k(C), and optionally the sum of regularised costs.
@@ -172,8 +149,7 @@ TEST(SinkhornGradientErrors, RejectsATapeOfAnotherProblem) {
 // summaries and gradient, with and without early stopping, zero-mass rows and clamped logits.
 TEST(SinkhornLayouts, RowsAndColumnsAgree) {
   Batch bt;
-  bt.a[0] += bt.a[2];  // a zero-mass row in problem 0, its mass moved to row 0
-  bt.a[2] = 0;
+  bt.zero_row_mass(0, 2, 0);
   bt.cost[7] = 1e35;  // clamped
   for (double tol : {0.0, 1e-7}) {
     SinkhornOptions o;

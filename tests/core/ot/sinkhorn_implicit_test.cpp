@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/sinkhorn.h"
-#include "../test_util.h"
+#include "masked_batch.h"
 
 namespace inductive {
 namespace {
@@ -16,37 +16,10 @@ using testing::random_cost;
 using testing::random_marginal;
 using testing::random_vector;
 
-struct Batch {
-  int batch = 2, n_max = 7, p_max = 5;
-  std::vector<int32_t> n{7, 3}, p{5, 2};
-  std::vector<double> cost, a, b;
-  explicit Batch(bool zero_mass_row = false) {
-    cost.assign(static_cast<size_t>(batch) * n_max * p_max, 0.0);
-    a.assign(static_cast<size_t>(batch) * n_max, 0.0);
-    b.assign(static_cast<size_t>(batch) * p_max, 0.0);
-    for (int bi = 0; bi < batch; ++bi) {
-      const auto c = random_cost<double>(n[bi], p[bi], 170 + bi);
-      auto aa = random_marginal<double>(n[bi], 180 + bi);
-      if (zero_mass_row && bi == 0) {
-        // One point without mass: the rest is renormalised to the columns' total.
-        const double moved = aa[2];
-        aa[2] = 0;
-        aa[0] += moved;
-      }
-      const auto bb = random_marginal<double>(p[bi], 190 + bi);
-      for (int i = 0; i < n[bi]; ++i) {
-        a[bi * n_max + i] = aa[i];
-        for (int j = 0; j < p[bi]; ++j) cost[(bi * n_max + i) * p_max + j] = c[i * p[bi] + j];
-      }
-      for (int j = 0; j < p[bi]; ++j) b[bi * p_max + j] = bb[j];
-    }
-  }
-  SinkhornProblem<double> problem(const std::vector<double>& c) const {
-    return {c.data(), batch, n_max, p_max, n.data(), p.data(), a.data(), b.data()};
-  }
-  bool valid(int k) const {
-    const int bi = k / (n_max * p_max), i = (k / p_max) % n_max, j = k % p_max;
-    return i < n[bi] && j < p[bi];
+// Two masked problems, 7 x 5 and 3 x 2 in 7 x 5 padding; optionally row 2 of problem 0 without mass.
+struct Batch : testing::MaskedBatch {
+  explicit Batch(bool zero_mass_row = false) : MaskedBatch({7, 3}, {5, 2}, 170) {
+    if (zero_mass_row) zero_row_mass(0, 2, 0);
   }
 };
 

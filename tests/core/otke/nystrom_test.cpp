@@ -10,10 +10,7 @@
 namespace inductive {
 namespace {
 
-MatF random_mat(int r, int c, uint32_t seed) {
-  const auto v = testing::random_vector<float>(static_cast<size_t>(r) * c, seed, -1, 1);
-  return CMapF(v.data(), r, c);
-}
+using testing::random_mat;
 
 TEST(Nystrom, ReproducesTheKernelBetweenAnchors) {
   // With as many anchors as points and tiny reg, <psi(w_i), psi(w_j)> = kappa(w_i, w_j).

@@ -9,10 +9,7 @@
 namespace inductive {
 namespace {
 
-MatF random_mat(int r, int c, uint32_t seed) {
-  const auto v = testing::random_vector<float>(static_cast<size_t>(r) * c, seed, -1, 1);
-  return CMapF(v.data(), r, c);
-}
+using testing::random_mat;
 
 SetBatch random_batch(const std::vector<int>& lengths, int k, uint32_t seed) {
   std::vector<std::vector<float>> sets;

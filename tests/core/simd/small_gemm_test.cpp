@@ -9,10 +9,7 @@
 namespace inductive {
 namespace {
 
-MatF random_mat(int r, int c, uint32_t seed) {
-  const auto v = testing::random_vector<float>(static_cast<size_t>(r) * c, seed, -1, 1);
-  return CMapF(v.data(), r, c);
-}
+using testing::random_mat;
 
 TEST(SmallGemm, RowsTimesRowsTransposedEqualsEigen) {
   for (int m : {1, 3, 4, 9})
