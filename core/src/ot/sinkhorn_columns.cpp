@@ -71,10 +71,8 @@ OneResult solve_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, T* p
     r.n_iter = t + 1;
   }
 
-  // P_ij = a_i exp(G_j + K_ij - rl_i): each row sums to a_i up to rounding, as in the row layout. rl is recomputed
-  // because an early stop leaves G from the previous iteration with rl from the same one, and a fresh pass keeps the
-  // two consistent in every case.
-  row_lses(kern, kt.data(), G.data(), n, p, m.data(), acc.data(), rl.data());
+  // P_ij = a_i exp(G_j + K_ij - rl_i): each row sums to a_i up to rounding, as in the row layout. rl is the row LSE
+  // of the current G whether the loop ran out or stopped early (the stop comes before G changes; max_iter >= 1).
   std::vector<T> col(n);
   for (int j = 0; j < p; ++j) {
     std::fill(col.begin(), col.end(), T(0));
