@@ -384,6 +384,12 @@ void run_cv(const CvArgs& a) {
   const int total_runs = static_cast<int>(which.size() * (grid.size() + (grid.size() > 1 ? 1 : 0)));
   int done_runs = 0;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // A fold of a large dataset trains for minutes: between the per-run lines, an epoch line at most every 15 s
+  // says where the run is and when the whole protocol should end (ETA over all epochs of all runs).
+  const long total_epochs = static_cast<long>(total_runs) * a.fit.epochs;
+  long done_epochs = 0;
+  double last_report = 0;
+  int current_fold = 0;
   auto fit = [&](const Point& pt, const PrecomputedDataset& pre, const GraphitInputSpec& spec,
                  const std::vector<int32_t>& tr, const std::vector<int32_t>* va, const std::vector<int32_t>* te) {
     ModelArgs m = a.model;
@@ -398,8 +404,17 @@ void run_cv(const CvArgs& a) {
     GraphitDataset d_va, d_te;
     if (va) d_va = graphit_subset(g, pre, config, *va);
     if (te) d_te = graphit_subset(g, pre, config, *te);
-    GraphitTrainReport r = train_graphit(model, d_tr, va ? &d_va : nullptr, te ? &d_te : nullptr, train_options(f));
+    GraphitTrainReport r = train_graphit(
+        model, d_tr, va ? &d_va : nullptr, te ? &d_te : nullptr, train_options(f), [&](const GraphitEpoch& e) {
+          ++done_epochs;
+          if (a.fit.quiet || elapsed() - last_report < 15.0) return;
+          last_report = elapsed();
+          std::fprintf(stderr, "graphit cv: fold %d: run %d/%d: epoch %d/%d (%.0f s elapsed, ETA %.0f s)\n",
+                       current_fold, done_runs + 1, total_runs, e.epoch, a.fit.epochs, elapsed(),
+                       elapsed() / done_epochs * (total_epochs - done_epochs));
+        });
     ++done_runs;
+    done_epochs = static_cast<long>(done_runs) * a.fit.epochs;  // early stop or resume would skew the ETA
     return r;
   };
 
@@ -407,10 +422,11 @@ void run_cv(const CvArgs& a) {
   std::vector<double> scores;
   for (int k : which) {
     const GraphFold& fold = folds[k - 1];
+    current_fold = k;
     const auto fold_start = std::chrono::steady_clock::now();
     // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
     const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
-    const PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, true);
+    const PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, a.fit.quiet);
     Point best = grid.front();
     double best_val = NAN;
     json selection = json::array();

@@ -130,8 +130,15 @@ class GraphitCli(RefusalAssertions, unittest.TestCase):
     def test_cv_runs_the_protocol(self):
         out = self.path("cv.json")
         r = self.run_cli("cv", "--tu", MUTAG, "--folds", FOLDS, "--folds-to-run", "1,3", "--epochs", "3",
-                         "--grid-layers", "1,2", "--grid-dim", "16", "--last", "2", "--quiet", "--out", out)
+                         "--grid-layers", "1,2", "--grid-dim", "16", "--last", "2", "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
+        # Progress on stderr: each fold's preparation, each grid point's validation score and each fold's test
+        # score, with an ETA for the whole protocol.
+        lines = r.stderr.splitlines()
+        self.assertEqual(sum("graphit: prepared" in l for l in lines), 2, r.stderr)
+        self.assertEqual(sum(" val " in l and "ETA" in l for l in lines), 8, r.stderr)
+        self.assertTrue(any(l.startswith("graphit cv: fold 3: test accuracy") and "ETA 0 s" in l for l in lines),
+                        r.stderr)
         with open(out) as f:
             report = json.load(f)
         self.assertEqual([f["fold"] for f in report["folds"]], [1, 3])
