@@ -61,12 +61,12 @@ def report_path(results, dataset, variant, folds):
     return os.path.join(results, f"{dataset}_{variant}{suffix}.json")
 
 
-def run_cell(cli, data, results, dataset, variant, folds, epochs):
+def run_cell(cli, data, fold_root, results, dataset, variant, folds, epochs):
     out = report_path(results, dataset, variant, folds)
     if os.path.exists(out):
         return f"{dataset} {variant}: report exists, skipped ({out})"
     cmd = [cli, "graphit", "cv", "--tu", os.path.join(data, f"tu-{dataset}"),
-           "--folds", os.path.join(data, "graphit-fold-idx", FOLD_DIRS.get(dataset, dataset)),
+           "--folds", os.path.join(fold_root, FOLD_DIRS.get(dataset, dataset)),
            "--epochs", str(epochs), "--quiet", "--out", out] + GRID + variant_args(variant)
     if folds:
         cmd += ["--folds-to-run"] + [str(f) for f in folds]
@@ -125,7 +125,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", help="the inductive executable")
     ap.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data"),
-                    help="folder holding tu-<NAME>/ and graphit-fold-idx/")
+                    help="folder holding tu-<NAME>/")
+    ap.add_argument("--fold-root", help="folder holding the fold folders (default: DATA/graphit-fold-idx)")
     ap.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     ap.add_argument("--variants", nargs="+", default=VARIANTS)
     ap.add_argument("--folds-to-run", nargs="+", type=int, default=[], help="only these outer folds (1-based)")
@@ -140,9 +141,10 @@ def main():
         for v in a.variants:
             variant_args(v)
         os.makedirs(a.results, exist_ok=True)
+        fold_root = a.fold_root or os.path.join(a.data, "graphit-fold-idx")
         cells = [(d, v) for d in a.datasets for v in a.variants]
         with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-            for line in pool.map(lambda c: run_cell(a.cli, a.data, a.results, c[0], c[1], a.folds_to_run, a.epochs), cells):
+            for line in pool.map(lambda c: run_cell(a.cli, a.data, fold_root, a.results, c[0], c[1], a.folds_to_run, a.epochs), cells):
                 print(line, file=sys.stderr, flush=True)
     print_table(a.results)
 
