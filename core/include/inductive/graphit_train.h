@@ -74,8 +74,10 @@ struct GraphitEvaluation {
   double metric = 0;  // accuracy or MAE
   MatF outputs;       // graphs x outputs
 };
-// Evaluation-mode loss and metric over a dataset (needs its targets).
-GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size = 128);
+// Evaluation-mode loss and metric over a dataset (needs its targets). `cache` (optional) is reused scratch: a
+// caller evaluating every epoch passes the same one, so the batch buffers are not allocated afresh each time.
+GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size = 128,
+                                   GraphitCache* cache = nullptr);
 
 // Trains `model` in place on `train`; `val` and `test` (optional, may be null) are evaluated after every
 // epoch and only recorded. `on_epoch` (optional) is called after every epoch (progress lines, early exits by

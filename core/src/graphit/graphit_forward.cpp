@@ -95,18 +95,22 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     for (int g = 0; g < b.n_graphs; ++g) {
       const int o = b.offsets[g], n = b.size(g);
       const MatF* K = c.kernel ? b.kernels[g] : nullptr;
-      VecF rowmax_buffer(n);
+      VecF exp_row(n);
       for (int h = 0; h < H; ++h) {
         const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
         MapF A(ly.probs.data() + at, n, n);
         const auto Qh = ly.q.block(o, h * dh, n, dh);
         A.noalias() = Qh * Qh.transpose();
         // exp(s - rowmax) with s = scale q q^T; the max is taken before scaling (scale > 0: same argmax).
-        Eigen::Map<VecF> rowmax(rowmax_buffer.data(), n);
-        rowmax = A.rowwise().maxCoeff();
-        A = ((A.colwise() - rowmax).array() * scale).exp().matrix();
+        // Row by row through an aligned buffer, so Eigen vectorises the exp (the whole-matrix form broadcasts
+        // across the storage order and fell back to scalar expf). The buffer, not the row in place: Eigen
+        // peels a misaligned head with the scalar exp, and the rows' alignment depends on where the heap put
+        // `probs`, so in place the bits of a run would depend on the allocator (a resumed run would differ).
         const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;  // per graph: H blocks of n rows
         for (int i = 0; i < n; ++i) {
+          const float rowmax = A.row(i).maxCoeff();
+          exp_row = ((A.row(i).transpose().array() - rowmax) * scale).exp().matrix();
+          A.row(i) = exp_row.transpose();
           float r;
           if (K) r = A.row(i).dot(K->row(i));
           else r = A.row(i).sum();

@@ -166,20 +166,22 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
 
 }  // namespace
 
-GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size) {
+GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
+                                   GraphitCache* cache) {
   const GraphitConfig& c = model.config;
   check_targets(c, data, "evaluation");
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit evaluate: batch size must be >= 1");
   GraphitEvaluation r;
   r.outputs.resize(data.size(), c.outputs);
-  GraphitCache cache;
+  GraphitCache local;
+  GraphitCache& scratch = cache ? *cache : local;
   MatF out;
   for (int begin = 0; begin < data.size(); begin += batch_size) {
     const int end = std::min(data.size(), begin + batch_size);
     std::vector<int> idx(end - begin);
     std::iota(idx.begin(), idx.end(), begin);
     const GraphitBatch b = pack_part(c, data, idx);
-    r.loss += model.loss(b, {}, nullptr, &out, &cache) * (end - begin);
+    r.loss += model.loss(b, {}, nullptr, &out, &scratch) * (end - begin);
     r.outputs.middleRows(begin, end - begin) = out;
   }
   r.loss /= data.size();
@@ -216,7 +218,7 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     const auto gv = grads.tensors(c);
     for (size_t t = 0; t < pv.size(); ++t) blocks.push_back({pv[t].name, pv[t].data, gv[t].data, pv[t].size(), true});
   }
-  GraphitCache cache;
+  GraphitCache cache, eval_cache;  // eval batches are larger: their own scratch, kept across epochs
   MatF out;
   std::vector<int> order(train.size());
   double elapsed = 0;
@@ -255,12 +257,12 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     e.train_metric = metric_sum / train.size();
     e.val_loss = e.val_metric = e.test_loss = e.test_metric = nan;
     if (val) {
-      const GraphitEvaluation r = evaluate_graphit(model, *val, options.eval_batch_size);
+      const GraphitEvaluation r = evaluate_graphit(model, *val, options.eval_batch_size, &eval_cache);
       e.val_loss = r.loss;
       e.val_metric = r.metric;
     }
     if (test) {
-      const GraphitEvaluation r = evaluate_graphit(model, *test, options.eval_batch_size);
+      const GraphitEvaluation r = evaluate_graphit(model, *test, options.eval_batch_size, &eval_cache);
       e.test_loss = r.loss;
       e.test_metric = r.metric;
     }
