@@ -16,6 +16,7 @@
 #include "inductive/adam.h"
 #include "inductive/graph_kernels.h"
 #include "inductive/graphit.h"
+#include "inductive/heap.h"
 #include "inductive/version.h"
 
 #if defined(_OPENMP)
@@ -143,6 +144,7 @@ void run(const Setup& s, bool kernel, int threads) {
 }  // namespace
 
 int main() {
+  inductive::keep_batch_buffers_in_heap();  // as `inductive graphit train` does, so the step is the trainer's
   std::printf("%s\n", producer());
   std::printf("GraphiT throughput, graphs/s (median batch time); precomputation = eigendecomposition + "
               "diffusion kernel per graph; threads split the per-graph attention (forward and backward) and the rows of the "

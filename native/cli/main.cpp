@@ -7,15 +7,12 @@
 #include <new>
 #include <string>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <CLI/CLI.hpp>
 
 #include "cli_common.h"
 #include "cmd_otke.h"
 #include "inductive/error.h"
+#include "inductive/heap.h"
 #include "inductive/version.h"
 
 #ifdef INDUCTIVE_HAVE_CUDA
@@ -38,20 +35,10 @@ void print_error(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", line.c_str());
 }
 
-// Training loops resize the same few MB of batch buffers every step (packed batches differ in node count). glibc
-// serves blocks over its mmap threshold with fresh mappings and trims the heap top back to the OS, so every step
-// page-faulted and zeroed them again: 7% of a GraphiT epoch. Keeping them in the heap costs no more peak memory.
-void keep_batch_buffers_in_heap() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed value on 64-bit
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_batch_buffers_in_heap();
+  inductive::keep_batch_buffers_in_heap();
 #ifdef INDUCTIVE_HAVE_CUDA
   inductive::cuda::register_cuda_backend();
 #endif
