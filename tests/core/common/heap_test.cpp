@@ -18,7 +18,7 @@ TEST(Heap, BatchSizedBlocksComeFromTheHeapAndStayThereWhenFreed) {
 #else
   inductive::keep_batch_buffers_in_heap();
   const size_t mapped_before = mallinfo2().hblks;
-  void* block = std::malloc(8u << 20);  // over glibc's default 128 KiB .. 32 MiB dynamic mmap threshold
+  void* block = std::malloc(8u << 20);  // over glibc's default 128 KiB mmap threshold
   ASSERT_NE(block, nullptr);
   EXPECT_EQ(mallinfo2().hblks, mapped_before) << "an 8 MB block was mapped instead of served from the heap";
   const size_t heap_with_block = mallinfo2().arena;
