@@ -42,3 +42,12 @@ build_all() {
   build_wasm
   build_web
 }
+
+# What `npm start` needs before it can serve: the CLI (for the example) and the wasm module (for the demo), not the
+# test suites, benches and wasm test binaries, which `npm test` / `npm run build` build later in the same folders.
+build_for_start() {
+  bash scripts/setup.sh
+  step "native CLI (build/native-release, target inductive_cli)"; build_preset native-release --target inductive_cli
+  step "wasm module (build/wasm-release -> web/wasm)"; build_preset wasm-release --target inductive_web_wasm
+  build_web
+}

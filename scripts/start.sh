@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `npm start`: set up, build, run the CLI on the bundled example, then serve the demo on 127.0.0.1.
+# `npm start`: set up, build what the demo and the example need, run the CLI on the bundled example, then serve the
+# demo on 127.0.0.1. The last line on stdout before serving is the demo's URL (tests/first_run reads it).
 source "$(dirname "$0")/lib.sh"
-build_all
+build_for_start
 
 CLI=build/native-release/bin/inductive
 step "CLI: transport MNIST digit 3 onto digit 8 (data/examples/, eps 0.01, tol 1e-6)"
@@ -13,4 +14,5 @@ trap 'rm -rf "$out"' EXIT
 PORT="${PORT:-5173}"
 step "demo: http://127.0.0.1:$PORT/  (Ctrl-C to stop)"
 echo "http://127.0.0.1:$PORT/"
+# The config sets the demo folder as Vite's root, so this serves web/demo/dist whatever the working directory.
 exec npx --no-install vite preview --config web/demo/vite.config.ts --host 127.0.0.1 --port "$PORT" --strictPort

@@ -1,8 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 // The demo must run from `vite build` output served as plain static files (any sub-path, no server logic),
 // so every URL is relative and every asset is a real file next to the bundle.
 export default defineConfig({
+  // The root is this folder whatever the working directory: `npm start` runs `vite preview --config
+  // web/demo/vite.config.ts` from the repository root, and without this Vite served the root's (absent) dist/.
+  root: fileURLToPath(new URL('.', import.meta.url)),
   base: './',
   build: {
     outDir: 'dist',

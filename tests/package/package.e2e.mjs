@@ -1,0 +1,184 @@
+// The npm package as people install it: `npm pack` web/, install the tarball into fresh projects outside the
+// repository and use it there, as (a) a Node ESM script, (b) a Vite app running it in a module Worker (vite build,
+// then Chromium), (c) a strict TypeScript project checked against the shipped .d.ts, (d) a CommonJS script.
+// Also reports the size budget (packed, wasm raw/gzip, JS) into build/package-size.json.
+//
+// Needs: web/dist and web/wasm built (npm run build), the workspace's vite, typescript and playwright-core.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..', '..');
+const webDir = join(repoRoot, 'web');
+const otkeModel = join(repoRoot, 'data', 'models', 'otke-promoters-ecoli.safetensors');
+const failures = [];
+const log = (msg) => console.log(`package: ${msg}`);
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+async function step(name, body) {
+  try {
+    await body();
+    log(`PASS ${name}`);
+  } catch (e) {
+    failures.push(name);
+    console.error(`package: FAIL ${name}: ${e?.stack ?? e}`);
+  }
+}
+
+function run(cmd, args, cwd, { allowFailure = false } = {}) {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  if (!allowFailure && r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  }
+  return r;
+}
+
+// A fresh project: the consumer's files copied into a temporary folder, and the tarball installed there.
+function project(name, tarball) {
+  const dir = mkdtempSync(join(tmpdir(), `inductive-consumer-${name}-`));
+  cpSync(join(here, 'consumers', name), dir, { recursive: true });
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], dir);
+  return dir;
+}
+
+function lastJsonLine(text) {
+  const line = text.trim().split('\n').pop() ?? '';
+  return JSON.parse(line);
+}
+
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name));
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'inductive-pack-'));
+const projects = [];
+try {
+  // npm pack prints the tarball's name; --json also lists its files and sizes.
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', scratch],
+    { cwd: webDir, encoding: 'utf8' }))[0];
+  const tarball = join(scratch, packed.filename);
+  const inPackage = packed.files.map((f) => f.path);
+
+  await step('the tarball holds what users need and nothing else', () => {
+    for (const needed of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'wasm/inductive.mjs',
+      'wasm/inductive.wasm', 'wasm/inductive.d.mts']) {
+      check(inPackage.includes(needed), `${needed} is missing from the tarball`);
+    }
+    const stray = inPackage.filter((f) => /(^|\/)(test|tests|e2e)\/|\.test\.|\.map$|tsbuildinfo|^src\//.test(f));
+    check(stray.length === 0, `files a user does not need are packed: ${stray.join(', ')}`);
+  });
+
+  const wasmBytes = readFileSync(join(webDir, 'wasm', 'inductive.wasm'));
+  const jsFiles = inPackage.filter((f) => /\.(m?js)$/.test(f));
+  const jsBytes = jsFiles.reduce((s, f) => s + statSync(join(webDir, f)).size, 0);
+  const jsGzip = jsFiles.reduce((s, f) => s + gzipSync(readFileSync(join(webDir, f)), { level: 9 }).length, 0);
+  const size = {
+    packed_bytes: packed.size,
+    unpacked_bytes: packed.unpackedSize,
+    files: packed.entryCount,
+    wasm_bytes: wasmBytes.length,
+    wasm_gzip_bytes: gzipSync(wasmBytes, { level: 9 }).length,
+    js_bytes: jsBytes,
+    js_gzip_bytes: jsGzip,
+    js_files: jsFiles.length,
+  };
+  mkdirSync(join(repoRoot, 'build'), { recursive: true });
+  writeFileSync(join(repoRoot, 'build', 'package-size.json'), JSON.stringify(size, null, 2) + '\n');
+  const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+  log(`size: packed ${kb(size.packed_bytes)} (${size.files} files, ${kb(size.unpacked_bytes)} unpacked); ` +
+    `wasm ${kb(size.wasm_bytes)} raw, ${kb(size.wasm_gzip_bytes)} gzip; ` +
+    `JS ${kb(size.js_bytes)} raw, ${kb(size.js_gzip_bytes)} gzip in ${size.js_files} files`);
+
+  await step('(a) a Node ESM script', () => {
+    const dir = project('node-esm', tarball);
+    projects.push(dir);
+    const r = lastJsonLine(run('node', ['main.mjs', otkeModel], dir).stdout);
+    check(r.simd === 'wasm-simd128', `simd: ${r.simd}`);
+    check(r.planError < 1e-5 && r.converged, `2x2 plan vs the closed form: error ${r.planError}`);
+    check(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
+    check(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
+    check(r.errorCode === 'shape_mismatch', `a 3-value cost for 2 x 2 gave ${r.errorCode}`);
+  });
+
+  await step('(c) a strict TypeScript project type-checks against the shipped .d.ts', () => {
+    const dir = project('typescript', tarball);
+    projects.push(dir);
+    const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+    for (const config of ['tsconfig.json', 'tsconfig.bundler.json']) {
+      const r = run('node', [tsc, '-p', config], dir, { allowFailure: true });
+      check(r.status === 0, `tsc -p ${config} failed:\n${r.stdout}${r.stderr}`);
+    }
+    // The check can fail: a type error in user code is reported against the package's types.
+    writeFileSync(join(dir, 'main.ts'), readFileSync(join(dir, 'main.ts'), 'utf8')
+      .replace('// @ts-expect-error: the cost must be a Float32Array\n', ''));
+    const r = run('node', [tsc, '-p', 'tsconfig.json'], dir, { allowFailure: true });
+    check(r.status !== 0 && /Float32Array/.test(r.stdout), `a number[] cost type-checked:\n${r.stdout}`);
+  });
+
+  await step('(d) a CommonJS consumer', () => {
+    const dir = project('commonjs', tarball);
+    projects.push(dir);
+    const r = run('node', ['main.cjs'], dir, { allowFailure: true });
+    check(r.status === 0, `require('inductive') failed (exit ${r.status}):\n${r.stderr}`);
+    const out = lastJsonLine(r.stdout);
+    check(Math.abs(out.planSum - 1) < 1e-4, `plan mass ${out.planSum}`);
+    check(out.errorCode === 'invalid_argument', `eps -1 gave ${out.errorCode}`);
+  });
+
+  await step('(b) a Vite app runs the package in a module Worker (vite build, Chromium)', async () => {
+    const dir = project('vite-worker', tarball);
+    projects.push(dir);
+    mkdirSync(join(dir, 'public'));
+    cpSync(otkeModel, join(dir, 'public', 'otke.safetensors'));
+    const { build } = await import('vite');
+    await build({
+      root: dir, base: './', configFile: false, logLevel: 'warn',
+      build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
+      worker: { format: 'es' },
+    });
+    const dist = join(dir, 'dist');
+    const wasmAssets = filesUnder(dist).filter((f) => f.endsWith('.wasm'));
+    check(wasmAssets.length === 1, `vite build emitted ${wasmAssets.length} .wasm files`);
+    check(statSync(wasmAssets[0]).size === wasmBytes.length, 'the emitted wasm differs from the package\'s');
+    process.env.DEMO_DIST = dist;
+    const { runDemoTest, check: pageCheck } = await import(join(repoRoot, 'web', 'demo', 'e2e', 'harness.mjs'));
+    const before = process.exitCode;
+    await runDemoTest({
+      name: 'package (b)', shot: 'package-vite-worker.png', timeoutMs: 60_000,
+      body: async ({ page, url }) => {
+        await page.goto(url);
+        await page.waitForSelector('body[data-done]');
+        const r = JSON.parse(await page.textContent('#status'));
+        pageCheck(r.ok, `the worker failed: ${r.error}`);
+        pageCheck(r.simd === 'wasm-simd128', `simd ${r.simd}`);
+        pageCheck(r.planError < 1e-5, `2x2 plan vs the closed form: error ${r.planError}`);
+        pageCheck(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
+        pageCheck(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
+        pageCheck(r.errorCode === 'bad_model_file', `a 16-byte model gave ${r.errorCode}`);
+        pageCheck(r.streamed === 1, `the wasm was compiled with instantiateStreaming ${r.streamed} times, expected 1`);
+        pageCheck(r.wasm.length === 1 && r.wasm[0].startsWith(url),
+          `the wasm came from ${JSON.stringify(r.wasm)}, expected one file under ${url}`);
+        console.log(`package (b): worker result ${relative(repoRoot, dist)}: ${JSON.stringify(r)}`);
+      },
+    });
+    check(process.exitCode === before, 'the Chromium run failed (see above)');
+  });
+} finally {
+  for (const dir of projects) rmSync(dir, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+if (failures.length) {
+  console.error(`package: ${failures.length} failed: ${failures.join('; ')}`);
+  process.exitCode = 1;
+} else {
+  log('all consumers passed');
+}
