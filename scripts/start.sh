@@ -11,6 +11,8 @@ trap 'rm -rf "$out"' EXIT
 "$CLI" sinkhorn --cost data/examples/mnist_3_to_8_cost.npy --a data/examples/mnist_3_weights.npy \
   --b data/examples/mnist_8_weights.npy --eps 0.01 --tol 1e-6 --max-iter 5000 --out "$out/plan.npy" >&2
 
+rm -rf "$out"; trap - EXIT   # exec below replaces this shell, so no EXIT trap would run
+
 PORT="${PORT:-5173}"
 step "demo: http://127.0.0.1:$PORT/  (Ctrl-C to stop)"
 echo "http://127.0.0.1:$PORT/"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: set up, build, then every suite. Stops at the first failing suite with its output.
 #   native GoogleTest + CLI + POT oracle (ctest), CUDA tests (skip without a GPU), the core tests built with em++
-#   under Node, Vitest (TS API in Node), the demo in Debian Chromium (playwright-core), and the fuzzers briefly.
+#   under Node, Vitest (TS API in Node), the packed npm package in fresh consumer projects, the demo in Debian
+#   Chromium (playwright-core) served statically and through `npm start` itself, and the fuzzers briefly.
 source "$(dirname "$0")/lib.sh"
 build_all
 
@@ -14,8 +15,14 @@ ctest --test-dir build/wasm-release --output-on-failure -L wasm
 step "TS package (vitest, Node)"
 npm test --silent -w inductive
 
+step "the npm package as users install it (npm pack; Node ESM, Vite + Worker in Chromium, strict TS, CommonJS)"
+node tests/package/package.e2e.mjs
+
 step "demo end to end (Debian Chromium via playwright-core)"
 npm run test:e2e --silent -w inductive-demo
+
+step "first run: \`npm start\` as the README says, then every demo panel at the URL it prints"
+node tests/first_run/npm_start.e2e.mjs
 
 step "fuzzers (${FUZZ_SECONDS:-20} s each)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

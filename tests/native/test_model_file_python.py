@@ -72,15 +72,17 @@ def cli(*args):
     return done.stdout
 
 
-def info_tensors(stdout):
-    """The tensor table `inductive info` prints: name -> (dtype, shape, bytes)."""
+def info_report(stdout):
+    """What `inductive info` prints: (config as parsed JSON, tensor table name -> (dtype, shape, bytes))."""
+    lines = stdout.splitlines()
+    config_at, tensors_at = lines.index("config:"), next(i for i, l in enumerate(lines) if l.startswith("tensors:"))
+    config = json.loads("\n".join(lines[config_at + 1:tensors_at]))
     rows = {}
-    for line in stdout.splitlines():
-        parts = line.split()
-        if line.startswith("  ") and not line.startswith("   ") and parts and parts[0] != "name":
-            shape_text = line[line.index("["):line.index("]") + 1]
-            rows[parts[0]] = (parts[1], json.loads(shape_text), int(parts[-1]))
-    return rows
+    for line in lines[tensors_at + 2:]:
+        name, dtype = line.split()[:2]
+        shape = json.loads(line[line.index("["):line.index("]") + 1])
+        rows[name] = (dtype, shape, int(line.split()[-1]))
+    return config, rows
 
 
 def setUpModule():
@@ -104,7 +106,8 @@ class PythonReadsCliModels(unittest.TestCase):
         self.assertIn(f"format:         {metadata['format']}\n", out)
         self.assertIn(f"format_version: {metadata['format_version']}\n", out)
         self.assertIn(f"model:          {metadata['model']}\n", out)
-        listed = info_tensors(out)
+        config, listed = info_report(out)
+        self.assertEqual(config, json.loads(metadata["config"]))
         ours = {name: (dtypes[name], list(t.shape), t.nbytes) for name, t in tensors.items()}
         self.assertEqual(listed, ours)
 

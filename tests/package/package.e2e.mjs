@@ -15,6 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 const webDir = join(repoRoot, 'web');
 const otkeModel = join(repoRoot, 'data', 'models', 'otke-promoters-ecoli.safetensors');
+const graphitModel = join(repoRoot, 'data', 'models', 'graphit-mutag.safetensors');
 const failures = [];
 const log = (msg) => console.log(`package: ${msg}`);
 
@@ -132,6 +133,24 @@ try {
     check(Math.abs(out.planSum - 1) < 1e-4, `plan mass ${out.planSum}`);
     check(out.errorCode === 'invalid_argument', `eps -1 gave ${out.errorCode}`);
   });
+
+  await step('(e) memory stays flat in a Worker: 1000 + 1000 models loaded and disposed, 10^5 sequences embedded',
+    () => {
+      const dir = project('node-worker', tarball);
+      projects.push(dir);
+      const r = lastJsonLine(run('node', ['--expose-gc', 'main.mjs', otkeModel, graphitModel], dir).stdout);
+      const mib = (n) => `${(n / 2 ** 20).toFixed(2)} MiB`;
+      log(`memory: ${r.models} OTKE + ${r.models} GraphiT models in ${r.modelsSeconds.toFixed(1)} s: wasm ` +
+        `${mib(r.modelsWasmGrowth)}, JS heap ${mib(r.modelsJsGrowth)} growth; ${r.sequences} sequences embedded in ` +
+        `${r.embedSeconds.toFixed(1)} s: wasm ${mib(r.embedWasmGrowth)}, JS heap ${mib(r.embedJsGrowth)} growth ` +
+        `(wasm memory ${mib(r.wasmBytes)}, JS heap ${mib(r.jsBytes)} at the end)`);
+      writeFileSync(join(repoRoot, 'build', 'package-memory.json'), JSON.stringify(r, null, 2) + '\n');
+      check(r.gc && r.symbolDispose, 'the Worker had no gc() or no Symbol.dispose');
+      // wasm memory grows in 64 KiB pages and never shrinks: a leak of one model (52 KiB of tensors alone) per
+      // load would add ~50 MiB here. The JS bound leaves room for V8's own caches.
+      check(r.modelsWasmGrowth <= 2 ** 20 && r.embedWasmGrowth <= 2 ** 20, 'wasm memory grew by more than 1 MiB');
+      check(r.modelsJsGrowth <= 4 * 2 ** 20 && r.embedJsGrowth <= 4 * 2 ** 20, 'the JS heap grew by more than 4 MiB');
+    });
 
   await step('(b) a Vite app runs the package in a module Worker (vite build, Chromium)', async () => {
     const dir = project('vite-worker', tarball);

@@ -24,6 +24,11 @@ export interface Inductive {
   readonly simd: string;
   /** What this build writes into model files: "inductive <version> wasm". */
   readonly producer: string;
+  /**
+   * Bytes of wasm memory the module holds now. It grows on demand (up to 2 GiB) and never shrinks, so a value
+   * that keeps rising across repeated work means something is not disposed.
+   */
+  readonly memoryBytes: number;
 
   /** Solves one problem with an n x p cost matrix (row-major). */
   sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult;
@@ -79,6 +84,10 @@ class Instance implements Inductive {
     this.version = module.version();
     this.simd = module.simdKernel();
     this.producer = module.producer();
+  }
+
+  get memoryBytes(): number {
+    return this.#live('memoryBytes').HEAPU8.length;
   }
 
   sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult {
