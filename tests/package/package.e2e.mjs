@@ -23,7 +23,9 @@ function check(condition, message) {
   if (!condition) throw new Error(message);
 }
 
+// PACKAGE_ONLY=text runs only the steps whose name contains text (the tarball is packed either way).
 async function step(name, body) {
+  if (process.env.PACKAGE_ONLY && !name.includes(process.env.PACKAGE_ONLY)) return;
   try {
     await body();
     log(`PASS ${name}`);
@@ -107,6 +109,42 @@ try {
     check(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
     check(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
     check(r.errorCode === 'shape_mismatch', `a 3-value cost for 2 x 2 gave ${r.errorCode}`);
+  });
+
+  await step('web/README.md: every js block runs as written, and every method of the API has one', async () => {
+    const dir = project('node-esm', tarball);
+    projects.push(dir);
+    for (const sub of ['models', 'promoters', 'screening']) {
+      cpSync(join(repoRoot, 'data', sub), join(dir, 'data', sub), { recursive: true });
+    }
+    const readme = readFileSync(join(webDir, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+    check(blocks.length >= 6, `only ${blocks.length} js blocks in web/README.md`);
+    blocks.forEach((code, i) => {
+      writeFileSync(join(dir, `readme-${i + 1}.mjs`), code);
+      const r = run('node', [`readme-${i + 1}.mjs`], dir, { allowFailure: true });
+      check(r.status === 0 && r.stderr === '',
+        `web/README.md js block ${i + 1} (${code.split('\n')[0]}...) failed (exit ${r.status}):\n${r.stderr}`);
+    });
+    // The reference is complete: each public method and property of the API classes appears in a runnable block.
+    const api = await import(join(webDir, 'dist', 'index.js'));
+    const ind = await api.init();
+    const members = {
+      Inductive: Object.getOwnPropertyNames(Object.getPrototypeOf(ind)),
+      OtkeModel: Object.getOwnPropertyNames(api.OtkeModel.prototype),
+      ScreeningDataset: Object.getOwnPropertyNames(api.ScreeningDataset.prototype),
+      GraphitModel: Object.getOwnPropertyNames(api.GraphitModel.prototype),
+    };
+    const code = blocks.join('\n');
+    const missing = Object.entries(members).flatMap(([cls, names]) => names
+      .filter((name) => name !== 'constructor')
+      .filter((name) => !new RegExp(`\\.${name}\\b`).test(code)).map((name) => `${cls}.${name}`));
+    check(missing.length === 0, `no runnable web/README.md block uses ${missing.join(', ')}`);
+    for (const codeName of ['invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend',
+      'io', 'internal', 'out_of_memory']) {
+      check(readme.includes(`| \`${codeName}\` |`), `the error table of web/README.md lacks ${codeName}`);
+    }
+    log(`web/README.md: ${blocks.length} js blocks ran; they use every method of ${Object.keys(members).join(', ')}`);
   });
 
   await step('(c) a strict TypeScript project type-checks against the shipped .d.ts', () => {
