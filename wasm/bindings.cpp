@@ -27,6 +27,7 @@
 #include "inductive/sinkhorn.h"
 #include "inductive/version.h"
 #include "guarded.h"
+#include "head_fit_json.h"
 
 namespace {
 
@@ -134,6 +135,14 @@ struct OtkeFitHeadCall {
   double tol = 1e-6;
 };
 
+// The unsupervised fit's settings beyond the model config (inductive::OtkeFitOptions).
+struct OtkeFitCall {
+  std::string config = "{}";
+  double seed = 0;
+  int kmeans_iters = 100;
+  double max_samples = 300000;
+};
+
 // Strings packed back to back (`offsets`: count + 1 byte offsets; `bytes` is 0 when every string is empty).
 std::vector<std::string> unpack_strings(uintptr_t bytes, uintptr_t offsets, int count) {
   std::vector<std::string> out;
@@ -233,9 +242,8 @@ class OtkeHandle {
       for (const auto& n : names) options.class_names.push_back(n.get<std::string>());
       options.logistic.max_iter = c.max_iter;
       options.logistic.tol = c.tol;
-      options.progress = [&](const char* stage, double fraction) {
-        if (!progress.isUndefined()) progress(std::string(stage), fraction);
-      };
+      const auto report_progress = inductive::wasm::js_progress(progress, "fitHead");
+      options.progress = [&](const char* stage, double fraction) { report_progress(stage, fraction); };
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
       inductive::OtkeModel fitted = model_;
       fitted.config.classes = C;
@@ -243,27 +251,47 @@ class OtkeHandle {
       for (const auto& n : names) fitted.config.labels.push_back(n.get<std::string>());
       fitted.config.validate();
       fitted.head = fit.head;
-      nlohmann::json info = {{"lambda", fit.lambda},
-                             {"lambdaChoice", fit.lambda_choice},
-                             {"trainAccuracy", fit.train_accuracy},
-                             {"trainLoss", fit.train_loss},
-                             {"iterations", fit.iterations},
-                             {"classCounts", fit.class_counts}};
-      if (fit.lambda_choice == "cross-validation") {
-        nlohmann::json path = nlohmann::json::array();
-        for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});
-        info["folds"] = fit.folds;
-        info["cvAccuracy"] = fit.cv_accuracy;
-        info["cvLoss"] = fit.cv_loss;
-        info["lambdaPath"] = path;
-      }
       out.model_ = std::move(fitted);
       out.format_version_ = inductive::kFormatVersion;
       out.producer_ = inductive::producer();
       out.loaded_ = true;
-      report = info.dump();
+      report = inductive::wasm::head_fit_json(fit).dump();
     });
     return report;
+  }
+
+  // Unsupervised learning (core fit_otke_unsupervised: Nyström anchors by k-means++ / spherical k-means, references
+  // by k-means or 2-Wasserstein k-means) of a new model, into this (empty) handle. `config` is the model-file config
+  // as JSON; keys it leaves out take the core's defaults. The input is sequences or padded sets, as for embed.
+  bool fit_unsupervised(const OtkeEmbedCall& c, const OtkeFitCall& f, emscripten::val progress) {
+    return guarded([&] {
+      inductive::OtkeModel model;
+      model.config = inductive::OtkeConfig::from_json(nlohmann::json::parse(f.config));
+      INDUCTIVE_CHECK(model.config.classes == 0, inductive::ErrorCode::kInvalidArgument,
+                      "fitOtke: the unsupervised fit makes a model without a head; fit one with fitHead");
+      INDUCTIVE_CHECK(c.batch >= 1, inductive::ErrorCode::kInvalidArgument, "fitOtke: no training sample given");
+      inductive::SetBatch features;
+      if (c.sequences) {
+        INDUCTIVE_CHECK(model.config.input_type == "sequence", inductive::ErrorCode::kInvalidArgument,
+                        "fitOtke: sequences need input type 'sequence'");
+        features = model.sequence_features(unpack_strings(c.bytes, c.offsets, c.batch),
+                                           unpack_strings(c.name_bytes, c.name_offsets, c.batch));
+      } else {
+        features = inductive::SetBatch(c.batch, c.n_max, c.dim);
+        if (!features.x.empty()) std::copy_n(ptr<const float>(c.x), features.x.size(), features.x.data());
+        if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
+      }
+      inductive::OtkeFitOptions options;
+      options.seed = static_cast<uint64_t>(f.seed);
+      options.kmeans_iters = f.kmeans_iters;
+      options.max_samples = static_cast<int64_t>(f.max_samples);
+      options.progress = inductive::wasm::js_progress(progress, "fitOtke");
+      inductive::fit_otke_unsupervised(model, features, options);
+      model_ = std::move(model);
+      format_version_ = inductive::kFormatVersion;
+      producer_ = inductive::producer();
+      loaded_ = true;
+    });
   }
 
   // The model file (OtkeModel::to_bytes), kept here until release_bytes(): copy [bytes_address, + bytes_size).
@@ -376,6 +404,11 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .field("maxFolds", &OtkeFitHeadCall::max_folds)
       .field("maxIter", &OtkeFitHeadCall::max_iter)
       .field("tol", &OtkeFitHeadCall::tol);
+  emscripten::value_object<OtkeFitCall>("OtkeFitCall")
+      .field("config", &OtkeFitCall::config)
+      .field("seed", &OtkeFitCall::seed)
+      .field("kmeansIters", &OtkeFitCall::kmeans_iters)
+      .field("maxSamples", &OtkeFitCall::max_samples);
   emscripten::class_<OtkeHandle>("OtkeHandle")
       .constructor<>()
       .function("load", &OtkeHandle::load)
@@ -383,6 +416,7 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .function("embed", &OtkeHandle::embed)
       .function("predict", &OtkeHandle::predict)
       .function("fitHead", &OtkeHandle::fit_head)
+      .function("fitUnsupervised", &OtkeHandle::fit_unsupervised)
       .function("serialize", &OtkeHandle::serialize)
       .function("bytesAddress", &OtkeHandle::bytes_address)
       .function("bytesSize", &OtkeHandle::bytes_size)

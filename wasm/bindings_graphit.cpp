@@ -17,12 +17,15 @@
 #include <nlohmann/json.hpp>
 
 #include "guarded.h"
+#include "head_fit_json.h"
+#include "inductive/graphit_head_fit.h"
 #include "inductive/error.h"
 #include "inductive/graph.h"
 #include "inductive/graphit.h"
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
 #include "inductive/smiles.h"
+#include "inductive/version.h"
 
 namespace {
 
@@ -116,6 +119,62 @@ class GraphitHandle {
       write(outputs(graphs), out);
     });
   }
+
+  // A new model into `out`: this one with its output layer refitted on labelled molecules (core
+  // refit_graphit_head; the encoder and hidden layer frozen). `smiles_json`: a JSON array of SMILES; labels: count
+  // int32 class indices at `labels`; `options_json`: {"classes": [names], "lambda", "minPerClass", "maxFolds",
+  // "maxIter", "tol"}. Returns the fit report as JSON ("" on failure); `progress` may cancel (js_progress).
+  std::string refit_head(const std::string& smiles_json, uintptr_t labels, int count, const std::string& options_json,
+                         GraphitHandle& out, emscripten::val progress) {
+    std::string report;
+    guarded([&] {
+      check_loaded("refitHead");
+      const json list = json::parse(smiles_json);
+      INDUCTIVE_CHECK(static_cast<int>(list.size()) == count, ErrorCode::kShapeMismatch, "refitHead: ", list.size(),
+                      " molecules for ", count, " labels; expected one label per molecule");
+      const auto report_progress = inductive::wasm::js_progress(progress, "refitHead");
+      std::vector<inductive::GraphitGraph> graphs;
+      graphs.reserve(list.size());
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string s = list[i].get<std::string>();
+        try {
+          graphs.push_back(model_.prepare(molecule_graph(s)));
+        } catch (const inductive::Error& e) {
+          rethrow_with("refitHead: molecule " + std::to_string(i) + " ('" + s + "'): ", e);
+        }
+        if (i % 16 == 15 || i + 1 == list.size()) report_progress("prepare", double(i + 1) / list.size());
+      }
+      const json o = json::parse(options_json);
+      std::vector<std::string> classes = o.at("classes").get<std::vector<std::string>>();
+      inductive::HeadFitOptions options;
+      options.lambda = o.value("lambda", 0.0);
+      options.min_per_class = o.value("minPerClass", 10);
+      options.max_folds = o.value("maxFolds", 5);
+      options.logistic.max_iter = o.value("maxIter", 500);
+      options.logistic.tol = o.value("tol", 1e-6);
+      options.class_names = classes;
+      options.progress = [&](const char* stage, double fraction) { report_progress(stage, fraction); };
+      const std::vector<int32_t> y(ptr<const int32_t>(labels), ptr<const int32_t>(labels) + count);
+      inductive::GraphitHeadRefit r = inductive::refit_graphit_head(model_, graphs, y, classes, options);
+      out.model_ = std::move(r.model);
+      out.format_version_ = inductive::kFormatVersion;
+      out.producer_ = inductive::producer();
+      out.loaded_ = true;
+      report = inductive::wasm::head_fit_json(r.fit).dump();
+    });
+    return report;
+  }
+
+  // The model file (GraphitModel::to_bytes), kept here until releaseBytes(): copy [bytesAddress, + bytesSize).
+  bool serialize() {
+    return guarded([&] {
+      check_loaded("toBytes");
+      bytes_ = model_.to_bytes();
+    });
+  }
+  uintptr_t bytes_address() const { return reinterpret_cast<uintptr_t>(bytes_.data()); }
+  size_t bytes_size() const { return bytes_.size(); }
+  void release_bytes() { std::vector<uint8_t>().swap(bytes_); }
 
   // Probabilities of one graph: n nodes, edges [n_edges, 2] int32 at `edges`, node-label names (JSON), into
   // [outputs] floats at `out`.
@@ -242,6 +301,7 @@ class GraphitHandle {
   int format_version_ = 0;
   std::string producer_;
   std::vector<std::vector<float>> result_ = std::vector<std::vector<float>>(5);
+  std::vector<uint8_t> bytes_;
 };
 
 // The molecule of a SMILES string as JSON (molecule_json); "" on failure.
@@ -263,6 +323,11 @@ EMSCRIPTEN_BINDINGS(inductive_graphit) {
       .function("analyseSmiles", &GraphitHandle::analyse_smiles)
       .function("analyseGraph", &GraphitHandle::analyse_graph)
       .function("resultAddress", &GraphitHandle::result_address)
-      .function("releaseResult", &GraphitHandle::release_result);
+      .function("releaseResult", &GraphitHandle::release_result)
+      .function("refitHead", &GraphitHandle::refit_head)
+      .function("serialize", &GraphitHandle::serialize)
+      .function("bytesAddress", &GraphitHandle::bytes_address)
+      .function("bytesSize", &GraphitHandle::bytes_size)
+      .function("releaseBytes", &GraphitHandle::release_bytes);
   emscripten::function("parseSmiles", &parse_smiles_json);
 }

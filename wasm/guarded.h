@@ -6,8 +6,11 @@
 // alive at that point leak), whereas returning from the catch block cleans up normally.
 #pragma once
 
+#include <emscripten/val.h>
+
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <new>
 #include <string>
 
@@ -46,6 +49,18 @@ bool guarded(F&& body) {
     e.message = "inductive: unexpected non-standard exception";
   }
   return false;
+}
+
+// A core progress callback that reports to the JS function `progress(stage, fraction)` (undefined: none) and stops
+// the call when it returns false. Stopping throws a C++ Error{kCancelled} from inside the core, so the core unwinds
+// normally (destructors run, nothing half-built is kept) and the call fails with code "cancelled", leaving the
+// handles it was given as they were. The TS layer never lets a JS exception escape `progress` (see above).
+inline std::function<void(const std::string&, double)> js_progress(emscripten::val progress, std::string where) {
+  return [progress, where](const std::string& stage, double fraction) {
+    if (progress.isUndefined()) return;
+    const emscripten::val answer = progress(stage, fraction);
+    if (answer.isFalse()) throw inductive::Error(inductive::ErrorCode::kCancelled, where + ": cancelled");
+  };
 }
 
 // A byte offset in wasm memory, as the TS layer passes it, to a typed pointer.

@@ -38,6 +38,17 @@ export interface OtkeFitHeadCall {
 }
 
 /** Owns one inductive::OtkeModel in wasm memory; call delete() when done. Methods report failure as data. */
+/**
+ * Progress reported by a long call. Returning false stops the call: it then fails with code "cancelled". It must
+ * not throw (a JS exception unwinding through wasm frames would leak the C++ objects alive there).
+ */
+export type ProgressFunction = (stage: string, fraction: number) => boolean | void;
+
+/** OtkeHandle.fitUnsupervised: the model config (JSON) and the k-means settings. */
+export interface OtkeFitCall {
+  config: string; seed: number; kmeansIters: number; maxSamples: number;
+}
+
 export interface OtkeHandle {
   /** Parses and validates a model file in [address, address + size); false on failure. */
   load(address: number, size: number): boolean;
@@ -46,7 +57,9 @@ export interface OtkeHandle {
   embed(call: OtkeEmbedCall): boolean;
   predict(call: OtkePredictCall): boolean;
   /** Fits a head into `out` (a copy of this model with the new head); a JSON report, "" on failure. */
-  fitHead(call: OtkeFitHeadCall, out: OtkeHandle, progress: ((stage: string, fraction: number) => void) | undefined): string;
+  fitHead(call: OtkeFitHeadCall, out: OtkeHandle, progress: ProgressFunction | undefined): string;
+  /** Unsupervised fit of a new model (config JSON, core defaults for what it leaves out) into this empty handle. */
+  fitUnsupervised(input: OtkeEmbedCall, fit: OtkeFitCall, progress: ProgressFunction | undefined): boolean;
   /** Writes the model file into the handle; read it at bytesAddress()/bytesSize(), then releaseBytes(). */
   serialize(): boolean;
   bytesAddress(): number;
@@ -108,6 +121,16 @@ export interface GraphitHandle {
    * [layers, n], 3 mean saliency [n], 4 kernel [n, n] (0: none). Valid until the next call on the handle. */
   resultAddress(which: number): number;
   releaseResult(): void;
+  /**
+   * Refits the output layer on labelled molecules (JSON array of SMILES, int32 labels at `labels`) into `out`;
+   * options JSON {classes, lambda, minPerClass, maxFolds, maxIter, tol}. The fit report as JSON; "" on failure.
+   */
+  refitHead(smilesJson: string, labels: number, count: number, optionsJson: string, out: GraphitHandle,
+    progress: ProgressFunction | undefined): string;
+  serialize(): boolean;
+  bytesAddress(): number;
+  bytesSize(): number;
+  releaseBytes(): void;
   delete(): void;
   isDeleted(): boolean;
 }

@@ -3,8 +3,8 @@
 // expected ("where: what: got X, expected Y").
 
 /**
- * Stable error codes. The first seven are the core's (`inductive::error_code_name`); `out_of_memory` means
- * wasm memory could not grow (it is capped at 2 GiB).
+ * Stable error codes. All but `out_of_memory` are the core's (`inductive::error_code_name`); `out_of_memory` means
+ * wasm memory could not grow (it is capped at 2 GiB); `cancelled` means the call's onProgress returned false.
  */
 export type ErrorCodeName =
   | 'invalid_argument'
@@ -14,11 +14,12 @@ export type ErrorCodeName =
   | 'backend'
   | 'io'
   | 'internal'
+  | 'cancelled'
   | 'out_of_memory';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCodeName>([
   'invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend', 'io', 'internal',
-  'out_of_memory',
+  'cancelled', 'out_of_memory',
 ]);
 
 export class InductiveError extends Error {

@@ -8,9 +8,12 @@
 //   const a = model.attention('O=[N+]([O-])c1ccccc1');            // per-layer n x n maps, saliency, kernel
 //   model.dispose();
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
-import { checkCount, typeName } from './checks.js';
+import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
+import { resolveLabels } from './labels.js';
+import type { HeadFitReport } from './otke.js';
+import { safeProgress, type ProgressCallback } from './progress.js';
 
 /** A graph as GraphiT takes it: n nodes, undirected edges, one node label (a name of the model's vocabulary) each. */
 export interface GraphInput {
@@ -124,6 +127,20 @@ interface Summary {
   charges?: number[];
 }
 
+/** Options of GraphitModel.refitHead: the few-labels recipe of OtkeModel.fitHead (see its options). */
+export interface RefitHeadOptions {
+  /** Class names in head order (default: the distinct labels in order of first appearance, or "0".."C-1"). */
+  classes?: string[];
+  lambda?: number;
+  minPerClass?: number;
+  maxFolds?: number;
+  maxIter?: number;
+  tol?: number;
+  /** Stages "prepare" (molecules to graphs), "hidden" (the frozen network), "cross-validation", "fit"; return false
+   * to cancel (throws InductiveError 'cancelled'; this model is unchanged). */
+  onProgress?: ProgressCallback;
+}
+
 /** A GraphiT model living in wasm memory. dispose() it (or `using`) when done; every method is synchronous. */
 export class GraphitModel {
   readonly #module: InductiveModule;
@@ -146,10 +163,13 @@ export class GraphitModel {
   readonly formatVersion: number;
   /** The producer recorded in the file ("inductive 0.1.0 native"). */
   readonly producer: string;
+  /** How the output layer was refitted (refitHead); null for a loaded model. */
+  readonly headFit: HeadFitReport | null;
 
   /** @internal Use `ind.loadGraphitModel(bytes)`. */
-  constructor(module: InductiveModule, handle: GraphitHandle) {
+  constructor(module: InductiveModule, handle: GraphitHandle, headFit: HeadFitReport | null = null) {
     this.#module = module;
+    this.headFit = headFit;
     this.#handle = handle;
     const d = parseJson<Description>(handle.describe(), 'loadGraphitModel');
     this.config = d.config;
@@ -266,6 +286,63 @@ export class GraphitModel {
       };
     } finally {
       handle.releaseResult();
+    }
+  }
+
+  /**
+   * A new model: this one with its output layer refitted on labelled molecules, the encoder and the head's hidden
+   * layer frozen (core refit_graphit_head; the few-labels recipe of OtkeModel.fitHead on the hidden activations).
+   * The classes may be new ones. This model is left unchanged; dispose of both when done.
+   */
+  refitHead(smiles: readonly string[], labels: readonly string[] | readonly number[] | Int32Array,
+    options?: RefitHeadOptions): GraphitModel {
+    const where = 'refitHead';
+    checkOptionsObject(where, options);
+    const list = checkStrings(where, 'smiles', smiles, 'an array of SMILES strings');
+    const module = this.#module;
+    const handle = this.#live(where);
+    const { y, names } = resolveLabels(where, labels, options?.classes, []);
+    if (list.length !== y.length) {
+      throw new InductiveError('shape_mismatch',
+        `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`);
+    }
+    const settings = JSON.stringify({
+      classes: names,
+      lambda: checkNumber(where, 'lambda', options?.lambda, 0),
+      minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
+      maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
+      maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
+      tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+    });
+    const progress = safeProgress(where, options?.onProgress);
+    const out = new module.GraphitHandle();
+    try {
+      const report = withBlock(module, [{ type: 'i32', length: y.length }], where, (block) => {
+        block.write(0, y);
+        const text = handle.refitHead(JSON.stringify(list), block.addresses[0] ?? 0, y.length, settings, out,
+          progress.callback);
+        progress.rethrow();
+        if (text === '') throw lastError(module);
+        return parseJson<HeadFitReport>(text, where);
+      });
+      return new GraphitModel(module, out, report);
+    } catch (e) {
+      out.delete();
+      throw e;
+    }
+  }
+
+  /** The model file (.safetensors bytes): what `loadGraphitModel` and the native CLI read. */
+  toBytes(): Uint8Array {
+    const where = 'toBytes';
+    const module = this.#module;
+    const handle = this.#live(where);
+    if (!handle.serialize()) throw lastError(module);
+    try {
+      const address = handle.bytesAddress();
+      return module.HEAPU8.slice(address, address + handle.bytesSize());
+    } finally {
+      handle.releaseBytes();
     }
   }
 

@@ -17,10 +17,11 @@ export {
   OtkeModel, type OtkeConfig, type OtkeEmbeddings, type OtkeTransportPlans, type OtkePrediction, type SetShape,
   type EmbedOptions, type FitHeadOptions, type HeadFitReport, type ProgressCallback,
 } from './otke.js';
+export type { OtkeFitOptions, OtkeSets } from './otke-fit.js';
 export {
   ScreeningDataset, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
   type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
 } from './screening.js';
 export {
-  GraphitModel, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
+  GraphitModel, type RefitHeadOptions, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
 } from './graphit.js';

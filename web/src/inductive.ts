@@ -5,6 +5,7 @@ import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
 import { loadGraphitModel, parseSmiles, type GraphitModel, type Molecule } from './graphit.js';
 import { loadOtkeModel, type OtkeModel } from './otke.js';
+import { fitOtke, type OtkeFitOptions, type OtkeSets } from './otke-fit.js';
 import {
   datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset,
 } from './screening.js';
@@ -41,6 +42,12 @@ export interface Inductive {
    * usable after this instance is disposed.
    */
   loadOtkeModel(bytes: Uint8Array): OtkeModel;
+  /**
+   * Learns a new OTKE model (without a head) from sequences or vector sets, unsupervised, as `inductive otke fit`
+   * does natively: fit a head with `model.fitHead(...)`, save it with `toBytes()`. Long: run it in a Worker;
+   * `options.onProgress` returning false cancels it (InductiveError 'cancelled').
+   */
+  fitOtke(data: string[] | OtkeSets, options?: OtkeFitOptions): OtkeModel;
   /**
    * Parses a dataset for safe sample screening: LIBSVM or CSV text, as a string or as bytes (gzip allowed). The
    * dataset owns wasm memory: dispose() it when done. Malformed input throws InductiveError naming the line.
@@ -104,6 +111,10 @@ class Instance implements Inductive {
 
   loadOtkeModel(bytes: Uint8Array): OtkeModel {
     return loadOtkeModel(this.#live('loadOtkeModel'), bytes);
+  }
+
+  fitOtke(data: string[] | OtkeSets, options?: OtkeFitOptions): OtkeModel {
+    return fitOtke(this.#live('fitOtke'), data, options);
   }
 
   loadDataset(text: string | Uint8Array, options: LoadDatasetOptions): ScreeningDataset {

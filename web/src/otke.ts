@@ -11,6 +11,11 @@ import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
+import { resolveLabels } from './labels.js';
+import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
+import { checkNames, checkSequences, pack } from './strings.js';
+
+export type { ProgressCallback } from './progress.js';
 
 /** The model's configuration, as stored in its file (core: OtkeConfig::to_json). */
 export interface OtkeConfig {
@@ -29,8 +34,6 @@ export interface OtkeConfig {
   head: { classes: number; labels: string[] };
 }
 
-/** Called with a stage name and the fraction of it done (0..1); see each method for its stages. */
-export type ProgressCallback = (stage: string, fraction: number) => void;
 
 export interface EmbedOptions {
   /** Names of the sequences, used in error messages instead of their index ("sequence 'aldAp': ..."). */
@@ -391,10 +394,7 @@ export class OtkeModel {
     const names = options?.names === undefined ? undefined : checkNames(where, options.names, seqs.length);
     const chunk = checkCount(where, 'batchSize', options?.batchSize ?? DEFAULT_BATCH_SIZE);
     if (chunk === 0) throw new InductiveError('invalid_argument', `${where}: batchSize must be >= 1: got 0`);
-    const onProgress = options?.onProgress;
-    if (onProgress !== undefined && typeof onProgress !== 'function') {
-      throw new InductiveError('invalid_argument', `${where}: onProgress must be a function: got ${typeName(onProgress)}`);
-    }
+    const onProgress = checkProgress(where, options?.onProgress);
     const encoder = new TextEncoder();
     const encoded = seqs.map((s) => encoder.encode(s));
     // Names by index when none are given, so that messages name the right sequence whatever chunk it is in.
@@ -417,7 +417,7 @@ export class OtkeModel {
       logits: new Float32Array(B * C),
       probabilities: new Float32Array(B * C),
     };
-    onProgress?.('embed', 0);
+    reportProgress(where, onProgress, 'embed', 0);
     // One call even for no sequence at all: the core names that error.
     for (let start = 0; start < B || start === 0; start += chunk) {
       const end = Math.min(B, start + chunk);
@@ -455,7 +455,7 @@ export class OtkeModel {
           result.probabilities.set(block.readF32(7), start * C);
         }
       });
-      onProgress?.('embed', B === 0 ? 1 : end / B);
+      reportProgress(where, onProgress, 'embed', B === 0 ? 1 : end / B);
       if (end >= B) break;
     }
     return result;
@@ -537,112 +537,6 @@ const registry = typeof FinalizationRegistry === 'function'
     if (!handle.isDeleted()) handle.delete();
   })
   : undefined;
-
-function checkSequences(where: string, x: unknown): string[] {
-  if (!Array.isArray(x)) {
-    throw new InductiveError('invalid_argument', `${where}: sequences must be an array of strings: got ${typeName(x)}`);
-  }
-  x.forEach((s, i) => {
-    if (typeof s !== 'string') {
-      throw new InductiveError('invalid_argument', `${where}: sequence ${i} must be a string: got ${typeName(s)}`);
-    }
-  });
-  return x as string[];
-}
-
-function checkNames(where: string, names: unknown, count: number): string[] {
-  if (!Array.isArray(names) || names.some((s) => typeof s !== 'string')) {
-    throw new InductiveError('invalid_argument', `${where}: names must be an array of strings`);
-  }
-  if (names.length !== count) {
-    throw new InductiveError('shape_mismatch', `${where}: ${names.length} names for ${count} sequences`);
-  }
-  return names as string[];
-}
-
-/** Strings [start, end) back to back, and end - start + 1 offsets into them. */
-function pack(encoded: Uint8Array[], start: number, end: number): [Uint8Array, Int32Array] {
-  const offsets = new Int32Array(end - start + 1);
-  for (let i = start; i < end; ++i) offsets[i - start + 1] = (offsets[i - start] ?? 0) + (encoded[i]?.length ?? 0);
-  const bytes = new Uint8Array(offsets[end - start] ?? 0);
-  for (let i = start; i < end; ++i) bytes.set(encoded[i] ?? new Uint8Array(0), offsets[i - start] ?? 0);
-  return [bytes, offsets];
-}
-
-/** Class indices and class names from labels given as names or as indices (see FitHeadOptions.classes). */
-function resolveLabels(where: string, labels: unknown, classes: unknown, modelLabels: string[]):
-  { y: Int32Array; names: string[] } {
-  if (classes !== undefined && (!Array.isArray(classes) || classes.some((c) => typeof c !== 'string'))) {
-    throw new InductiveError('invalid_argument', `${where}: classes must be an array of strings`);
-  }
-  const given = classes as string[] | undefined;
-  if (given !== undefined && new Set(given).size !== given.length) {
-    throw new InductiveError('invalid_argument', `${where}: classes must be distinct: got ${JSON.stringify(given)}`);
-  }
-  const list: unknown[] | undefined = Array.isArray(labels) ? labels
-    : labels instanceof Int32Array ? Array.from(labels) : undefined;
-  if (list === undefined) {
-    throw new InductiveError('invalid_argument',
-      `${where}: labels must be an array of class names or indices, or an Int32Array: got ${typeName(labels)}`);
-  }
-  if (list.every((l) => typeof l === 'string')) {
-    const strings = list as string[];
-    const names = given ?? (modelLabels.length > 0 && strings.every((l) => modelLabels.includes(l))
-      ? modelLabels.slice() : [...new Set(strings)]);
-    const index = new Map(names.map((n, i) => [n, i]));
-    const y = Int32Array.from(strings, (l, i) => {
-      const c = index.get(l);
-      if (c === undefined) {
-        throw new InductiveError('invalid_argument',
-          `${where}: label '${l}' of sample ${i} is not one of the classes ${JSON.stringify(names)}`);
-      }
-      return c;
-    });
-    return { y, names };
-  }
-  if (list.every((l) => typeof l === 'number')) {
-    const numbers = list as number[];
-    numbers.forEach((l, i) => {
-      if (!Number.isInteger(l) || l < 0 || l > 2 ** 31 - 1) {
-        throw new InductiveError('invalid_argument',
-          `${where}: label of sample ${i} must be a class index (an integer >= 0): got ${l}`);
-      }
-    });
-    const top = numbers.reduce((m, l) => Math.max(m, l + 1), 0);
-    const names = given ?? (modelLabels.length >= top ? modelLabels.slice()
-      : Array.from({ length: top }, (_, c) => String(c)));
-    // The core checks every index against the class count.
-    return { y: Int32Array.from(numbers), names };
-  }
-  throw new InductiveError('invalid_argument', `${where}: labels must be all class names (strings) or all class indices (numbers)`);
-}
-
-/**
- * The progress callback handed to wasm: it must never throw into C++ frames (nothing there would be cleaned up),
- * so a throwing user callback is caught here, stops further reports, and is rethrown once the call returned.
- */
-function safeProgress(where: string, onProgress: unknown): {
-  callback: ((stage: string, fraction: number) => void) | undefined; rethrow(): void;
-} {
-  if (onProgress === undefined) return { callback: undefined, rethrow: () => {} };
-  if (typeof onProgress !== 'function') {
-    throw new InductiveError('invalid_argument', `${where}: onProgress must be a function: got ${typeName(onProgress)}`);
-  }
-  let failure: { error: unknown } | null = null;
-  return {
-    callback: (stage, fraction) => {
-      if (failure !== null) return;
-      try {
-        (onProgress as ProgressCallback)(stage, fraction);
-      } catch (error) {
-        failure = { error };
-      }
-    },
-    rethrow: () => {
-      if (failure !== null) throw failure.error;
-    },
-  };
-}
 
 function parseJson<T>(text: string, where: string): T {
   try {

@@ -20,6 +20,7 @@ enum class ErrorCode : int {
   kBackend = 5,            // a backend that is absent or failed (e.g. CUDA requested, no device)
   kIo = 6,                 // the operating system refused a read or a write
   kInternal = 7,           // a bug in inductive; please report it
+  kCancelled = 8,          // the caller asked a long call to stop (its progress callback said so); nothing changed
 };
 
 // Stable lower-case names used by the CLI and by JS (`InductiveError.code`).

@@ -11,6 +11,7 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kBackend: return "backend";
     case ErrorCode::kIo: return "io";
     case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kCancelled: return "cancelled";
   }
   return "internal";
 }

@@ -7,4 +7,5 @@ target_sources(inductive_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/graphit_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_train.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_inputs.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graphit_head_fit.cpp
 )

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "inductive/error.h"
+#include "inductive/random.h"
 
 namespace inductive {
 
@@ -43,8 +44,8 @@ KMeansResult kmeans(const Eigen::Ref<const MatF>& x, const KMeansOptions& o) {
   // k-means++: each new centre drawn with probability proportional to its distance to the nearest centre.
   KMeansResult res;
   res.centers.resize(o.k, d);
-  std::uniform_int_distribution<Eigen::Index> first(0, m - 1);
-  res.centers.row(0) = x.row(first(rng));
+  const auto first = [&] { return static_cast<Eigen::Index>(uniform_below(rng, static_cast<uint64_t>(m))); };
+  res.centers.row(0) = x.row(first());
   Eigen::VectorXd nearest(m);
   {
     const MatF d0 = distances(x, res.centers.topRows(1), o.spherical, x_sq);
@@ -54,14 +55,13 @@ KMeansResult kmeans(const Eigen::Ref<const MatF>& x, const KMeansOptions& o) {
     const double total = nearest.sum();
     Eigen::Index pick = 0;
     if (total > 0) {
-      std::uniform_real_distribution<double> u(0.0, total);
-      double target = u(rng), acc = 0;
+      double target = total * uniform_unit(rng), acc = 0;
       for (pick = 0; pick < m - 1; ++pick) {
         acc += nearest[pick];
         if (acc >= target) break;
       }
     } else {
-      pick = first(rng);  // every point already is a centre
+      pick = first();  // every point already is a centre
     }
     res.centers.row(c) = x.row(pick);
     const MatF dc = distances(x, res.centers.middleRows(c, 1), o.spherical, x_sq);

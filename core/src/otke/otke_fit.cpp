@@ -7,6 +7,7 @@
 
 #include "inductive/kmeans.h"
 #include "inductive/otke.h"
+#include "inductive/random.h"
 #include "inductive/sinkhorn.h"
 
 namespace inductive {
@@ -21,8 +22,7 @@ MatF sample_rows(const SetBatch& x, int64_t limit, std::mt19937_64& rng) {
   const int64_t total = static_cast<int64_t>(where.size());
   const int64_t take = std::min(total, limit);
   for (int64_t t = 0; t < take; ++t) {  // partial Fisher-Yates
-    std::uniform_int_distribution<int64_t> u(t, total - 1);
-    std::swap(where[t], where[u(rng)]);
+    std::swap(where[t], where[t + static_cast<int64_t>(uniform_below(rng, static_cast<uint64_t>(total - t)))]);
   }
   MatF out(take, x.dim);
   for (int64_t t = 0; t < take; ++t) out.row(t) = CMapF(x.row(where[t].first, where[t].second), 1, x.dim);
@@ -69,9 +69,10 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   const auto V = static_cast<Eigen::Index>(c.tokens.size());
   if (c.input_type == "tokens" && !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
     // No pretrained vectors: N(0, 1/E) entries, so a row has norm about 1 and <x, z> / eps stays O(1) for eps ~ 1.
-    std::normal_distribution<float> normal(0.0f, 1.0f / std::sqrt(static_cast<float>(c.input_dim)));
+    const double sd = 1.0 / std::sqrt(static_cast<double>(c.input_dim));
     model.token_table.resize(V, c.input_dim);
-    for (Eigen::Index i = 0; i < model.token_table.size(); ++i) model.token_table.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < model.token_table.size(); ++i)
+      model.token_table.data()[i] = static_cast<float>(sd * standard_normal(rng));
   }
   SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
   if (c.input_type == "tokens") looked_up = model.local_features(features);
@@ -94,9 +95,10 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   }
   if (c.embedding == "conv") {
     // He initialisation of the filters (seeded), then the references are fitted on the filtered features.
-    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / c.feature_dim()));
+    const double sd = std::sqrt(2.0 / c.feature_dim());
     model.conv_weight.resize(c.filters, c.feature_dim());
-    for (Eigen::Index i = 0; i < model.conv_weight.size(); ++i) model.conv_weight.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < model.conv_weight.size(); ++i)
+      model.conv_weight.data()[i] = static_cast<float>(sd * standard_normal(rng));
     model.conv_bias = VecF::Zero(c.filters);
     MatF filtered = (sample * model.conv_weight.transpose()).cwiseMax(0.0f);
     sample = std::move(filtered);
@@ -123,7 +125,7 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
     const SetBatch psi = model.embed_elements(features);
     std::vector<int> order(features.batch);
     std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
+    shuffle_range(order.begin(), order.end(), rng);
     std::vector<int> assign(features.batch);
     for (int t = 0; t < features.batch; ++t) assign[order[t]] = t % q;
     refs.assign(q, MatF());

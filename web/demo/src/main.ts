@@ -16,8 +16,9 @@ const PANELS: PanelDef[] = [
   { id: 'graphit', title: 'Molecules (GraphiT)', mount: mountGraphitPanel },
 ];
 
-const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' });
-const solver = new SolverClient(worker);
+// A factory, not a worker: cancelling a long call on a page without shared memory restarts the worker.
+const solver = new SolverClient(
+  () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' }));
 
 const version = byId('lib-version');
 const simd = byId('lib-simd');

@@ -111,6 +111,41 @@ export interface OtkeFitHeadResponse {
   computeMs: number;
 }
 
+/**
+ * Learns a new model from the page's sequences: the unsupervised stage (library fitOtke: anchors and references
+ * from all the sequences), then a head from the labelled ones (fitHead). It becomes the current model (what
+ * analyse, save and reset act on). Long: the page shows its progress and can cancel it.
+ */
+export interface OtkeLearnRequest {
+  method: 'otke-learn';
+  sequences: string[];
+  /** A class name per sequence, or '' for an unlabelled one (used by the unsupervised stage only). */
+  labels: string[];
+  k: number;
+  anchors: number;
+  p: number;
+  seed: number;
+}
+
+export interface OtkeLearnResponse {
+  method: 'otke-learn';
+  sequences: number;
+  labelled: number;
+  /** The learnt model: k-mer length, anchors K, supports p, embedding dimension, class names. */
+  k: number;
+  anchors: number;
+  p: number;
+  outputDim: number;
+  labels: string[];
+  lambda: number;
+  lambdaChoice: string;
+  trainAccuracy: number;
+  classCounts: number[];
+  /** Wall time of the unsupervised stage and of the head fit. */
+  fitMs: number;
+  headMs: number;
+}
+
 /** Goes back to the committed head. */
 export interface OtkeResetHeadRequest {
   method: 'otke-reset-head';
@@ -128,14 +163,17 @@ export interface OtkeSaveRequest {
 export interface OtkeSaveResponse {
   method: 'otke-save';
   bytes: Uint8Array;
-  /** Whether the file holds a head fitted in the page. */
+  /** Whether the file holds a head fitted in the page, or a whole model learnt in it. */
   fitted: boolean;
+  learnt: boolean;
 }
 
 export type OtkeRequest =
-  | OtkeInfoRequest | OtkeAnalyseRequest | OtkeFitHeadRequest | OtkeResetHeadRequest | OtkeSaveRequest;
+  | OtkeInfoRequest | OtkeAnalyseRequest | OtkeFitHeadRequest | OtkeLearnRequest | OtkeResetHeadRequest
+  | OtkeSaveRequest;
 export type OtkeResponse =
-  | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeResetHeadResponse | OtkeSaveResponse;
+  | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeLearnResponse | OtkeResetHeadResponse
+  | OtkeSaveResponse;
 
 // ---- Safe sample screening ----------------------------------------------------------------------------------
 // The worker keeps one dataset per source (the bundled ones are loaded on first use; a dropped file replaces the
@@ -220,7 +258,9 @@ export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest;
 export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse;
 
 // ---- Molecules (GraphiT) --------------------------------------------------------------------------------------
-// The worker holds the committed GraphiT model; molecules travel as SMILES strings and are parsed by the library.
+// The worker holds the committed GraphiT model and the "current" one: the committed model until the page refits
+// its output layer, then the refitted model (what analyse and save use). Molecules travel as SMILES strings and
+// are parsed by the library.
 
 /** Loads the model (first call only) and describes it. */
 export interface GraphitInfoRequest {
@@ -267,11 +307,88 @@ export interface GraphitAnalyseResponse {
   meanSaliency: Float32Array;
   /** n × n kernel on the graph, null without one. */
   kernel: Float32Array | null;
+  /** Whether the current model's output layer was refitted in the page (else it is the file's). */
+  refitted: boolean;
   computeMs: number;
 }
 
-export type GraphitRequest = GraphitInfoRequest | GraphitAnalyseRequest;
-export type GraphitResponse = GraphitInfoResponse | GraphitAnalyseResponse;
+/** One labelled molecule of the refit examples. */
+export interface GraphitLabelledMolecule {
+  smiles: string;
+  label: string;
+}
+
+/**
+ * The refit card's example molecules (built in the worker, where the library parses them): MoleculeNet BBBP
+ * molecules whose atoms the model knows, the first `perClass` permeable ones then the first non-permeable ones.
+ */
+export interface GraphitExamplesRequest {
+  method: 'graphit-examples';
+  perClass: number;
+}
+
+export interface GraphitExamplesResponse {
+  method: 'graphit-examples';
+  molecules: GraphitLabelledMolecule[];
+  /** The data set, and how many of its molecules were read before enough were found, and how many skipped. */
+  source: string;
+  read: number;
+  skipped: number;
+}
+
+/**
+ * Refits the committed model's output layer on labelled molecules (library GraphitModel.refitHead: the encoder
+ * and attention stay frozen); the result becomes the current model. Long: the page shows progress and can cancel.
+ */
+export interface GraphitRefitRequest {
+  method: 'graphit-refit';
+  smiles: string[];
+  labels: string[];
+}
+
+export interface GraphitRefitResponse {
+  method: 'graphit-refit';
+  /** Class names of the new head (the distinct labels in order of first appearance) and their counts. */
+  classes: string[];
+  classCounts: number[];
+  molecules: number;
+  /** The L2 penalty and how it was chosen ('cross-validation', 'default' or 'given'). */
+  lambda: number;
+  lambdaChoice: string;
+  trainAccuracy: number;
+  cvAccuracy: number | null;
+  folds: number | null;
+  /** Wall time of refitHead in the worker. */
+  computeMs: number;
+}
+
+/** Goes back to the committed model (the refitted one is freed). */
+export interface GraphitResetRequest {
+  method: 'graphit-reset';
+}
+
+export interface GraphitResetResponse {
+  method: 'graphit-reset';
+}
+
+/** The current model as a .safetensors file (what the native CLI reads). */
+export interface GraphitSaveRequest {
+  method: 'graphit-save';
+}
+
+export interface GraphitSaveResponse {
+  method: 'graphit-save';
+  bytes: Uint8Array;
+  /** Whether the file holds an output layer refitted in the page. */
+  refitted: boolean;
+}
+
+export type GraphitRequest =
+  | GraphitInfoRequest | GraphitAnalyseRequest | GraphitExamplesRequest | GraphitRefitRequest | GraphitResetRequest
+  | GraphitSaveRequest;
+export type GraphitResponse =
+  | GraphitInfoResponse | GraphitAnalyseResponse | GraphitExamplesResponse | GraphitRefitResponse
+  | GraphitResetResponse | GraphitSaveResponse;
 
 /** Add more methods here as panels are added: the union keeps the worker's dispatch exhaustive. */
 export type SolveRequest = OtRequest | OtkeRequest | ScreeningRequest | GraphitRequest;
@@ -289,10 +406,16 @@ export interface ErrorInfo {
   message: string;
 }
 
-export type ToWorker = { id: number; request: SolveRequest };
+/**
+ * A request, and for long ones a cancel flag: an Int32Array on a SharedArrayBuffer (cross-origin isolated pages
+ * only) that the page sets to 1 and the worker reads from the library's progress callback, which then returns
+ * false and the call stops with code 'cancelled'. Without isolation the page cancels by restarting the worker.
+ */
+export type ToWorker = { id: number; request: SolveRequest; cancel?: Int32Array };
 
 export type FromWorker =
   | { kind: 'ready'; info: LibraryInfo }
   | { kind: 'init-error'; error: ErrorInfo }
+  | { kind: 'progress'; id: number; stage: string; fraction: number }
   | { kind: 'result'; id: number; response: SolveResponse }
   | { kind: 'error'; id: number; error: ErrorInfo };

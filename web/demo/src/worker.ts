@@ -3,7 +3,7 @@
 // panel's requests (and its models) are handled in otke/worker_otke.ts, the screening panel's (and its datasets)
 // in screening/worker_screening.ts, the GraphiT panel's (and its model) in graphit/worker_graphit.ts.
 
-import { init, InductiveError, type Inductive } from 'inductive';
+import { init, InductiveError, type Inductive, type ProgressCallback } from 'inductive';
 import type { ErrorInfo, FromWorker, OtRequest, OtResponse, SolveRequest, SolveResponse, ToWorker } from './protocol';
 import { squaredDistances } from './ot/cost';
 import { graphitTransferables, solveGraphit } from './graphit/worker_graphit';
@@ -52,21 +52,44 @@ function solveOt(ind: Inductive, req: OtRequest): OtResponse {
   };
 }
 
-function solve(ind: Inductive, request: SolveRequest): SolveResponse | Promise<SolveResponse> {
+/**
+ * The progress callback of request `id`: reports to the page (at most every 50 ms, and every stage's start and
+ * end) and returns false, which makes the library stop the call, once the page has set the request's cancel flag.
+ */
+function progressFor(id: number, cancel: Int32Array | undefined): ProgressCallback {
+  let lastStage = '';
+  let lastPost = 0;
+  return (stage, fraction) => {
+    const now = performance.now();
+    if (stage !== lastStage || fraction >= 1 || now - lastPost > 50) {
+      post({ kind: 'progress', id, stage, fraction });
+      lastStage = stage;
+      lastPost = now;
+    }
+    return cancel === undefined || Atomics.load(cancel, 0) === 0;
+  };
+}
+
+function solve(ind: Inductive, request: SolveRequest, progress: ProgressCallback): SolveResponse | Promise<SolveResponse> {
   switch (request.method) {
     case 'ot': return solveOt(ind, request);
     case 'otke-info':
     case 'otke-analyse':
     case 'otke-fit-head':
+    case 'otke-learn':
     case 'otke-reset-head':
     case 'otke-save':
-      return solveOtke(ind, request);
+      return solveOtke(ind, request, progress);
     case 'screening-load-file':
     case 'screening-run':
-      return solveScreening(ind, request);
+      return solveScreening(ind, request, progress);
     case 'graphit-info':
     case 'graphit-analyse':
-      return solveGraphit(ind, request);
+    case 'graphit-examples':
+    case 'graphit-refit':
+    case 'graphit-reset':
+    case 'graphit-save':
+      return solveGraphit(ind, request, progress);
     default: {
       // Reached only if a panel sends a method this worker does not know yet (the page and worker disagree).
       const unknown: { method: string } = request;
@@ -84,15 +107,19 @@ function transferables(response: SolveResponse): Transferable[] {
       return screeningTransferables(response);
     case 'graphit-info':
     case 'graphit-analyse':
+    case 'graphit-examples':
+    case 'graphit-refit':
+    case 'graphit-reset':
+    case 'graphit-save':
       return graphitTransferables(response);
     default: return otkeTransferables(response);
   }
 }
 
 self.addEventListener('message', async (event: MessageEvent<ToWorker>) => {
-  const { id, request } = event.data;
+  const { id, request, cancel } = event.data;
   try {
-    const response = await solve(await library, request);
+    const response = await solve(await library, request, progressFor(id, cancel));
     post({ kind: 'result', id, response }, transferables(response));
   } catch (err) {
     post({ kind: 'error', id, error: toErrorInfo(err) });

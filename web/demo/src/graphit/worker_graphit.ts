@@ -1,7 +1,7 @@
 // The worker side of the "Molecules (GraphiT)" panel: it owns the committed model and answers the panel's requests
 // with the library's GraphitModel (the SMILES is parsed by the core: atom i is RDKit's atom i).
 
-import { InductiveError, type GraphitModel, type Inductive } from 'inductive';
+import { InductiveError, type GraphitModel, type Inductive, type ProgressCallback } from 'inductive';
 import type { GraphitAnalyseResponse, GraphitInfoResponse, GraphitRequest, GraphitResponse } from '../protocol';
 import { MODEL_FILE_NAME, modelUrl } from './model_asset';
 
@@ -57,7 +57,8 @@ function analyse(m: Loaded, smiles: string): GraphitAnalyseResponse {
   };
 }
 
-export async function solveGraphit(ind: Inductive, req: GraphitRequest): Promise<GraphitResponse> {
+export async function solveGraphit(ind: Inductive, req: GraphitRequest, progress: ProgressCallback):
+  Promise<GraphitResponse> {
   const m = await loaded(ind);
   switch (req.method) {
     case 'graphit-info': return info(m);

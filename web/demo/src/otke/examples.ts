@@ -29,6 +29,10 @@ const PROMOTERS: Example[] = parseFasta(promotersFa)
 const NON_PROMOTERS: Example[] = parseFasta(nonPromotersFa)
   .map((r, i) => ({ name: `non-promoter ${i + 1}`, sequence: r.sequence, truth: 'non-promoter' as const }));
 
+/** Every vendored sequence of each file, for learning a model in the page. */
+export const PROMOTER_RECORDS: { name: string; sequence: string }[] = PROMOTERS;
+export const NON_PROMOTER_RECORDS: { name: string; sequence: string }[] = NON_PROMOTERS;
+
 /** For the picker: the first four of each file (those of the native reference embeddings). */
 export const PICKER_EXAMPLES: Example[] = [...PROMOTERS.slice(0, 4), ...NON_PROMOTERS.slice(0, 4)];
 

@@ -7,11 +7,14 @@ import { h } from '../dom';
 import { formatValue } from '../format';
 import { LatestOnly } from '../latest_only';
 import type { PanelContext } from '../panels';
-import type { OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadResponse, OtkeInfoResponse } from '../protocol';
+import type {
+  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadResponse, OtkeInfoResponse, OtkeLearnResponse,
+} from '../protocol';
 import { toSolverError } from '../solver_client';
 import { EmbeddingView } from './embedding_view';
 import { LABEL_EXAMPLES, PICKER_EXAMPLES, sequenceFromInput, type Example } from './examples';
 import { LabelsView } from './labels_view';
+import { LearnView } from './learn_view';
 import { PlanView } from './plan_view';
 import { PredictionView } from './prediction_view';
 
@@ -31,6 +34,8 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   const planView = new PlanView();
   const embeddingView = new EmbeddingView();
   let fitted: OtkeFitHeadResponse | null = null;
+  let learnt: OtkeLearnResponse | null = null;
+  let learning: AbortController | null = null;
 
   const labels = new LabelsView(LABEL_EXAMPLES, {
     show: (ex) => showExample(ex, -1),
@@ -38,6 +43,7 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
       labels.setBusy(`Fitting a head on ${sequences.length} labelled sequences…`);
       ctx.solver.solve({ method: 'otke-fit-head', sequences, names, labels: classes }).then((res) => {
         fitted = res;
+        learnt = null;
         labels.showFit(res);
         analyse();
       }, (err: unknown) => {
@@ -47,19 +53,54 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
       });
     },
     reset: () => {
-      ctx.solver.solve({ method: 'otke-reset-head' }).then(() => {
-        fitted = null;
-        labels.showReset();
-        analyse();
-      }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+      reset();
     },
-    save: () => {
-      ctx.solver.solve({ method: 'otke-save' }).then((res) => {
-        const name = res.fitted ? 'otke-promoters-ecoli.fitted-head.safetensors' : 'otke-promoters-ecoli.safetensors';
-        download(res.bytes, name);
-      }, (err: unknown) => prediction.showSideError(toSolverError(err)));
-    },
+    save: () => save(),
   });
+
+  const learn = new LearnView({
+    learn: (request, onProgress) => {
+      learning = new AbortController();
+      ctx.solver.solve(request, { onProgress, signal: learning.signal }).then((res) => {
+        learnt = res;
+        fitted = null;
+        learn.showLearnt(res);
+        analyse();
+      }, (err: unknown) => {
+        const e = toSolverError(err);
+        if (e.code === 'cancelled') learn.showCancelled(ctx.solver.cancelMode === 'restart-worker');
+        else learn.showError(e.code, e.message);
+      }).finally(() => { learning = null; });
+    },
+    cancel: () => learning?.abort(),
+    reset: () => reset(),
+    save: () => save(),
+  });
+  // Without shared memory a cancel restarts the worker, which then holds the committed model again.
+  ctx.solver.onRestart(() => {
+    fitted = null;
+    learnt = null;
+    labels.showReset();
+    analyse();
+  });
+
+  function reset(): void {
+    ctx.solver.solve({ method: 'otke-reset-head' }).then(() => {
+      fitted = null;
+      learnt = null;
+      labels.showReset();
+      learn.showReset();
+      analyse();
+    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+  }
+
+  function save(): void {
+    ctx.solver.solve({ method: 'otke-save' }).then((res) => {
+      const name = res.learnt ? 'otke-learnt.safetensors'
+        : res.fitted ? 'otke-promoters-ecoli.fitted-head.safetensors' : 'otke-promoters-ecoli.safetensors';
+      download(res.bytes, name);
+    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+  }
 
   container.append(
     h('header', { class: 'panel-header' },
@@ -87,7 +128,8 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
           h('h3', { id: 'otke-plan-title' }, 'Transport plan: sequence positions × reference supports'), planView.element),
         h('section', { class: 'card', 'aria-labelledby': 'otke-embedding-title' },
           h('h3', { id: 'otke-embedding-title' }, 'Embedding Φ(x)'), embeddingView.element)),
-      labels.element));
+      labels.element,
+      learn.element));
 
   let inputName = PICKER_EXAMPLES[0].name;
   const runner = new LatestOnly<OtkeAnalyseRequest, OtkeAnalyseResponse>((req) => ctx.solver.solve(req), {
@@ -95,7 +137,9 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
     onSettled: (outcome, latest) => {
       if (outcome.ok) {
         const res = outcome.response;
-        prediction.showResult(res, outcome.request.name, fitted === null ? null : LabelsView.describe(fitted), latest);
+        const head = learnt !== null ? `learnt here with the model (${learnt.labelled} labelled sequences, λ = ${learnt.lambda})`
+          : fitted === null ? null : LabelsView.describe(fitted);
+        prediction.showResult(res, outcome.request.name, head, latest);
         planView.draw({ sequence: outcome.request.sequence, plans: res.plans, n: res.n, p: res.p, q: res.q, k: res.k });
         embeddingView.draw({ embedding: res.embedding, p: res.p, q: res.q, anchors: res.anchors, reference: 0 });
       } else if (latest) {

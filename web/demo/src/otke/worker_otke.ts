@@ -1,17 +1,19 @@
 // The worker side of the "Sequences (OTKE)" panel: it owns the models (the committed one and the one with a head
 // fitted in the page) and answers the panel's requests with the library's OtkeModel methods.
 
-import { InductiveError, type Inductive, type OtkeModel } from 'inductive';
+import { InductiveError, type Inductive, type OtkeModel, type ProgressCallback } from 'inductive';
 import type {
-  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadRequest, OtkeFitHeadResponse, OtkeInfoResponse, OtkeRequest,
-  OtkeResponse, OtkeSaveResponse,
+  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadRequest, OtkeFitHeadResponse, OtkeInfoResponse,
+  OtkeLearnRequest, OtkeLearnResponse, OtkeRequest, OtkeResponse, OtkeSaveResponse,
 } from '../protocol';
 import { MODEL_FILE_NAME, modelUrl } from './model_asset';
 
 interface Models {
   original: OtkeModel;
-  /** `original` until a head is fitted. */
+  /** `original` until a head is fitted or a model learnt. */
   current: OtkeModel;
+  /** Whether `current` was learnt from the page's sequences (its embedding differs from the file's). */
+  learnt: boolean;
   fileBytes: number;
 }
 
@@ -26,7 +28,7 @@ function models(ind: Inductive): Promise<Models> {
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
     const original = ind.loadOtkeModel(bytes);
-    return { original, current: original, fileBytes: bytes.length };
+    return { original, current: original, learnt: false, fileBytes: bytes.length };
   })();
   loading.catch(() => { loading = null; });
   return loading;
@@ -50,7 +52,10 @@ function analyse(m: Models, req: OtkeAnalyseRequest): OtkeAnalyseResponse {
   const start = performance.now();
   const t = m.current.transportPlans([req.sequence], { names: [req.name] });
   const pred = m.current.predictEmbeddings(t.embeddings);
-  const original = m.current === m.original ? null : m.original.predictEmbeddings(t.embeddings);
+  // The file's prediction next to the page's: from the same embedding when only the head changed.
+  const original = m.current === m.original ? null
+    : m.learnt ? m.original.predict([req.sequence], { names: [req.name] })
+      : m.original.predictEmbeddings(t.embeddings);
   const computeMs = performance.now() - start;
   // One sequence: its plans are exactly n × p each (nMax = n); packed back to back for one transfer.
   const n = t.lengths[0] ?? 0;
@@ -68,8 +73,7 @@ function fitHead(m: Models, req: OtkeFitHeadRequest): OtkeFitHeadResponse {
   // Always from the committed model, so that fitting again replaces the page's head rather than stacking on it.
   const fitted = m.original.fitHead(req.sequences, req.labels, { names: req.names });
   const computeMs = performance.now() - start;
-  if (m.current !== m.original) m.current.dispose();
-  m.current = fitted;
+  replaceCurrent(m, fitted, false);
   const r = fitted.headFit!;
   return {
     method: 'otke-fit-head', labels: fitted.labels, lambda: r.lambda, lambdaChoice: r.lambdaChoice,
@@ -78,19 +82,59 @@ function fitHead(m: Models, req: OtkeFitHeadRequest): OtkeFitHeadResponse {
   };
 }
 
-function save(m: Models): OtkeSaveResponse {
-  return { method: 'otke-save', bytes: m.current.toBytes(), fitted: m.current !== m.original };
+function replaceCurrent(m: Models, next: OtkeModel, learnt: boolean): void {
+  if (m.current !== m.original) m.current.dispose();
+  m.current = next;
+  m.learnt = learnt;
 }
 
-export async function solveOtke(ind: Inductive, req: OtkeRequest): Promise<OtkeResponse> {
+// Unsupervised stage on every sequence, then a head on the labelled ones; a cancel (progress returning false)
+// stops either and leaves the current model as it was.
+function learn(ind: Inductive, m: Models, req: OtkeLearnRequest, progress: ProgressCallback): OtkeLearnResponse {
+  const labelled = req.labels.flatMap((l, i) => (l === '' ? [] : [i]));
+  if (labelled.length === 0) {
+    throw new InductiveError('invalid_argument', 'learn: no labelled sequence: label a few with label=<class>');
+  }
+  const start = performance.now();
+  const base = ind.fitOtke(req.sequences, { k: req.k, anchors: req.anchors, p: req.p, seed: req.seed, onProgress: progress });
+  const fitMs = performance.now() - start;
+  let learnt: OtkeModel;
+  try {
+    const classes = labelled.map((i) => req.labels[i]);
+    // The file's class order when the page uses its class names, so that both heads line up in the prediction card.
+    const order = classes.every((c) => m.original.labels.includes(c)) ? { classes: m.original.labels } : {};
+    learnt = base.fitHead(labelled.map((i) => req.sequences[i]), classes,
+      { ...order, names: labelled.map((i) => `sequence ${i + 1}`), onProgress: progress });
+  } finally {
+    base.dispose();
+  }
+  const headMs = performance.now() - start - fitMs;
+  replaceCurrent(m, learnt, true);
+  const r = learnt.headFit!;
+  const pooling = learnt.config.pooling;
+  return {
+    method: 'otke-learn', sequences: req.sequences.length, labelled: labelled.length,
+    k: req.k, anchors: learnt.embedDim, p: pooling.type === 'otk' ? pooling.p : 0, outputDim: learnt.outputDim,
+    labels: learnt.labels, lambda: r.lambda, lambdaChoice: r.lambdaChoice, trainAccuracy: r.trainAccuracy,
+    classCounts: r.classCounts, fitMs, headMs,
+  };
+}
+
+function save(m: Models): OtkeSaveResponse {
+  return {
+    method: 'otke-save', bytes: m.current.toBytes(), fitted: m.current !== m.original && !m.learnt, learnt: m.learnt,
+  };
+}
+
+export async function solveOtke(ind: Inductive, req: OtkeRequest, progress: ProgressCallback): Promise<OtkeResponse> {
   const m = await models(ind);
   switch (req.method) {
     case 'otke-info': return info(m);
     case 'otke-analyse': return analyse(m, req);
     case 'otke-fit-head': return fitHead(m, req);
+    case 'otke-learn': return learn(ind, m, req, progress);
     case 'otke-reset-head':
-      if (m.current !== m.original) m.current.dispose();
-      m.current = m.original;
+      replaceCurrent(m, m.original, false);
       return { method: 'otke-reset-head' };
     case 'otke-save': return save(m);
   }

@@ -1,7 +1,7 @@
 // The worker side of the "Screening" panel: it owns the datasets (one per source, loaded on first use; a dropped
 // file replaces the previous one) and screens them with the library's ScreeningDataset.screen.
 
-import { InductiveError, type Inductive, type ScreeningDataset } from 'inductive';
+import { InductiveError, type Inductive, type ProgressCallback, type ScreeningDataset } from 'inductive';
 import type {
   ScreeningDatasetInfo, ScreeningLoadFileRequest, ScreeningRequest, ScreeningResponse, ScreeningRunRequest,
   ScreeningRunResponse, ScreeningSourceId,
@@ -71,14 +71,17 @@ function loadFile(ind: Inductive, req: ScreeningLoadFileRequest): ScreeningRespo
   return { method: 'screening-load-file', dataset: entry.info };
 }
 
-async function run(ind: Inductive, req: ScreeningRunRequest): Promise<ScreeningRunResponse> {
+async function run(ind: Inductive, req: ScreeningRunRequest, progress: ProgressCallback): Promise<ScreeningRunResponse> {
   const start = performance.now();
   const { dataset: d, info } = await dataset(ind, req);
   // The settings go to the library as typed: it is the validator, and the page shows what it reports.
   const r = d.screen({
     loss: req.loss as never, penalty: req.penalty as never, lambda: req.lambda, intercept: req.intercept,
     ...(req.mu === null ? {} : { mu: req.mu }), positive: req.positive, tol: req.tol, maxEpochs: req.maxEpochs,
+    // The solver reports after each gap check; a cancel from the page stops it there.
+    onProgress: (p) => progress('solve', p.fractionScreened) !== false,
   });
+  if (r.cancelled) throw new InductiveError('cancelled', 'screen: cancelled');
   const computeMs = performance.now() - start;
   return {
     method: 'screening-run', dataset: info, fractionScreened: r.fractionScreened, nScreened: r.nScreened,
@@ -90,10 +93,11 @@ async function run(ind: Inductive, req: ScreeningRunRequest): Promise<ScreeningR
   };
 }
 
-export async function solveScreening(ind: Inductive, req: ScreeningRequest): Promise<ScreeningResponse> {
+export async function solveScreening(ind: Inductive, req: ScreeningRequest, progress: ProgressCallback):
+  Promise<ScreeningResponse> {
   switch (req.method) {
     case 'screening-load-file': return loadFile(ind, req);
-    case 'screening-run': return run(ind, req);
+    case 'screening-run': return run(ind, req, progress);
   }
 }
 
