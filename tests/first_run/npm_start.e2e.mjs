@@ -96,7 +96,8 @@ function runPanel(script, url) {
   return new Promise((ok) => {
     const child = spawn(process.execPath, [join(e2eDir, script)], {
       cwd: repoRoot,
-      env: { ...process.env, DEMO_URL: url },
+      // vite preview sends COOP/COEP (web/demo/vite.config.ts): the page must be cross-origin isolated there.
+      env: { ...process.env, DEMO_URL: url, DEMO_EXPECT_ISOLATED: '1' },
       stdio: 'inherit',
     });
     child.once('exit', (code) => ok(code ?? 1));

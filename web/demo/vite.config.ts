@@ -3,6 +3,11 @@ import { defineConfig } from 'vite';
 
 // The demo must run from `vite build` output served as plain static files (any sub-path, no server logic),
 // so every URL is relative and every asset is a real file next to the bundle.
+const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
 export default defineConfig({
   // The root is this folder whatever the working directory: `npm start` runs `vite preview --config
   // web/demo/vite.config.ts` from the repository root, and without this Vite served the root's (absent) dist/.
@@ -26,6 +31,10 @@ export default defineConfig({
     // and the import.meta.url-relative lookup of the wasm would then 404.
     exclude: ['inductive'],
   },
-  server: { host: '127.0.0.1' },
-  preview: { host: '127.0.0.1' },
+  // Cross-origin isolation (COOP + COEP) gives the page SharedArrayBuffer, through which a Cancel button stops a
+  // long library call inside the worker (web/demo/src/solver_client.ts). Every resource of the demo is same-origin,
+  // so require-corp costs nothing. A plain static host without these headers still works: cancelling then
+  // restarts the worker instead.
+  server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
+  preview: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
 });

@@ -70,6 +70,16 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
       });
       page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
       log(`testing ${url}`);
+      // Served by `npm start` (vite preview, COOP/COEP headers) the page is cross-origin isolated; served as plain
+      // static files it is not. Both must work; DEMO_EXPECT_ISOLATED=1 says which one this run is.
+      const expectIsolated = process.env.DEMO_EXPECT_ISOLATED === '1';
+      page.once('load', () => {
+        page.evaluate(() => self.crossOriginIsolated).then((isolated) => {
+          if (isolated !== expectIsolated) {
+            problems.push(`the page is ${isolated ? '' : 'not '}cross-origin isolated; expected ${expectIsolated ? '' : 'not '}isolated`);
+          }
+        }, () => {});
+      });
       try {
         await body({ context, page, url, problems });
       } catch (err) {

@@ -8,11 +8,15 @@
 // a few labels that changes the prediction, the fitted model saved as a valid model file, and a screenshot
 // build/screenshots/demo-otke.png. Exits non-zero naming the first failed check.
 
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
 
 const TIMEOUT_MS = 20_000;
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const CLI = process.env.INDUCTIVE_CLI ?? join(repoRoot, 'build', 'native-release', 'bin', 'inductive');
 
 const log = (msg) => console.log(`otke e2e: ${msg}`);
 
@@ -166,6 +170,75 @@ async function run(page, url) {
   st = await settled(page, 'otke-status', st.seq, 'reset head');
   const reset = await expectPrediction(page, 'first example, file head');
   check(JSON.stringify(reset.probs) === JSON.stringify(first.probs), 'resetting the head should restore the first prediction');
+  await learn(page, st, first);
+}
+
+/** Waits until the learn card's status leaves "busy"; returns its state and text. */
+async function learnSettled(page, what, timeoutMs = 120_000) {
+  try {
+    await page.waitForFunction(() => {
+      const el = document.querySelector('[data-testid="otke-learn-status"]');
+      return el && el.dataset.state !== 'busy';
+    }, null, { timeout: timeoutMs });
+  } catch {
+    throw new CheckFailed(`${what}: still learning after ${timeoutMs / 1000} s: "${await text(page, 'otke-learn-status')}"`);
+  }
+  return byTestId(page, 'otke-learn-status').evaluate((el) => ({ state: el.dataset.state, text: el.textContent }));
+}
+
+// Learning a whole model in the page: unsupervised on the 300 bundled sequences, a head on 12 labels; the saved
+// file is evaluated by the native CLI; then a long run is cancelled and the page keeps working.
+async function learn(page, st, first) {
+  await byTestId(page, 'otke-learn-examples').click();
+  const data = await byTestId(page, 'otke-learn-data').inputValue();
+  check((data.match(/^>/gm) ?? []).length === 300 && (data.match(/label=/g) ?? []).length === 12,
+    'the bundled examples should be 300 sequences, 12 of them labelled');
+  await byTestId(page, 'otke-learn').click();
+  const done = await learnSettled(page, 'learn');
+  check(done.state === 'done', `learning should succeed: "${done.text}"`);
+  check(/Learnt from 300 sequences \(12 labelled\)/.test(done.text) && /training accuracy \d+%/.test(done.text),
+    `the learn summary should be shown: "${done.text}"`);
+  log(`learn: ${done.text}`);
+  st = await settled(page, 'otke-status', st.seq, 'prediction with the learnt model');
+  const learnt = await expectPrediction(page, 'first example, learnt model');
+  check(JSON.stringify(learnt.probs) !== JSON.stringify(first.probs), 'the learnt model should predict differently');
+  check(/learnt here/.test(await text(page, 'otke-head-note')), 'the head note should say the model was learnt here');
+  await page.screenshot({ path: join(shotDir, 'demo-otke-learn.png'), fullPage: true });
+
+  const [download] = await Promise.all([page.waitForEvent('download'), byTestId(page, 'otke-learn-save').click()]);
+  check(download.suggestedFilename() === 'otke-learnt.safetensors', `the download is ${download.suggestedFilename()}`);
+  const file = await download.path();
+  const promoters = join(repoRoot, 'data', 'promoters');
+  const report = JSON.parse(execFileSync(CLI, ['otke', 'eval', '--quiet', '--model', file,
+    '--class', `promoter=${join(promoters, 'ecoli_prom_150.fa')}`,
+    '--class', `non_promoter=${join(promoters, 'ecoli_non_prom_150.fa')}`], { encoding: 'utf8' }));
+  check(report.accuracy > 0.7, `the native CLI should evaluate the learnt model well: accuracy ${report.accuracy}`);
+  log(`native CLI: otke eval of the learnt model: accuracy ${report.accuracy.toFixed(3)}, auROC ${report.auroc.toFixed(3)}`);
+
+  // A long run (3000 sequences, 256 anchors on 10-mers), cancelled once progress shows.
+  await byTestId(page, 'otke-learn-data').evaluate((el, text) => { el.value = text; }, Array(10).fill(data).join('\n'));
+  await byTestId(page, 'otke-learn-k').fill('10');
+  await byTestId(page, 'otke-learn-anchors').fill('256');
+  await byTestId(page, 'otke-learn-p').fill('64');
+  await byTestId(page, 'otke-learn').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="otke-learn-progress"]')?.dataset.stage !== undefined
+    && document.querySelector('[data-testid="otke-learn-progress"]').value > 0, null, { timeout: TIMEOUT_MS });
+  const clicked = Date.now();
+  await byTestId(page, 'otke-learn-cancel').click();
+  const cancelled = await learnSettled(page, 'cancel', TIMEOUT_MS);
+  check(cancelled.state === 'cancelled', `the long run should end cancelled: "${cancelled.text}"`);
+  log(`cancel: ${cancelled.text} (${Date.now() - clicked} ms after the click)`);
+  await byTestId(page, 'otke-example').selectOption({ index: 1 });
+  st = await settled(page, 'otke-status', st.seq, 'after cancel');
+  await expectPrediction(page, 'second example after the cancel');
+  await byTestId(page, 'otke-example').selectOption({ index: 0 });
+  st = await settled(page, 'otke-status', st.seq, 'first example after the cancel');
+  const again = await expectPrediction(page, 'first example after the cancel');
+  const isolated = await page.evaluate(() => self.crossOriginIsolated);
+  // Shared memory: the library call stopped and the learnt model stayed. Otherwise the worker was restarted.
+  const expected = isolated ? learnt.probs : first.probs;
+  check(JSON.stringify(again.probs) === JSON.stringify(expected),
+    `after the cancel the ${isolated ? 'learnt' : "file's"} model should be in use`);
 }
 
 runDemoTest({
@@ -177,6 +250,6 @@ runDemoTest({
   ignoreFailedRequest: (u) => u.startsWith('blob:'),
   body: async ({ context, page, url }) => {
     await run(page, url);
-    log(`screenshots in ${shotDir} (demo-otke.png, demo-otke-error.png)`);
+    log(`screenshots in ${shotDir} (demo-otke.png, demo-otke-error.png, demo-otke-learn.png)`);
   },
 });

@@ -158,11 +158,54 @@ async function run(page, url) {
   check(mine.n === 60 && mine.p === 2, `mine.csv should be 60 x 2, is ${mine.n} x ${mine.p}`);
   check(await byTestId(page, 'screening-source').inputValue() === 'file', 'the dropped file should be the dataset');
 
+  await cancelLongRun(page, st);
+  st = await state(page);
+
   // Back to digits: its defaults (lambda 1) and the native count again.
   await byTestId(page, 'screening-source').selectOption('digits');
   st = await settled(page, st.seq, 'digits again');
   const again = await expectResult(page, 'digits again');
   check(again.nScreened === native.n_removed, `digits again: ${again.nScreened} screened, native ${native.n_removed}`);
+}
+
+// A run long enough to cancel: 20000 x 50 samples, plain logistic loss (nothing to screen, so the solver runs its
+// 1000 epochs) at the smallest lambda. Cancel once the progress bar moves; the panel must say "cancelled" and
+// keep working (on a page without shared memory the worker restarts, and the dropped file is gone with it).
+async function cancelLongRun(page, st) {
+  await byTestId(page, 'screening-loss').selectOption('logistic');
+  st = await settled(page, st.seq, 'logistic on mine.csv');
+  const min = await byTestId(page, 'screening-lambda').getAttribute('min');
+  await setRange(page, 'screening-lambda', Number(min));
+  st = await settled(page, st.seq, 'smallest lambda on mine.csv');
+  let seed = 5;
+  const rnd = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32 - 0.5; };
+  const lines = [Array.from({ length: 50 }, (_, j) => `f${j}`).join(',') + ',label'];
+  for (let i = 0; i < 20000; i++) {
+    const x = Array.from({ length: 50 }, rnd);
+    lines.push(`${x.map((v) => v.toFixed(3)).join(',')},${x[0] + 0.3 * rnd() > 0 ? 1 : 0}`);
+  }
+  await byTestId(page, 'screening-file').setInputFiles({
+    name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n') + '\n'),
+  });
+  await page.waitForFunction(() => {
+    const bar = document.querySelector('[data-testid="screening-progress"]');
+    return bar && !bar.hidden && bar.dataset.stage === 'solve';
+  }, null, { timeout: TIMEOUT_MS });
+  const clicked = Date.now();
+  await byTestId(page, 'screening-cancel').click();
+  await page.waitForFunction((prev) => {
+    const el = document.querySelector('[data-testid="screening-status"]');
+    return el && Number(el.dataset.seq) > prev && el.dataset.state !== 'computing';
+  }, st.seq, { timeout: TIMEOUT_MS });
+  const after = await state(page);
+  check(after.state === 'cancelled', `the long run should end cancelled, status: ${after.state} "${after.text}"`);
+  check(await byTestId(page, 'screening-error').isHidden(), 'a cancel is not an error');
+  const isolated = await page.evaluate(() => self.crossOriginIsolated);
+  const fileOption = await byTestId(page, 'screening-source').locator('option[value="file"]').textContent();
+  check(isolated === !/drop it again/.test(fileOption),
+    `after the cancel the dropped file should ${isolated ? 'stay' : 'be gone (worker restarted)'}: "${fileOption}"`);
+  log(`cancel: 20000 x 50 logistic run cancelled ${Date.now() - clicked} ms after the click (${isolated
+    ? 'shared memory: the solver stopped' : 'no shared memory: the worker restarted'}); "${after.text}"`);
 }
 
 runDemoTest({

@@ -36,6 +36,11 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   let fitted: OtkeFitHeadResponse | null = null;
   let learnt: OtkeLearnResponse | null = null;
   let learning: AbortController | null = null;
+  let fileInfo: OtkeInfoResponse | null = null;
+  const showModel = (rows: [string, string][]): void => {
+    modelInfo.replaceChildren(...rows.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))));
+  };
+  const showFileModel = (): void => { if (fileInfo) showModel(describeModel(fileInfo)); };
 
   const labels = new LabelsView(LABEL_EXAMPLES, {
     show: (ex) => showExample(ex, -1),
@@ -65,6 +70,7 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
         learnt = res;
         fitted = null;
         learn.showLearnt(res);
+        showModel(describeLearnt(res));
         analyse();
       }, (err: unknown) => {
         const e = toSolverError(err);
@@ -80,6 +86,7 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   ctx.solver.onRestart(() => {
     fitted = null;
     learnt = null;
+    showFileModel();
     labels.showReset();
     analyse();
   });
@@ -88,6 +95,7 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
     ctx.solver.solve({ method: 'otke-reset-head' }).then(() => {
       fitted = null;
       learnt = null;
+      showFileModel();
       labels.showReset();
       learn.showReset();
       analyse();
@@ -173,7 +181,8 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
 
   input.value = PICKER_EXAMPLES[0].sequence;
   ctx.solver.solve({ method: 'otke-info' }).then((info) => {
-    modelInfo.replaceChildren(...describeModel(info).map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))));
+    fileInfo = info;
+    showModel(describeModel(info));
     labels.setClasses(info.labels);
     analyse();
   }, (err: unknown) => {
@@ -197,6 +206,19 @@ function describeModel(info: OtkeInfoResponse): [string, string][] {
     ['classes', info.labels.join(', ')],
   ];
   return rows;
+}
+
+/** The model learnt in the page, as term/value pairs like the file's. */
+function describeLearnt(res: OtkeLearnResponse): [string, string][] {
+  return [
+    ['file', `none yet: learnt in this page from ${res.sequences} sequences (Save model writes it)`],
+    ['written by', 'this page (inductive wasm)'],
+    ['local features', `one-hot k-mers, k = ${res.k}`],
+    ['Nyström anchors', `K = ${res.anchors}`],
+    ['references', `1 × ${res.p} supports`],
+    ['embedding Φ', `${res.outputDim} dimensions`],
+    ['classes', res.labels.join(', ')],
+  ];
 }
 
 function download(bytes: Uint8Array, name: string): void {

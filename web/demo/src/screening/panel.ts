@@ -27,7 +27,7 @@ const NONE = '';
 
 const stepOf = (lambda: number): number => Math.round(10 * Math.log10(lambda));
 
-type Status = 'loading' | 'computing' | 'done' | 'error';
+type Status = 'loading' | 'computing' | 'done' | 'error' | 'cancelled';
 
 interface Settings {
   source: ScreeningSourceId;
@@ -94,6 +94,11 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   const errorBox = h('div', { id: 'screening-error', class: 'error-box', 'data-testid': 'screening-error', role: 'alert', hidden: true },
     h('strong', {}, 'The computation failed '), errorCode, h('p', {}, errorMessage));
   const stats = h('dl', { class: 'stats', 'data-testid': 'screening-stats' });
+  // Large dropped files take seconds: the run in flight can be cancelled (the library's solver stops at its next
+  // gap check; without shared memory the worker restarts and a dropped file must be dropped again).
+  const cancelButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'screening-cancel', disabled: true },
+    'Cancel');
+  const progress = h('progress', { 'data-testid': 'screening-progress', max: 1, value: 0, hidden: true });
   const bigFraction = h('output', { class: 'screening-big', 'data-testid': 'screening-fraction', 'data-value': '' }, '—');
   const history = new HistoryChart();
   const histogram = new ScoreHistogram();
@@ -131,7 +136,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
         h('section', { class: 'card', 'aria-labelledby': 'screening-result-title' },
           h('h3', { id: 'screening-result-title' }, 'Result'),
           h('p', { class: 'screening-headline' }, bigFraction, h('span', {}, ' of the samples screened')),
-          status, stats)),
+          h('div', { class: 'row' }, status, cancelButton), progress, stats)),
       h('div', { class: 'column' },
         h('section', { class: 'card', 'aria-labelledby': 'screening-history-title' },
           h('h3', { id: 'screening-history-title' }, 'Fraction screened over the epochs'), history.element,
@@ -200,11 +205,45 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     positive.value = s.positive === null ? NONE : String(s.positive);
   }
 
-  const runner = new LatestOnly<ScreeningRunRequest, ScreeningRunResponse>((req) => ctx.solver.solve(req), {
+  let inFlight: AbortController | null = null;
+  const solveCancellable = (req: ScreeningRunRequest): Promise<ScreeningRunResponse> => {
+    const controller = new AbortController();
+    inFlight = controller;
+    cancelButton.disabled = false;
+    progress.value = 0;
+    return ctx.solver.solve(req, {
+      signal: controller.signal,
+      onProgress: (_, fraction) => {
+        progress.hidden = false;
+        progress.value = fraction;
+        progress.dataset.stage = 'solve';
+      },
+    }).finally(() => {
+      if (inFlight !== controller) return;
+      inFlight = null;
+      cancelButton.disabled = true;
+      progress.hidden = true;
+    });
+  };
+  cancelButton.addEventListener('click', () => inFlight?.abort());
+  ctx.solver.onRestart(() => {
+    // The new worker reloads the bundled sets on first use; a dropped file is gone with the old one.
+    if (infos.has('file')) {
+      infos.delete('file');
+      fileOption.disabled = true;
+      fileOption.textContent = 'your file (drop it again: the worker was restarted)';
+    }
+  });
+
+  const runner = new LatestOnly<ScreeningRunRequest, ScreeningRunResponse>(solveCancellable, {
     onBusy: () => setStatus('computing', 'Solving and screening…', false),
     onSettled: (outcome, latest) => {
       if (!outcome.ok) {
         if (!latest) return;
+        if (outcome.error.code === 'cancelled') {
+          setStatus('cancelled', 'Cancelled: the results shown are those of the last completed run.', true);
+          return;
+        }
         showError(outcome.error);
         clearResults('no result: see the error above');
         setStatus('error', `Failed: ${outcome.error.code}.`, true);
