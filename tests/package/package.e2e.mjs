@@ -114,7 +114,7 @@ try {
   await step('web/README.md: every js block runs as written, and every method of the API has one', async () => {
     const dir = project('node-esm', tarball);
     projects.push(dir);
-    for (const sub of ['models', 'promoters', 'screening']) {
+    for (const sub of ['models', 'promoters', 'screening', 'molecules']) {
       cpSync(join(repoRoot, 'data', sub), join(dir, 'data', sub), { recursive: true });
     }
     const readme = readFileSync(join(webDir, 'README.md'), 'utf8');
@@ -141,7 +141,7 @@ try {
       .filter((name) => !new RegExp(`\\.${name}\\b`).test(code)).map((name) => `${cls}.${name}`));
     check(missing.length === 0, `no runnable web/README.md block uses ${missing.join(', ')}`);
     for (const codeName of ['invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend',
-      'io', 'internal', 'out_of_memory']) {
+      'io', 'internal', 'cancelled', 'out_of_memory']) {
       check(readme.includes(`| \`${codeName}\` |`), `the error table of web/README.md lacks ${codeName}`);
     }
     log(`web/README.md: ${blocks.length} js blocks ran; they use every method of ${Object.keys(members).join(', ')}`);
