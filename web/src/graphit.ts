@@ -13,7 +13,7 @@ import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
 import type { HeadFitReport } from './otke.js';
-import { safeProgress, type ProgressCallback } from './progress.js';
+import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
 
 /** A graph as GraphiT takes it: n nodes, undirected edges, one node label (a name of the model's vocabulary) each. */
 export interface GraphInput {
@@ -127,6 +127,14 @@ interface Summary {
   charges?: number[];
 }
 
+/** Options of GraphitModel.predictSmiles. */
+export interface PredictOptions {
+  /** Molecules per wasm call (progress is reported after each). Default 256. */
+  batchSize?: number;
+  /** Stage "predict"; return false to cancel (throws InductiveError 'cancelled'). */
+  onProgress?: ProgressCallback;
+}
+
 /** Options of GraphitModel.refitHead: the few-labels recipe of OtkeModel.fitHead (see its options). */
 export interface RefitHeadOptions {
   /** Class names in head order (default: the distinct labels in order of first appearance, or "0".."C-1"). */
@@ -193,17 +201,33 @@ export class GraphitModel {
   }
 
   /** Predictions for one molecule or several (SMILES; atoms must be in `nodeLabels`). */
-  predictSmiles(smiles: string | readonly string[]): GraphitPrediction {
+  predictSmiles(smiles: string | readonly string[], options?: PredictOptions): GraphitPrediction {
     const where = 'predictSmiles';
+    checkOptionsObject(where, options);
     const list = typeof smiles === 'string' ? [smiles] : checkStrings(where, 'smiles', smiles, 'a SMILES string or an array of them');
     const module = this.#module;
     const handle = this.#live(where);
     const outputs = this.outputs;
     if (list.length === 0) throw invalid(`${where}: no molecule given`);
-    return withBlock(module, [{ type: 'f32', length: list.length * outputs }], where, (block) => {
-      if (!handle.predictSmiles(JSON.stringify(list), block.addresses[0] ?? 0)) throw lastError(module);
-      return this.#prediction(block.readF32(0), list.length);
-    });
+    const chunk = options?.batchSize === undefined ? 256 : checkCount(where, 'batchSize', options.batchSize);
+    if (chunk === 0) throw invalid(`${where}: batchSize must be >= 1: got 0`);
+    const onProgress = checkProgress(where, options?.onProgress);
+    const probabilities = new Float32Array(list.length * outputs);
+    reportProgress(where, onProgress, 'predict', 0);
+    for (let start = 0; start < list.length; start += chunk) {
+      const part = list.slice(start, start + chunk);
+      withBlock(module, [{ type: 'f32', length: part.length * outputs }], where, (block) => {
+        if (!handle.predictSmiles(JSON.stringify(part), block.addresses[0] ?? 0)) {
+          // The core numbers molecules within the call: number them within the whole list.
+          const e = lastError(module);
+          throw new InductiveError(e.code, e.message.replace(/^predictSmiles: molecule (\d+)/,
+            (_, i: string) => `predictSmiles: molecule ${start + Number(i)}`));
+        }
+        probabilities.set(block.readF32(0), start * outputs);
+      });
+      reportProgress(where, onProgress, 'predict', Math.min(1, (start + part.length) / list.length));
+    }
+    return this.#prediction(probabilities, list.length);
   }
 
   /** Predictions for one graph or several ({ n, edges, labels }). */

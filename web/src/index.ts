@@ -23,5 +23,5 @@ export {
   type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
 } from './screening.js';
 export {
-  GraphitModel, type RefitHeadOptions, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
+  GraphitModel, type RefitHeadOptions, type PredictOptions as GraphitPredictOptions, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
 } from './graphit.js';

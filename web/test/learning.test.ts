@@ -261,6 +261,18 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     expect(model.predictSmiles(smiles).probabilities).toEqual(before);
   });
 
+  it('predicts many molecules in batches, with progress, cancellation and whole-list molecule numbers', () => {
+    const many = Array.from({ length: 100 }, (_, i) => smiles[i % smiles.length]!);
+    const seen: number[] = [];
+    const chunked = model.predictSmiles(many, { batchSize: 30, onProgress: (_, f) => { seen.push(f); } });
+    const whole = model.predictSmiles(many).probabilities;  // batches of other sizes: rounding may differ
+    chunked.probabilities.forEach((v, i) => expect(Math.abs(v - whole[i]!)).toBeLessThan(1e-6));
+    expect(seen).toEqual([0, 0.3, 0.6, 0.9, 1]);
+    expectCancelled(() => model.predictSmiles(many, { batchSize: 30, onProgress: (_, f) => f < 0.5 }));
+    const bad = [...many.slice(0, 70), 'C1CC', ...many.slice(0, 5)];
+    expect(() => model.predictSmiles(bad, { batchSize: 30 })).toThrow(/^predictSmiles: molecule 70 \('C1CC'\)/);
+  });
+
   it('refuses bad input with a precise error', () => {
     expect(() => model.refitHead(smiles.slice(0, 3), labels)).toThrow(/3 molecules for 40 labels/);
     expect(() => model.refitHead(['CCS', 'CCO'], ['a', 'b'])).toThrow(/molecule 0 \('CCS'\).*S/);
