@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "guarded.h"
+#include "inductive/screening/path.h"
 #include "inductive/error.h"
 #include "inductive/screening.h"
 
@@ -231,6 +232,60 @@ class DatasetHandle {
     return report;
   }
 
+  // A regularisation path (core regularization_path: warm starts; with `screening`, sequential and dynamic
+  // screening) over the lambdas of a JSON array (or grid), with the settings of screen (its lambda unused). `progress(stage,
+  // fraction)`: "solve" after each gap check, "path" after each lambda; returning false cancels the whole path
+  // (the call fails with "cancelled"). The JSON report ("" on failure): one entry per lambda.
+  std::string path(const std::string& options, const std::string& lambdas_json, bool screening,
+                   emscripten::val progress) {
+    std::string report;
+    guarded([&] {
+      INDUCTIVE_CHECK(data_.x != nullptr, ErrorCode::kInvalidArgument, "path: no dataset loaded in this handle");
+      ScreenSettings s = parse_settings(options);
+      // An array of lambdas, or the geometric grid {lambdaMax, ratio, count} (the CLI's defaults for what is left out).
+      const json grid = json::parse(lambdas_json);
+      const std::vector<double> lambdas = grid.is_array() ? grid.get<std::vector<double>>()
+          : inductive::geometric_lambdas(grid.value("lambdaMax", inductive::kDefaultPathLambdaMax),
+                                         grid.value("ratio", inductive::kDefaultPathRatio),
+                                         grid.value("count", inductive::kDefaultPathCount));
+      inductive::ErmProblem problem;
+      problem.x = data_.x.get();
+      problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
+      problem.loss = s.loss;
+      problem.penalty = s.penalty;
+      problem.lambda = lambdas.empty() ? 1.0 : lambdas.front();
+      problem.intercept = s.intercept;
+      problem.validate();
+      const auto report_progress = inductive::wasm::js_progress(progress, "path");
+      const double count = static_cast<double>(std::max<size_t>(lambdas.size(), 1));
+      int done = 0;
+      s.solver.progress = [&](const inductive::SolverProgress&) {
+        report_progress("solve", done / count);
+        return true;
+      };
+      inductive::PathOptions o;
+      o.solver = s.solver;
+      o.screening = screening;
+      json points = json::array();
+      inductive::regularization_path(problem, lambdas, o, [&](const inductive::PathPoint& pt) {
+        points.push_back({{"lambda", pt.lambda},
+                          {"nScreened", pt.n_removed},
+                          {"fractionScreened", static_cast<double>(pt.n_removed) / problem.n()},
+                          {"epochs", pt.epochs},
+                          {"seconds", pt.seconds},
+                          {"converged", pt.fit.converged},
+                          {"primal", num(pt.fit.gap.primal)},
+                          {"gap", num(pt.fit.gap.gap)}});
+        ++done;
+        report_progress("path", done / count);
+      });
+      report = json{{"n", problem.n()}, {"p", problem.features()}, {"loss", s.loss.name()},
+                    {"penalty", s.penalty.name()}, {"screening", screening}, {"points", points}}
+                   .dump();
+    });
+    return report;
+  }
+
  private:
   void set(inductive::Dataset d) {
     INDUCTIVE_CHECK(d.n() >= 1 && d.p() >= 1, ErrorCode::kInvalidArgument,
@@ -254,5 +309,6 @@ EMSCRIPTEN_BINDINGS(inductive_screening) {
       .function("loadText", &DatasetHandle::load_text)
       .function("loadDense", &DatasetHandle::load_dense)
       .function("describe", &DatasetHandle::describe)
-      .function("screen", &DatasetHandle::screen);
+      .function("screen", &DatasetHandle::screen)
+      .function("path", &DatasetHandle::path);
 }

@@ -93,6 +93,8 @@ export interface DatasetHandle {
   screen(call: ScreenCall,
     progress: ((epoch: number, primal: number, dual: number, gap: number, nActive: number) => boolean | undefined)
       | undefined): string;
+  /** A regularisation path over a JSON array of lambdas; the JSON report ("" on failure). */
+  path(options: string, lambdas: string, screening: boolean, progress: ProgressFunction | undefined): string;
   delete(): void;
   isDeleted(): boolean;
 }

@@ -26,9 +26,9 @@ struct PathArgs {
   std::string out;
   std::string lambdas;  // comma-separated; overrides the geometric grid
   bool has_lambdas = false;
-  double lambda_max = 1.0;
-  double ratio = 0.01;
-  int count = 20;
+  double lambda_max = kDefaultPathLambdaMax;
+  double ratio = kDefaultPathRatio;
+  int count = kDefaultPathCount;
   bool static_screen = false;
   bool screening_only = false;
 };

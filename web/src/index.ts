@@ -19,7 +19,7 @@ export {
 } from './otke.js';
 export type { OtkeFitOptions, OtkeSets } from './otke-fit.js';
 export {
-  ScreeningDataset, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
+  ScreeningDataset, type PathOptions as ScreeningPathOptions, type PathPoint, type PathResult, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
   type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
 } from './screening.js';
 export {

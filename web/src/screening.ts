@@ -8,9 +8,10 @@
 //   r.fractionScreened; r.kept;   // samples that may matter; the others can be dropped without changing the fit
 //   data.dispose();
 import type { DatasetHandle, InductiveModule } from '../wasm/inductive.mjs';
-import { checkArray, checkBoolean, checkCount, checkInt, checkOptionsObject, typeName } from './checks.js';
+import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
+import { safeProgress as safeCancellableProgress, type ProgressCallback } from './progress.js';
 
 /** Losses with a flat region (screenable) and two without, for comparison (core: inductive/screening/loss.h). */
 export type ScreeningLoss =
@@ -68,6 +69,47 @@ export interface ScreenOptions {
   /** Called after each gap check; return false to stop the solver (the result then has cancelled = true). A
    * throwing callback stops it too, and its exception is rethrown once wasm has returned. */
   onProgress?: (progress: ScreenProgress) => void | boolean;
+}
+
+/** Options of ScreeningDataset.path: screen's settings (but lambda) and the lambdas to visit. */
+export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'> {
+  /** The lambdas, in the order visited (normally decreasing). Default: the geometric grid below. */
+  lambdas?: number[];
+  /** The geometric grid: `count` lambdas from lambdaMax down to lambdaMax * ratio, evenly spaced in log scale
+   * (defaults 1, 0.01, 20: those of `inductive path`). */
+  lambdaMax?: number;
+  ratio?: number;
+  count?: number;
+  /** false: the same path without screening (warm starts only), to compare times with. Default true. */
+  screening?: boolean;
+  /** Stages "solve" (after each gap check) and "path" (after each lambda), with the fraction of lambdas done;
+   * return false to cancel (throws InductiveError 'cancelled'). */
+  onProgress?: ProgressCallback;
+}
+
+/** One lambda of a path. */
+export interface PathPoint {
+  lambda: number;
+  /** Samples screened at this lambda (sequential + dynamic), and as a fraction of n. */
+  nScreened: number;
+  fractionScreened: number;
+  epochs: number;
+  /** Screening + solving at this lambda. */
+  seconds: number;
+  converged: boolean;
+  primal: number | null;
+  gap: number | null;
+}
+
+export interface PathResult {
+  n: number;
+  p: number;
+  loss: ScreeningLoss;
+  penalty: ScreeningPenalty;
+  screening: boolean;
+  points: PathPoint[];
+  /** The sum of the points' seconds. */
+  seconds: number;
 }
 
 /** The solver's trace: one entry per gap check. */
@@ -227,6 +269,50 @@ export class ScreeningDataset {
     }
   }
 
+  /**
+   * A regularisation path: the problem solved at each lambda in turn, each warm-started from the previous
+   * solution, with sequential and dynamic safe screening (or without: `screening: false`, to compare). Per lambda:
+   * the fraction screened, epochs and time (core regularization_path, as `inductive path`).
+   */
+  path(options?: PathOptions): PathResult {
+    const where = 'path';
+    checkOptionsObject(where, options);
+    const o = (options ?? {}) as Record<string, unknown>;
+    const { lambdas, lambdaMax, ratio, count, screening, onProgress, ...settings } = o;
+    checkKeys(where, settings, PATH_SETTING_KEYS);
+    const json = screenOptionsJson(where, settings as ScreenOptions);
+    let grid: unknown;
+    if (lambdas !== undefined) {
+      if (!Array.isArray(lambdas) || lambdas.some((l) => typeof l !== 'number' || !Number.isFinite(l))) {
+        throw invalid(`${where}: lambdas must be an array of finite numbers`);
+      }
+      if (lambdaMax !== undefined || ratio !== undefined || count !== undefined) {
+        throw invalid(`${where}: give lambdas or the grid (lambdaMax, ratio, count), not both`);
+      }
+      grid = lambdas;
+    } else {
+      const g: Record<string, number> = {};
+      if (lambdaMax !== undefined) g.lambdaMax = checkNumber(where, 'lambdaMax', lambdaMax, 1);
+      if (ratio !== undefined) g.ratio = checkNumber(where, 'ratio', ratio, 0.01);
+      if (count !== undefined) g.count = checkInt(where, 'count', count, 20);
+      grid = g;
+    }
+    const withScreening = checkBoolean(where, 'screening', screening, true);
+    const progress = safeCancellableProgress(where, onProgress);
+    const handle = this.#live(where);
+    this.#running = true;
+    try {
+      const text = handle.path(json, JSON.stringify(grid), withScreening, progress.callback);
+      progress.rethrow();
+      if (text === '') throw lastError(this.#module);
+      const r = parseJson<Omit<PathResult, 'seconds'>>(text, where);
+      return { ...r, seconds: r.points.reduce((t, pt) => t + pt.seconds, 0) };
+    } finally {
+      this.#running = false;
+      if (this.#handle === null && !handle.isDeleted()) handle.delete();
+    }
+  }
+
   /** Frees the dataset's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
   dispose(): void {
     if (this.#handle === null) return;
@@ -321,6 +407,8 @@ export function datasetFromArrays(module: InductiveModule, x: unknown, n: unknow
     throw e;
   }
 }
+
+const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'));
 
 /** The options as the binding's JSON; types are checked here, values (lambda > 0, known loss, ...) by the core. */
 function screenOptionsJson(where: string, o: ScreenOptions): string {

@@ -40,6 +40,11 @@ std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std:
                                            const PathOptions& options,
                                            const std::function<void(const PathPoint&)>& progress = {});
 
+// The default grid of `inductive path` and the browser's dataset.path(): 20 lambdas from 1 down to 0.01.
+constexpr double kDefaultPathLambdaMax = 1.0;
+constexpr double kDefaultPathRatio = 0.01;
+constexpr int kDefaultPathCount = 20;
+
 // count lambdas from lambda_max down to lambda_max * ratio, evenly spaced in log scale.
 std::vector<double> geometric_lambdas(double lambda_max, double ratio, int count);
 

@@ -1,7 +1,8 @@
 // The "Molecules (GraphiT)" panel: a SMILES string in (typed, or one of the examples); out come the committed
 // GraphiT model's prediction, the molecule drawn by RDKit with its atoms coloured by attention saliency, the
 // attention matrix of the selected layer (or their mean) and the kernel on the graph that modulates attention.
-// The model runs in the wasm core in the worker; RDKit draws on the main thread.
+// The model runs in the wasm core in the worker; RDKit draws on the main thread. Below, the few-labels card refits
+// the model's output layer on labelled molecules (refit_view.ts); the prediction then uses the new classes.
 
 import './graphit.css';
 import { h } from '../dom';
@@ -13,6 +14,7 @@ import { toSolverError, type SolverError } from '../solver_client';
 import { EXAMPLES } from './examples';
 import { Heatmap } from './heatmap';
 import { loadRDKit, MoleculeView } from './molecule_view';
+import { RefitCard } from './refit_view';
 
 const CUSTOM = 'custom';
 const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -51,6 +53,8 @@ export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): vo
     'The kernel K that multiplies the attention scores (exp(QQᵀ/√d) ⊙ K, then row-normalised): it lets atoms attend '
     + 'mostly to atoms near them in the molecular graph.');
   const kernelTitle = h('h3', { id: 'graphit-kernel-title' }, 'Kernel on the graph');
+  // It calls back (to re-run the analysis with the model now in use) only after mounting: on a click or a restart.
+  const refit = new RefitCard(ctx.solver, { modelChanged: () => analyse() });
 
   container.append(
     h('header', { class: 'panel-header' },
@@ -84,7 +88,8 @@ export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): vo
         h('div', { class: 'graphit-heatmaps' },
           h('section', { class: 'card', 'aria-labelledby': 'graphit-attention-title' },
             h('h3', { id: 'graphit-attention-title' }, 'Attention of the layer (mean over heads)'), attention.element),
-          h('section', { class: 'card', 'aria-labelledby': 'graphit-kernel-title' }, kernelTitle, kernel.element)))));
+          h('section', { class: 'card', 'aria-labelledby': 'graphit-kernel-title' }, kernelTitle, kernel.element))),
+      refit.element));
 
   let seq = 0;
   let shown: GraphitAnalyseResponse | null = null;
@@ -150,7 +155,8 @@ export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): vo
         h('span', { class: 'graphit-bar-track' }, fill),
         h('output', { 'data-testid': `graphit-prob-${c}`, 'data-value': String(value) }, percent(value)));
     }));
-    details.textContent = `${res.n} atoms, ${res.bonds.length} bonds; ${formatMs(res.computeMs)} ms in the worker.`;
+    details.textContent = `${res.n} atoms, ${res.bonds.length} bonds; ${formatMs(res.computeMs)} ms in the worker`
+      + (res.refitted ? '; output layer refitted in the page.' : '.');
     // The slider's last position is the mean over layers; it stays there when the layer count changes.
     const atMean = Number(layer.value) >= Number(layer.max);
     layer.max = String(res.layers + 1);

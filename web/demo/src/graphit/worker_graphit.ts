@@ -1,8 +1,13 @@
-// The worker side of the "Molecules (GraphiT)" panel: it owns the committed model and answers the panel's requests
-// with the library's GraphitModel (the SMILES is parsed by the core: atom i is RDKit's atom i).
+// The worker side of the "Molecules (GraphiT)" panel: it owns the committed model, and the model whose output layer
+// the page refitted (if any), and answers the panel's requests with the library's GraphitModel (the SMILES is
+// parsed by the core: atom i is RDKit's atom i).
 
 import { InductiveError, type GraphitModel, type Inductive, type ProgressCallback } from 'inductive';
-import type { GraphitAnalyseResponse, GraphitInfoResponse, GraphitRequest, GraphitResponse } from '../protocol';
+import type {
+  GraphitAnalyseResponse, GraphitInfoResponse, GraphitRefitRequest, GraphitRefitResponse, GraphitRequest,
+  GraphitResponse, GraphitSaveResponse,
+} from '../protocol';
+import { bbbpExamples } from './bbbp_examples';
 import { MODEL_FILE_NAME, modelUrl } from './model_asset';
 
 interface Loaded {
@@ -11,6 +16,10 @@ interface Loaded {
 }
 
 let loading: Promise<Loaded> | null = null;
+/** The committed model with a refitted output layer; null: the committed model is the current one. */
+let refitted: GraphitModel | null = null;
+
+const current = (m: Loaded): GraphitModel => refitted ?? m.model;
 
 /** Fetches and loads the committed model once; a failed load is retried by the next request. */
 function loaded(ind: Inductive): Promise<Loaded> {
@@ -46,15 +55,43 @@ function pack(arrays: Float32Array[]): Float32Array {
 }
 
 function analyse(m: Loaded, smiles: string): GraphitAnalyseResponse {
+  const model = current(m);
   const start = performance.now();
-  const a = m.model.attention(smiles);
+  const a = model.attention(smiles);
   const computeMs = performance.now() - start;
   return {
     method: 'graphit-analyse', smiles, n: a.n, atoms: a.atoms, bonds: a.bonds,
-    probabilities: a.probabilities, labels: m.model.labels, classIndex: a.classIndex,
+    probabilities: a.probabilities, labels: model.labels, classIndex: a.classIndex,
     layers: a.layers.length, attention: pack(a.layers), saliency: pack(a.saliency), meanSaliency: a.meanSaliency,
-    kernel: a.kernel, computeMs,
+    kernel: a.kernel, refitted: refitted !== null, computeMs,
   };
+}
+
+/**
+ * Refits from the committed model (never from an earlier refit, so a refit does not depend on the previous one).
+ * The previous refitted model is freed only once the new one exists: a failed or cancelled refit (the library
+ * leaves its model as it was) keeps the page's current model.
+ */
+function refit(m: Loaded, req: GraphitRefitRequest, progress: ProgressCallback): GraphitRefitResponse {
+  const start = performance.now();
+  const next = m.model.refitHead(req.smiles, req.labels, { onProgress: progress });
+  const computeMs = performance.now() - start;
+  const fit = next.headFit;
+  if (fit === null) {
+    next.dispose();
+    throw new InductiveError('internal', 'graphit refit: the refitted model has no report');
+  }
+  refitted?.dispose();
+  refitted = next;
+  return {
+    method: 'graphit-refit', classes: next.labels, classCounts: fit.classCounts, molecules: req.smiles.length,
+    lambda: fit.lambda, lambdaChoice: fit.lambdaChoice, trainAccuracy: fit.trainAccuracy,
+    cvAccuracy: fit.cvAccuracy ?? null, folds: fit.folds ?? null, computeMs,
+  };
+}
+
+function save(m: Loaded): GraphitSaveResponse {
+  return { method: 'graphit-save', bytes: current(m).toBytes(), refitted: refitted !== null };
 }
 
 export async function solveGraphit(ind: Inductive, req: GraphitRequest, progress: ProgressCallback):
@@ -63,11 +100,19 @@ export async function solveGraphit(ind: Inductive, req: GraphitRequest, progress
   switch (req.method) {
     case 'graphit-info': return info(m);
     case 'graphit-analyse': return analyse(m, req.smiles);
+    case 'graphit-examples': return bbbpExamples(ind, m.model.nodeLabels, req.perClass);
+    case 'graphit-refit': return refit(m, req, progress);
+    case 'graphit-reset':
+      refitted?.dispose();
+      refitted = null;
+      return { method: 'graphit-reset' };
+    case 'graphit-save': return save(m);
   }
 }
 
 /** The buffers a response can hand over to the page without copying (each one its own). */
 export function graphitTransferables(res: GraphitResponse): Transferable[] {
+  if (res.method === 'graphit-save') return [res.bytes.buffer as ArrayBuffer];
   if (res.method !== 'graphit-analyse') return [];
   const arrays = [res.probabilities, res.attention, res.saliency, res.meanSaliency, res.kernel];
   return [...new Set(arrays.filter((a) => a !== null).map((a) => a.buffer as ArrayBuffer))];
