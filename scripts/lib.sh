@@ -43,11 +43,15 @@ build_all() {
   build_web
 }
 
-# What `npm start` needs before it can serve: the CLI (for the example) and the wasm module (for the demo), not the
-# test suites, benches and wasm test binaries, which `npm test` / `npm run build` build later in the same folders.
-build_for_start() {
+# What `npm start` needs before it can serve the demo: the wasm module, the TS package and the demo, not the test
+# suites, benches and wasm test binaries, which `npm test` / `npm run build` build later in the same folders.
+build_for_demo() {
   bash scripts/setup.sh
-  step "native CLI (build/native-release, target inductive_cli)"; build_preset native-release --target inductive_cli
   step "wasm module (build/wasm-release -> web/wasm)"; build_preset wasm-release --target inductive_web_wasm
   build_web
+}
+
+# The CLI alone (npm start's example), without the tests and benches of the native preset.
+build_cli() {
+  step "native CLI (build/native-release, target inductive_cli)"; build_preset native-release --target inductive_cli
 }

@@ -2,7 +2,7 @@
 //
 // Runs `npm start` from the repository root (PORT set to a free port, nothing else changed), reads the URL from
 // its stdout, checks that the URL answers 200 with the demo's page, then runs every demo panel's Chromium test
-// (web/demo/e2e/*.e2e.mjs) against exactly that URL. A `npm start` that serves the wrong folder (the 404 users met)
+// (web/demo/e2e/*.e2e.mjs) against exactly that URL, and waits for the CLI example that runs while it is served. A `npm start` that serves the wrong folder (the 404 users met)
 // or prints a URL nobody answers fails here, whatever the static-server e2e runs say.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -39,7 +39,7 @@ function startAndReadUrl(port) {
   const output = [];
   const remember = (chunk) => {
     output.push(chunk.toString());
-    if (output.length > 400) output.shift();
+    if (output.length > 2000) output.shift();
   };
   child.stderr.on('data', remember);
   const url = new Promise((ok, fail) => {
@@ -69,6 +69,15 @@ function startAndReadUrl(port) {
     try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
   };
   return { child, url, stop, output };
+}
+
+async function waitForOutput(run, pattern, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(run.output.join(''))) {
+    if (run.child.exitCode !== null) throw new Error(`npm start exited with code ${run.child.exitCode} before ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((ok) => setTimeout(ok, 250));
+  }
 }
 
 // The URL is printed just before `vite preview` starts listening: poll until it answers (or npm start dies).
@@ -123,6 +132,13 @@ async function main() {
         console.error(`first-run: FAIL: ${panel} failed against the URL \`npm start\` printed (${url})`);
       }
     }
+    // The CLI example runs while the demo is served: it must finish, with a converged plan.
+    await waitForOutput(run, /demo: still serving/, START_TIMEOUT_MS, 'the CLI example to finish');
+    const summary = /\{[^{}]*"converged"[^{}]*\}/.exec(run.output.join(''));
+    if (!summary || JSON.parse(summary[0]).converged !== true) {
+      throw new Error(`the CLI example printed no converged summary: ${summary?.[0] ?? 'nothing'}`);
+    }
+    log(`the CLI example ran while the demo was served (${((Date.now() - started) / 1000).toFixed(1)} s after \`npm start\`)`);
   } catch (e) {
     failed = true;
     console.error(`first-run: FAIL: ${e.message}\n--- npm start output (last lines) ---\n${run.output.join('').slice(-4000)}`);
