@@ -311,6 +311,8 @@ std::string parse_smiles_json(const std::string& smiles) {
   return text;
 }
 
+int max_graph_nodes() { return inductive::kMaxGraphitNodes; }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(inductive_graphit) {
@@ -330,4 +332,5 @@ EMSCRIPTEN_BINDINGS(inductive_graphit) {
       .function("bytesSize", &GraphitHandle::bytes_size)
       .function("releaseBytes", &GraphitHandle::release_bytes);
   emscripten::function("parseSmiles", &parse_smiles_json);
+  emscripten::function("maxGraphNodes", &max_graph_nodes);
 }

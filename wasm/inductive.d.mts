@@ -156,6 +156,8 @@ export interface InductiveModule {
   GraphitHandle: new () => GraphitHandle;
   /** The molecule of a SMILES string: JSON {atoms, bonds, bondOrders, aromatic, charges}; "" on failure. */
   parseSmiles(smiles: string): string;
+  /** The largest graph (nodes, atoms) GraphiT models run in this build. */
+  maxGraphNodes(): number;
   /** JSON describing the model file in [address, address + size); "" on failure. */
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;

@@ -30,6 +30,12 @@ export interface Inductive {
    * that keeps rising across repeated work means something is not disposed.
    */
   readonly memoryBytes: number;
+  /**
+   * Sizes this build refuses past, before any work, with InductiveError('invalid_argument'): `maxGraphNodes`, the
+   * largest graph or molecule (nodes, atoms) a GraphiT model runs (1024 here; 4096 in the native build): dense
+   * kernels and attention maps cost O(n^2) memory and O(n^3) time.
+   */
+  readonly limits: { readonly maxGraphNodes: number };
 
   /** Solves one problem with an n x p cost matrix (row-major). */
   sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult;
@@ -85,12 +91,14 @@ class Instance implements Inductive {
   readonly version: string;
   readonly simd: string;
   readonly producer: string;
+  readonly limits: { readonly maxGraphNodes: number };
 
   constructor(module: InductiveModule) {
     this.#module = module;
     this.version = module.version();
     this.simd = module.simdKernel();
     this.producer = module.producer();
+    this.limits = Object.freeze({ maxGraphNodes: module.maxGraphNodes() });
   }
 
   get memoryBytes(): number {

@@ -273,6 +273,14 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     expect(() => model.predictSmiles(bad, { batchSize: 30 })).toThrow(/^predictSmiles: molecule 70 \('C1CC'\)/);
   });
 
+  it('refuses molecules past the build\'s size limit before any work, naming it', () => {
+    expect(ind.limits.maxGraphNodes).toBe(1024);
+    const big = 'C'.repeat(ind.limits.maxGraphNodes + 1);
+    expect(() => model.predictSmiles(big)).toThrow(/the molecule has 1025 atoms; this build runs graphs of at most 1024 atoms/);
+    expect(() => model.attention(big)).toThrow(InductiveError);
+    expect(() => model.predictGraph({ n: 2000, edges: [[0, 1]], labels: Array(2000).fill('C') })).toThrow(/at most 1024 nodes/);
+  });
+
   it('refuses bad input with a precise error', () => {
     expect(() => model.refitHead(smiles.slice(0, 3), labels)).toThrow(/3 molecules for 40 labels/);
     expect(() => model.refitHead(['CCS', 'CCO'], ['a', 'b'])).toThrow(/molecule 0 \('CCS'\).*S/);

@@ -45,8 +45,13 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
                       tok, "' is not index:value");
       long index;
       double value;
-      INDUCTIVE_CHECK(detail::parse_index(tok.substr(0, colon), index), ErrorCode::kInvalidArgument, what,
-                      ": line ", ln, ": feature index '", tok.substr(0, colon), "' is not a non-negative integer");
+      if (!detail::parse_index(tok.substr(0, colon), index)) {
+        const std::string text = tok.substr(0, colon);
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": line ", ln, ": feature index '", text,
+                       digits ? "' is too large: indices go up to 2147483646 (feature counts are 32-bit integers)"
+                              : "' is not a non-negative integer");
+      }
       INDUCTIVE_CHECK(detail::parse_double(tok.substr(colon + 1), value), ErrorCode::kInvalidArgument, what,
                       ": line ", ln, ": value '", tok.substr(colon + 1), "' of feature ", index,
                       " is not a finite number");

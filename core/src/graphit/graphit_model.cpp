@@ -10,6 +10,16 @@ namespace inductive {
 
 namespace {
 
+void check_graph_size(int n, const char* what, const char* unit) {
+  INDUCTIVE_CHECK(n <= kMaxGraphitNodes, ErrorCode::kInvalidArgument, "graphit: the ", what, " has ", n, " ", unit,
+                  "; this build runs graphs of at most ", kMaxGraphitNodes, " ", unit,
+                  " (dense kernels and attention: O(n^2) memory, O(n^3) time)");
+}
+
+}  // namespace
+
+namespace {
+
 // Parameter tensors then BatchNorm running statistics: everything a "graphit" file holds, in a fixed order.
 std::vector<TensorSpec> graphit_tensors(const GraphitConfig& c) {
   std::vector<TensorSpec> t;
@@ -146,6 +156,7 @@ std::vector<int32_t> GraphitModel::label_indices(const std::vector<std::string>&
 Graph GraphitModel::molecule_graph(const Molecule& molecule) const {
   // A model without a graph section predates atom typing: its molecules were typed by element.
   const AtomTyping typing = config.has_graph ? config.graph.atom_typing : AtomTyping::kElement;
+  check_graph_size(molecule.n_atoms(), "molecule", "atoms");
   return inductive::molecule_graph(molecule, config.node_labels, -1, typing);
 }
 
@@ -245,6 +256,7 @@ GraphitGraph make_graphit_graph(const Graph& g, const PrecomputedGraph& pre, con
 GraphitGraph GraphitModel::prepare(const Graph& g) const {
   INDUCTIVE_CHECK(config.has_graph, ErrorCode::kInvalidArgument,
                   "graphit: this model does not say how to prepare graphs (its config has no 'graph' section)");
+  check_graph_size(g.n_nodes, "graph", "nodes");
   if (config.vocab > 0) g.validate("graphit input graph", config.vocab);
   return make_graphit_graph(g, prepare_graph_inputs(g, config.graph, config.graph.gckn ? &gckn : nullptr), config);
 }

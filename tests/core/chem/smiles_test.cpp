@@ -98,6 +98,28 @@ TEST(Smiles, MalformedStringsArePreciseErrors) {
   expect_error([] { parse_smiles("C%1"); }, ErrorCode::kInvalidArgument, "'%' must be followed by two digits");
 }
 
+// Hostile sizes parse in linear time: a 200,000-atom chain (quadratic before: minutes), 10^4 nested branches, and
+// 10^4 ring bonds reusing labels. (No timing here: a quadratic parser would make this test run for minutes.)
+TEST(Smiles, LongChainsDeepBranchesAndManyRingsParse) {
+  const Molecule chain = parse_smiles(std::string(200000, 'C'));
+  EXPECT_EQ(chain.n_atoms(), 200000);
+  ASSERT_EQ(chain.bonds.size(), 199999u);
+  EXPECT_EQ(chain.bonds.back(), (std::array<int32_t, 2>{199998, 199999}));
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += "C(";
+  deep += "C" + std::string(10000, ')');
+  const Molecule nested = parse_smiles(deep);
+  EXPECT_EQ(nested.n_atoms(), 10001);
+  EXPECT_EQ(nested.bonds.size(), 10000u);
+  std::string rings;
+  for (int i = 0; i < 10000; ++i) rings += "C1CC1";
+  const Molecule many = parse_smiles(rings);  // 10^4 three-rings, one after another, label 1 reused
+  EXPECT_EQ(many.n_atoms(), 30000);
+  EXPECT_EQ(many.bonds.size(), 30000u + 9999u);
+  expect_error([] { parse_smiles(std::string(100000, 'C') + "1CCCCC11"); }, ErrorCode::kInvalidArgument,
+               "is never closed");
+}
+
 TEST(Smiles, MoleculeGraphUsesTheModelsVocabulary) {
   const std::vector<std::string> vocab = {"C", "N", "O", "F", "I", "Cl", "Br"};  // MUTAG's atom types
   const Graph g = molecule_graph(parse_smiles("O=[N+]([O-])c1ccccc1"), vocab);

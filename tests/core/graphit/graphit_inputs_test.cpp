@@ -122,5 +122,24 @@ TEST(GraphitInputs, AtomTypingTravelsInTheGraphSectionAndTypesSmiles) {
   testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "atom_typing has the wrong type");
 }
 
+// Graphs past the build's size limit are refused before any work (no kernel, no eigendecomposition), naming the
+// limit: 4096 nodes natively, 1024 in the browser build (this suite runs in both).
+TEST(GraphitInputs, GraphsPastTheBuildsLimitAreRefusedBeforeAnyWork) {
+  GraphitInputSpec spec;
+  GraphitConfig c = config_for(spec, 4);
+  c.node_labels = {"C", "N", "O", "S"};
+  const GraphitModel m = GraphitModel::create(c, 1);
+  const int n = kMaxGraphitNodes + 1;
+  std::vector<std::array<int32_t, 2>> chain;
+  for (int i = 0; i + 1 < n; ++i) chain.push_back({i, i + 1});
+  const std::string limit = "at most " + std::to_string(kMaxGraphitNodes);
+  testing::expect_error([&] { m.prepare(Graph::from_edges(n, chain, std::vector<int32_t>(n, 0))); },
+                        ErrorCode::kInvalidArgument, "the graph has " + std::to_string(n) + " nodes; this build runs graphs of " + limit);
+  testing::expect_error([&] { m.molecule_graph(parse_smiles(std::string(n, 'C'))); }, ErrorCode::kInvalidArgument,
+                        "the molecule has " + std::to_string(n) + " atoms");
+  // At the limit it is accepted (the molecule graph only: preparing it is the expensive part).
+  EXPECT_EQ(m.molecule_graph(parse_smiles(std::string(kMaxGraphitNodes, 'C'))).n_nodes, kMaxGraphitNodes);
+}
+
 }  // namespace
 }  // namespace inductive

@@ -99,6 +99,10 @@ TEST(Libsvm, ErrorsNameTheLineAndTheToken) {
                "f: line 3: feature '1-2' is not index:value");
   expect_error([] { parse_libsvm("1 x:2\n", {}, "f"); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index 'x' is not a non-negative integer");
+  expect_error([] { parse_libsvm("1 2147483647:1\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+               "f: line 1: feature index '2147483647' is too large: indices go up to 2147483646");
+  expect_error([] { parse_libsvm("1 -3:1\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+               "f: line 1: feature index '-3' is not a non-negative integer");
   expect_error([] { parse_libsvm("1 2:nan\n", {}, "f"); }, ErrorCode::kInvalidArgument,
                "f: line 1: value 'nan' of feature 2 is not a finite number");
   expect_error([] { parse_libsvm("1 2:1 2:3\n", {}, "f"); }, ErrorCode::kInvalidArgument,
