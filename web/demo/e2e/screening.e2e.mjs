@@ -6,9 +6,12 @@
 // the panel and checks what a user sees: digits 9 vs rest at lambda 1 screens exactly the samples the native CLI
 // screens (tests/data/screening), the three figures are drawn, lambda and mu change the outcome, the breast-cancer
 // and interval-regression sets run, a malformed dropped file shows the library's error code (and the page goes on
-// working), a valid dropped file is screened. Screenshots: build/screenshots/demo-screening*.png.
+// working), a valid dropped file is screened, a long run is cancelled, and a regularisation path screens what the
+// native CLI's path screens at each lambda. Screenshots: build/screenshots/demo-screening*.png.
 
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
@@ -16,6 +19,7 @@ import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
 const TIMEOUT_MS = 20_000;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const REFERENCE = join(repoRoot, 'tests/data/screening/digits-9-vs-rest-lambda1.json');
+const CLI = process.env.INDUCTIVE_CLI ?? join(repoRoot, 'build', 'native-release', 'bin', 'inductive');
 
 const log = (msg) => console.log(`screening e2e: ${msg}`);
 const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
@@ -166,6 +170,38 @@ async function run(page, url) {
   st = await settled(page, st.seq, 'digits again');
   const again = await expectResult(page, 'digits again');
   check(again.nScreened === native.n_removed, `digits again: ${again.nScreened} screened, native ${native.n_removed}`);
+  await regularisationPath(page);
+}
+
+// The path card on digits (9 vs rest): 20 lambdas from 1 to 0.001, with and without screening; the fraction
+// screened at each lambda must be the native CLI's (`inductive path`, same grid and tolerance).
+async function regularisationPath(page) {
+  await byTestId(page, 'screening-path-run').click();
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid="screening-path-summary"]');
+    return el && el.dataset.state !== 'busy' && el.dataset.state !== 'idle';
+  }, null, { timeout: 120_000 });
+  const summary = await byTestId(page, 'screening-path-summary').evaluate((el) => ({
+    state: el.dataset.state, text: el.textContent, speedup: Number(el.dataset.speedup),
+  }));
+  check(summary.state === 'done', `the path should run: "${summary.text}"`);
+  const chart = byTestId(page, 'screening-path-chart');
+  check(await chart.getAttribute('data-drawn') === 'true' && await chart.getAttribute('data-points') === '20',
+    'the path chart should show 20 lambdas');
+  const titles = await chart.locator('circle title').allTextContents();
+  const fractions = titles.map((t) => Number(/: ([\d.]+)% screened/.exec(t)?.[1]) / 100);
+  const out = join(tmpdir(), `inductive-path-${process.pid}.json`);
+  execFileSync(CLI, ['path', '--csv', join(repoRoot, 'data', 'screening', 'digits.csv.gz'), '--one-vs-rest', '9',
+    '--lambda-max', '1', '--ratio', '0.001', '--count', '20', '--tol', '1e-9', '--screening-only', '--out', out],
+  { stdio: 'ignore' });
+  const nativePath = JSON.parse(await readFile(out, 'utf8'));
+  await rm(out, { force: true });
+  nativePath.points.forEach((pt, i) => {
+    check(Math.abs(fractions[i] - pt.fraction_screened) <= 0.005,
+      `lambda ${pt.lambda}: the page screened ${fractions[i]}, the native CLI ${pt.fraction_screened}`);
+  });
+  await chart.screenshot({ path: join(shotDir, 'demo-screening-path.png') });
+  log(`path: ${summary.text} (fractions match the native CLI at all 20 lambdas)`);
 }
 
 // A run long enough to cancel: 20000 x 50 samples, plain logistic loss (nothing to screen, so the solver runs its
@@ -214,6 +250,7 @@ runDemoTest({
   timeoutMs: TIMEOUT_MS,
   body: async ({ page, url }) => {
     await run(page, url);
-    log(`screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png)`);
+    log(`screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png, `
+      + 'demo-screening-path.png)');
   },
 });

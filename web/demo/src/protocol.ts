@@ -254,8 +254,33 @@ export interface ScreeningRunResponse {
   computeMs: number;
 }
 
-export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest;
-export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse;
+/**
+ * A regularisation path over `count` lambdas from lambdaMax down to lambdaMax * ratio, with screening and then
+ * without (ScreeningDataset.path), for the same settings as a run (but lambda).
+ */
+export interface ScreeningPathRequest extends Omit<ScreeningRunRequest, 'method' | 'lambda'> {
+  method: 'screening-path';
+  lambdaMax: number;
+  ratio: number;
+  count: number;
+}
+
+export interface ScreeningPathResponse {
+  method: 'screening-path';
+  dataset: ScreeningDatasetInfo;
+  lambdas: number[];
+  /** Per lambda: the fraction screened, epochs and seconds with screening, epochs and seconds without. */
+  fraction: number[];
+  epochsWith: number[];
+  secondsWith: number[];
+  epochsWithout: number[];
+  secondsWithout: number[];
+  /** Whether every solve reached the tolerance, in both paths. */
+  converged: boolean;
+}
+
+export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest | ScreeningPathRequest;
+export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse | ScreeningPathResponse;
 
 // ---- Molecules (GraphiT) --------------------------------------------------------------------------------------
 // The worker holds the committed GraphiT model and the "current" one: the committed model until the page refits

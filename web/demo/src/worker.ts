@@ -82,6 +82,7 @@ function solve(ind: Inductive, request: SolveRequest, progress: ProgressCallback
       return solveOtke(ind, request, progress);
     case 'screening-load-file':
     case 'screening-run':
+    case 'screening-path':
       return solveScreening(ind, request, progress);
     case 'graphit-info':
     case 'graphit-analyse':
@@ -104,6 +105,7 @@ function transferables(response: SolveResponse): Transferable[] {
     case 'ot': return [response.plan.buffer as ArrayBuffer];
     case 'screening-load-file':
     case 'screening-run':
+    case 'screening-path':
       return screeningTransferables(response);
     case 'graphit-info':
     case 'graphit-analyse':

@@ -1,4 +1,4 @@
-// The three SVG figures of the "Screening" panel: the fraction screened over the solver's epochs, the histogram of
+// The three SVG figures of the "Screening" panel (and the shared frame, ticks and axes of path_chart.ts): the fraction screened over the solver's epochs, the histogram of
 // the static screening scores at the solution, and the thesis' interval-regression picture (one feature: each
 // sample's interval [y - mu, y + mu], the fitted line, easy samples screened, hard ones kept). Each view marks
 // itself data-drawn="true|false" and counts what it drew (data-points, data-bars, data-segments) for the e2e test.
@@ -6,26 +6,26 @@
 import { svg } from '../dom';
 import { formatValue } from '../format';
 
-const W = 520;
-const H = 240;
-const M = { left: 46, right: 52, top: 14, bottom: 36 };
-const IW = W - M.left - M.right;
-const IH = H - M.top - M.bottom;
+export const W = 520;
+export const H = 240;
+export const M = { left: 46, right: 52, top: 14, bottom: 36 };
+export const IW = W - M.left - M.right;
+export const IH = H - M.top - M.bottom;
 
-function frame(testid: string, label: string): SVGSVGElement {
+export function frame(testid: string, label: string): SVGSVGElement {
   return svg('svg', {
     class: 'screening-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, 'data-testid': testid,
     'data-drawn': 'false',
   });
 }
 
-function message(root: SVGSVGElement, text: string): void {
+export function message(root: SVGSVGElement, text: string): void {
   root.replaceChildren(svg('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'chart-empty' }, text));
   root.dataset.drawn = 'false';
 }
 
 /** Round tick values covering [lo, hi] (about `count` of them). */
-function ticks(lo: number, hi: number, count: number): number[] {
+export function ticks(lo: number, hi: number, count: number): number[] {
   const span = hi - lo || 1;
   const raw = span / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
@@ -35,7 +35,7 @@ function ticks(lo: number, hi: number, count: number): number[] {
   return out;
 }
 
-function axes(xs: number[], sx: (v: number) => number, ys: number[], sy: (v: number) => number,
+export function axes(xs: number[], sx: (v: number) => number, ys: number[], sy: (v: number) => number,
   xLabel: string, yLabel: string, yFormat: (v: number) => string = (v) => formatValue(v, 3)): SVGGElement {
   const g = svg('g', { class: 'axes' });
   g.append(svg('rect', { x: M.left, y: M.top, width: IW, height: IH, class: 'chart-bg' }));

@@ -7,6 +7,7 @@ import './screening.css';
 import { h } from '../dom';
 import { formatMs, formatSmall, formatValue } from '../format';
 import { LatestOnly } from '../latest_only';
+import { PathView } from './path_view';
 import { epsFromStep } from '../ot/eps_scale';
 import type { PanelContext } from '../panels';
 import type { ScreeningDatasetInfo, ScreeningRunRequest, ScreeningRunResponse, ScreeningSourceId } from '../protocol';
@@ -104,6 +105,14 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   const histogram = new ScoreHistogram();
   const picture = new IntervalPicture();
   const pictureNote = h('p', { class: 'hint', 'data-testid': 'screening-picture-note' });
+  // The path runs with the settings of the moment it is started (the state `s`, read on click).
+  const pathView = new PathView({
+    run: (onProgress, signal) => ctx.solver.solve({
+      method: 'screening-path', source: s.source, seed: s.seed, loss: s.loss, penalty: s.penalty,
+      mu: WITH_MU.has(s.loss) ? s.mu : null, intercept: s.intercept, positive: s.positive, tol: TOL,
+      maxEpochs: MAX_EPOCHS, lambdaMax: 1, ratio: 1e-3, count: 20,
+    }, { onProgress, signal }),
+  });
 
   container.append(
     h('header', { class: 'panel-header' },
@@ -148,7 +157,8 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
             h('span', { class: 'swatch swatch-kept' }), 'kept. A score > 0 proves the sample flat at the optimum.')),
         h('section', { class: 'card', 'aria-labelledby': 'screening-picture-title' },
           h('h3', { id: 'screening-picture-title' }, 'Interval regression: easy and hard samples'), picture.element,
-          pictureNote))));
+          pictureNote),
+        pathView.element)));
 
   // ---- behaviour ----
   let seq = 0;
@@ -296,6 +306,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
         + '[y − μ, y + μ] above its x, and the fit a line.';
     }
   }
+
 
   function run(): void {
     runner.submit({

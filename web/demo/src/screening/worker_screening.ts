@@ -1,10 +1,11 @@
 // The worker side of the "Screening" panel: it owns the datasets (one per source, loaded on first use; a dropped
-// file replaces the previous one) and screens them with the library's ScreeningDataset.screen.
+// file replaces the previous one) and screens them with the library's ScreeningDataset.screen, or runs a
+// regularisation path on them (ScreeningDataset.path).
 
 import { InductiveError, type Inductive, type ProgressCallback, type ScreeningDataset } from 'inductive';
 import type {
-  ScreeningDatasetInfo, ScreeningLoadFileRequest, ScreeningRequest, ScreeningResponse, ScreeningRunRequest,
-  ScreeningRunResponse, ScreeningSourceId,
+  ScreeningDatasetInfo, ScreeningLoadFileRequest, ScreeningPathRequest, ScreeningPathResponse, ScreeningRequest,
+  ScreeningResponse, ScreeningRunRequest, ScreeningRunResponse, ScreeningSourceId,
 } from '../protocol';
 import { BREAST_CANCER_URL, DIGITS_URL, intervalData, INTERVAL_N, standardisedCsv } from './datasets';
 
@@ -33,7 +34,7 @@ function keep(source: ScreeningSourceId, entry: Loaded): Loaded {
   return entry;
 }
 
-async function dataset(ind: Inductive, req: ScreeningRunRequest): Promise<Loaded> {
+async function dataset(ind: Inductive, req: Pick<ScreeningRunRequest, 'source' | 'seed'>): Promise<Loaded> {
   const have = loaded.get(req.source);
   if (have && (req.source !== 'interval' || have.seed === req.seed)) return have;
   switch (req.source) {
@@ -93,11 +94,32 @@ async function run(ind: Inductive, req: ScreeningRunRequest, progress: ProgressC
   };
 }
 
+// The path twice, with screening then without, so that the page can show what screening saves at every lambda.
+async function path(ind: Inductive, req: ScreeningPathRequest, progress: ProgressCallback): Promise<ScreeningPathResponse> {
+  const { dataset: d, info } = await dataset(ind, req);
+  const settings = {
+    loss: req.loss as never, penalty: req.penalty as never, intercept: req.intercept,
+    ...(req.mu === null ? {} : { mu: req.mu }), positive: req.positive, tol: req.tol, maxEpochs: req.maxEpochs,
+    lambdaMax: req.lambdaMax, ratio: req.ratio, count: req.count,
+  };
+  const half = (offset: number, name: string) => (_: string, fraction: number) => progress(name, offset + fraction / 2);
+  const screened = d.path({ ...settings, onProgress: half(0, 'with screening') });
+  const plain = d.path({ ...settings, screening: false, onProgress: half(0.5, 'without screening') });
+  return {
+    method: 'screening-path', dataset: info, lambdas: screened.points.map((p) => p.lambda),
+    fraction: screened.points.map((p) => p.fractionScreened),
+    epochsWith: screened.points.map((p) => p.epochs), secondsWith: screened.points.map((p) => p.seconds),
+    epochsWithout: plain.points.map((p) => p.epochs), secondsWithout: plain.points.map((p) => p.seconds),
+    converged: [...screened.points, ...plain.points].every((p) => p.converged),
+  };
+}
+
 export async function solveScreening(ind: Inductive, req: ScreeningRequest, progress: ProgressCallback):
   Promise<ScreeningResponse> {
   switch (req.method) {
     case 'screening-load-file': return loadFile(ind, req);
     case 'screening-run': return run(ind, req, progress);
+    case 'screening-path': return path(ind, req, progress);
   }
 }
 
