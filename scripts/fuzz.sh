@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Fuzzes the readers of untrusted bytes (model files, .npy) with libFuzzer + ASan + UBSan.
+# Fuzzes the readers of untrusted bytes with libFuzzer + ASan + UBSan: model files, .npy, SMILES, LIBSVM, CSV,
+# FASTA, and our gzip inflater (differentially, against zlib).
 #
 #   scripts/fuzz.sh [seconds per target, default 20]
 #
 # Configures and builds the CMake preset `fuzz` (clang; build/fuzz), then runs each target for that long from a seed
-# corpus: the model fixtures in tests/data/models plus a few .npy files written below. The corpus grows in
-# build/fuzz/corpus/<target> across runs. Prints one line per target; on a finding (crash, sanitizer report,
+# corpus: the model fixtures in tests/data/models, a few .npy files written below, and the committed seeds of
+# tests/fuzz/seeds/<target> (tests/fuzz/make_seeds.py), with a dictionary where the format has keywords. The corpus
+# grows in build/fuzz/corpus/<target> across runs. Prints one line per target; on a finding (crash, sanitizer report,
 # an exception other than inductive::Error, timeout, out-of-memory) it prints the tail of the log, keeps the
 # reproducer in build/fuzz/findings/ and exits 1. Replay one with: build/fuzz/bin/<target> <reproducer>
 set -euo pipefail
@@ -20,7 +22,8 @@ fi
 build=build/fuzz
 mkdir -p "$build"
 # -j2: the build machine is shared.
-if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target model_file_fuzz npy_fuzz; } \
+targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz)
+if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target "${targets[@]}"; } \
      >"$build/build.log" 2>&1; then
   tail -n 30 "$build/build.log" >&2
   echo "fuzz: build failed; full log in $build/build.log" >&2
@@ -31,7 +34,7 @@ fi
 # header version parse_npy accepts plus a few it must reject. Written with struct so no numpy is needed.
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/model_file_fuzz" "$seeds/npy_fuzz"
+for target in "${targets[@]}"; do mkdir -p "$seeds/$target"; done
 cp tests/data/models/*.safetensors "$seeds/model_file_fuzz/"
 /usr/bin/python3 - "$seeds/npy_fuzz" <<'PY'
 import struct, sys, os
@@ -62,14 +65,18 @@ PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
-for target in model_file_fuzz npy_fuzz; do
+for target in "${targets[@]}"; do
   corpus=$build/corpus/$target
   log=$build/$target.log
   mkdir -p "$corpus" "$build/findings"
-  extra=()
-  if [[ $target == model_file_fuzz ]]; then extra=(-dict=tests/fuzz/model_file.dict); fi
+  flags=()
+  dict=tests/fuzz/${target%_fuzz}.dict
+  if [[ -f $dict ]]; then flags+=(-dict="$dict"); fi
+  # The first directory is where libFuzzer writes new inputs: the build's corpus, never the committed seeds.
+  dirs=("$corpus" "$seeds/$target")
+  if [[ -d tests/fuzz/seeds/$target ]]; then dirs+=(tests/fuzz/seeds/$target); fi
   if "$build/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-       -artifact_prefix="$build/findings/$target-" "${extra[@]}" "$corpus" "$seeds/$target" >"$log" 2>&1; then
+       -artifact_prefix="$build/findings/$target-" "${flags[@]}" "${dirs[@]}" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     echo "$target: ${execs:-?} execs in ${seconds}s ($(( ${execs:-0} / seconds ))/s)," \
          "corpus $(ls "$corpus" | wc -l) inputs, no findings"

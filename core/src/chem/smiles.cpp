@@ -93,6 +93,8 @@ class Parser {
       INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "smiles: ring bond ", rings_.begin()->first, " opened at position ",
                      rings_.begin()->second.position + 1, " is never closed");
     }
+    // "." alone (or only dots) is no molecule: found by smiles_fuzz, refused like the empty string.
+    INDUCTIVE_CHECK(!atoms_.empty(), ErrorCode::kInvalidArgument, "smiles: no atom in the string");
     return finish();
   }
 
@@ -204,12 +206,15 @@ class Parser {
       int value = 0;
       ++i_;
       if (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
-        while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) value = value * 10 + (s_[i_++] - '0');
+        // Saturated at 100: more digits cannot overflow an int (found by smiles_fuzz: "[C+5555...]").
+        while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_])))
+          value = std::min(100, value * 10 + (s_[i_++] - '0'));
       } else {
         value = 1;
         while (i_ < close && s_[i_] == sign) ++value, ++i_;
       }
-      INDUCTIVE_CHECK(value <= 15, ErrorCode::kInvalidArgument, where(), "charge out of range: got ", value);
+      INDUCTIVE_CHECK(value <= 15, ErrorCode::kInvalidArgument, where(), "charge out of range: got ",
+                      value == 100 ? "100 or more" : std::to_string(value), " (at most 15)");
       a.charge = sign == '+' ? value : -value;
     }
     if (i_ < close && s_[i_] == ':') {

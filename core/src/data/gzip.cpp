@@ -241,7 +241,13 @@ std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string
         need(1);
         ++p;
       }
-    if (flags & 0x02) { need(2); p += 2; }  // FHCRC
+    if (flags & 0x02) {  // FHCRC: the low 16 bits of the CRC-32 of the header so far, checked as zlib does
+      need(2);
+      const uint32_t want = bytes[p] | (bytes[p + 1] << 8), got = crc32(bytes + pos, p - pos) & 0xFFFF;
+      INDUCTIVE_CHECK(want == got, ErrorCode::kBadModelFile, what, ": gzip header CRC-16 mismatch: got ", got,
+                      ", expected ", want);
+      p += 2;
+    }
     const size_t start = out.size();
     Inflater inf(bytes, size, p, out, start, max_output, what);
     p = inf.run();

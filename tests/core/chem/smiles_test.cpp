@@ -81,6 +81,8 @@ TEST(Smiles, FragmentsAndStereoMarks) {
 
 TEST(Smiles, MalformedStringsArePreciseErrors) {
   expect_error([] { parse_smiles(""); }, ErrorCode::kInvalidArgument, "empty string");
+  expect_error([] { parse_smiles("."); }, ErrorCode::kInvalidArgument, "no atom in the string");  // smiles_fuzz
+  expect_error([] { parse_smiles("..."); }, ErrorCode::kInvalidArgument, "no atom in the string");
   expect_error([] { parse_smiles("C1CC"); }, ErrorCode::kInvalidArgument, "ring bond 1 opened at position 2 is never closed");
   expect_error([] { parse_smiles("C(C"); }, ErrorCode::kInvalidArgument, "branch(es) '(' not closed");
   expect_error([] { parse_smiles("CC)"); }, ErrorCode::kInvalidArgument, "position 3: ')' closes no branch");
@@ -94,7 +96,10 @@ TEST(Smiles, MalformedStringsArePreciseErrors) {
   expect_error([] { parse_smiles("C11"); }, ErrorCode::kInvalidArgument, "bonded to itself");
   expect_error([] { parse_smiles("C12CC12"); }, ErrorCode::kInvalidArgument, "bonded twice");
   expect_error([] { parse_smiles("C=1CC-1"); }, ErrorCode::kInvalidArgument, "two different bond symbols");
-  expect_error([] { parse_smiles("[C+99]"); }, ErrorCode::kInvalidArgument, "charge out of range");
+  expect_error([] { parse_smiles("[C+99]"); }, ErrorCode::kInvalidArgument, "charge out of range: got 99");
+  // smiles_fuzz: 45 digits of charge overflowed an int (UBSan); saturated now.
+  expect_error([] { parse_smiles("[13C+" + std::string(45, '5') + "]"); }, ErrorCode::kInvalidArgument,
+               "charge out of range: got 100 or more (at most 15)");
   expect_error([] { parse_smiles("C%1"); }, ErrorCode::kInvalidArgument, "'%' must be followed by two digits");
 }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora of the text and gzip fuzz targets (tests/fuzz/seeds/<target>/): small real
+inputs cut from the vendored data, plus hand-made edge cases. Rerun after changing it:
+    /usr/bin/python3 tests/fuzz/make_seeds.py
+"""
+import gzip
+import os
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(HERE, "seeds")
+
+
+def write(target, name, data):
+    os.makedirs(os.path.join(OUT, target), exist_ok=True)
+    with open(os.path.join(OUT, target, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def smiles():
+    with open(os.path.join(REPO, "data", "molecules", "bbbp.csv")) as f:
+        rows = [line.rsplit(",", 1)[0] for line in f.read().splitlines()[1:]]
+    for i, s in enumerate(rows[:24]):
+        write("smiles_fuzz", f"bbbp_{i:02d}.smi", s)
+    for name, s in {"nitro": "O=[N+]([O-])c1ccccc1", "rings": "C1CC2CCC1CC2", "percent": "C%10CCCCC%10",
+                    "percent_paren": "C%(123)CC%(123)", "isotope_charge": "[13CH3][NH3+].[Cl-]",
+                    "stereo": "F/C=C/F", "aromatic": "c1ccc2[nH]ccc2c1", "branches": "CC(C)(C(C)C)C",
+                    "bad_ring": "C1CC", "bad_branch": "C(C"}.items():
+        write("smiles_fuzz", f"{name}.smi", s)
+
+
+def libsvm():
+    cases = {
+        "basic.svm": "+1 1:0.5 3:-2\n-1 2:1 4:3.25\n",
+        "zero_based.svm": "0 0:1 5:2\n1 1:1\n",
+        "qid_comments.svm": "# header comment\n1 qid:3 1:1 2:2 # tail\n\n2 qid:3 2:4\n",
+        "sci.svm": "1 1:1e-3 2:-2.5E+2\n-1 7:0\n",
+        "bad_index.svm": "1 x:2\n",
+        "dup.svm": "1 2:1 2:3\n",
+    }
+    for name, text in cases.items():
+        write("libsvm_fuzz", name, text)
+
+
+def csv():
+    with open(os.path.join(REPO, "data", "screening", "breast_cancer.csv")) as f:
+        head = "\n".join(f.read().splitlines()[:12]) + "\n"
+    # The first byte picks the options (bit 0: header line, bit 1: label in the first column).
+    write("csv_fuzz", "breast_cancer_head.csv", b"\x01" + head.encode())
+    write("csv_fuzz", "plain.csv", b"\x00" + b"1,2,0\n3,4,1\n")
+    write("csv_fuzz", "label_first.csv", b"\x02" + b"0,1.5,2\n1,-3,4e2\n")
+    write("csv_fuzz", "ragged.csv", b"\x00" + b"1,2,0\n3,1\n")
+
+
+def fasta():
+    with open(os.path.join(REPO, "data", "promoters", "ecoli_prom_150.fa")) as f:
+        lines = f.read().splitlines()
+    write("fasta_fuzz", "promoters_head.fa", "\n".join(lines[:16]) + "\n")
+    write("fasta_fuzz", "wrapped.fa", ">a desc\nACGT\nacgt\n\n>b\nNNAC GT\n")
+    write("fasta_fuzz", "empty_record.fa", ">only\n>next\nACGT\n")
+    write("fasta_fuzz", "no_header.fa", "ACGT\n")
+
+
+def gz():
+    payload = b"label,x,y\n" + b"".join(b"%d,%d,%d\n" % (i % 2, i, i * i) for i in range(200))
+    write("gzip_fuzz", "levels9.gz", gzip.compress(payload, 9))
+    write("gzip_fuzz", "stored.gz", gzip.compress(payload[:300], 0))
+    write("gzip_fuzz", "fixed_huffman.gz", gzip.compress(b"abcabcabcabc" * 5, 1))
+    write("gzip_fuzz", "two_members.gz", gzip.compress(b"first\n") + gzip.compress(b"second\n"))
+    write("gzip_fuzz", "trailing_zeros.gz", gzip.compress(b"x" * 50) + bytes(8))
+    member = gzip.compress(b"hello gzip\n")
+    write("gzip_fuzz", "bad_crc.gz", member[:-8] + bytes(4) + member[-4:])
+    write("gzip_fuzz", "truncated.gz", member[:-3])
+    co = zlib.compressobj(6, zlib.DEFLATED, 31)
+    write("gzip_fuzz", "zlib_stream.gz", co.compress(payload[:1000]) + co.flush())
+
+
+if __name__ == "__main__":
+    smiles()
+    libsvm()
+    csv()
+    fasta()
+    gz()
