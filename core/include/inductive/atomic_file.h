@@ -9,7 +9,8 @@
 namespace inductive {
 
 // Writes to "<path>.tmp-<pid>-<n>" in the same directory, fsyncs, then renames over `path`. On any failure the
-// temp file is removed, `path` is untouched, and Error{kIo} says which step failed and why (strerror).
+// temp file is removed, `path` is untouched, and Error{kIo} says which step failed and why (strerror). Temp files
+// of `path` left by processes that no longer run (killed mid-write) are removed first.
 void write_file_atomic(const std::string& path, const uint8_t* data, size_t size);
 inline void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   write_file_atomic(path, bytes.data(), bytes.size());

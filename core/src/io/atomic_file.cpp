@@ -5,10 +5,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "inductive/error.h"
@@ -17,9 +20,34 @@ namespace inductive {
 
 namespace {
 
+// Removes "<path>.tmp-<pid>-<n>" files left by processes that no longer run: a process killed (kill -9, power
+// loss) between creating its temp file and renaming it cannot remove it itself. Those of live processes (another
+// run writing the same output) are left alone. Best effort: failures are ignored.
+void remove_stale_temps(const std::string& path) {
+#if !defined(__EMSCRIPTEN__)
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(d);
+#else
+  (void)path;
+#endif
+}
+
 // Writes `data` to a fresh temporary file next to `path` (fsynced) and returns its name.
 std::string write_temp(const std::string& path, const uint8_t* data, size_t size) {
   INDUCTIVE_CHECK(!path.empty(), ErrorCode::kInvalidArgument, "write: empty output path");
+  remove_stale_temps(path);
   static std::atomic<unsigned> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
                           std::to_string(counter.fetch_add(1));
