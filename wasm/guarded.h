@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "inductive/error.h"
@@ -37,6 +38,11 @@ bool guarded(F&& body) {
   } catch (const inductive::Error& err) {
     e.code = inductive::error_code_name(err.code());
     e.message = err.what();
+  } catch (const std::length_error&) {
+    // A container asked for more elements than a 32-bit address space holds (e.g. the k-mer features of 10^6
+    // sequences): the same limit as bad_alloc below, reached before any allocation.
+    e.code = "out_of_memory";
+    e.message = "inductive: the input needs more memory than wasm can address (2 GiB); use smaller inputs";
   } catch (const std::bad_alloc&) {
     // Not a core ErrorCode: wasm memory is capped (2 GiB), so this is a limit the caller can act on.
     e.code = "out_of_memory";

@@ -186,6 +186,23 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
     expect(calls).toBe(3);
   });
 
+  it('takes 10^6 sequences as a hostile FASTA gives them: a precise error or a cancellable, progressing run', () => {
+    const million = Array.from({ length: 1_000_000 }, (_, i) => pos[i % 150]!);
+    // The unsupervised stage needs every k-mer's features at once: 10^6 x 74 x 32 floats do not fit in wasm32.
+    try {
+      ind.fitOtke(million, SMALL);
+      throw new Error('expected an error');
+    } catch (e) {
+      expect(e).toBeInstanceOf(InductiveError);
+      expect((e as InductiveError).code).toBe('out_of_memory');
+    }
+    // Embedding goes by batches: progress keeps coming, and the caller can stop it.
+    let reports = 0;
+    expectCancelled(() => tuned.embedSequences(million, { onProgress: () => ++reports < 4 }));
+    expect(reports).toBe(4);
+    expect(tuned.predict(pos.slice(0, 2)).probabilities.every(Number.isFinite)).toBe(true);  // still usable
+  });
+
   it('cancels fitHead and embedSequences too, leaving the model as it was', () => {
     const before = tuned.predict(pos.slice(0, 5)).probabilities;
     expectCancelled(() => tuned.fitHead(pos.slice(0, 4).concat(neg.slice(0, 4)), [0, 0, 0, 0, 1, 1, 1, 1],

@@ -336,7 +336,8 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     setStatus('computing', `Reading ${file.name}…`, false);
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
-      const res = await ctx.solver.solve({ method: 'screening-load-file', name: file.name, bytes, format: fmt, header: header.checked });
+      const res = await ctx.solver.solve({ method: 'screening-load-file', name: file.name, bytes, format: fmt, header: header.checked },
+        { transfer: [bytes.buffer] });
       const d = res.dataset;
       infos.set('file', d);
       fileOption.disabled = false;
