@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,18 +106,7 @@ class GraphitHandle {
   bool predict_smiles(const std::string& smiles_json, uintptr_t out) {
     return guarded([&] {
       check_loaded("predictSmiles");
-      const json list = json::parse(smiles_json);
-      std::vector<inductive::GraphitGraph> graphs;
-      graphs.reserve(list.size());
-      for (size_t i = 0; i < list.size(); ++i) {
-        const std::string s = list[i].get<std::string>();
-        try {
-          graphs.push_back(model_.prepare(molecule_graph(s)));
-        } catch (const inductive::Error& e) {
-          rethrow_with("predictSmiles: molecule " + std::to_string(i) + " ('" + s + "'): ", e);
-        }
-      }
-      write(outputs(graphs), out);
+      write(outputs(prepare_smiles(json::parse(smiles_json), "predictSmiles")), out);
     });
   }
 
@@ -133,17 +123,8 @@ class GraphitHandle {
       INDUCTIVE_CHECK(static_cast<int>(list.size()) == count, ErrorCode::kShapeMismatch, "refitHead: ", list.size(),
                       " molecules for ", count, " labels; expected one label per molecule");
       const auto report_progress = inductive::wasm::js_progress(progress, "refitHead");
-      std::vector<inductive::GraphitGraph> graphs;
-      graphs.reserve(list.size());
-      for (size_t i = 0; i < list.size(); ++i) {
-        const std::string s = list[i].get<std::string>();
-        try {
-          graphs.push_back(model_.prepare(molecule_graph(s)));
-        } catch (const inductive::Error& e) {
-          rethrow_with("refitHead: molecule " + std::to_string(i) + " ('" + s + "'): ", e);
-        }
-        if (i % 16 == 15 || i + 1 == list.size()) report_progress("prepare", double(i + 1) / list.size());
-      }
+      const std::vector<inductive::GraphitGraph> graphs =
+          prepare_smiles(list, "refitHead", [&](double f) { report_progress("prepare", f); });
       const json o = json::parse(options_json);
       std::vector<std::string> classes = o.at("classes").get<std::vector<std::string>>();
       inductive::HeadFitOptions options;
@@ -229,6 +210,24 @@ class GraphitHandle {
  private:
   void check_loaded(const char* where) const {
     INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
+  }
+
+  // The model inputs of a JSON array of SMILES; errors name the molecule ("<where>: molecule i ('...'): ...").
+  // `progress(fraction)` (optional) every 16 molecules and at the end.
+  std::vector<inductive::GraphitGraph> prepare_smiles(const json& list, const std::string& where,
+                                                       const std::function<void(double)>& progress = {}) const {
+    std::vector<inductive::GraphitGraph> graphs;
+    graphs.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string s = list[i].get<std::string>();
+      try {
+        graphs.push_back(model_.prepare(molecule_graph(s)));
+      } catch (const inductive::Error& e) {
+        rethrow_with(where + ": molecule " + std::to_string(i) + " ('" + s + "'): ", e);
+      }
+      if (progress && (i % 16 == 15 || i + 1 == list.size())) progress(double(i + 1) / list.size());
+    }
+    return graphs;
   }
 
   // Typed as the model's training molecules were (its config's atom typing): the core decides, not the binding.

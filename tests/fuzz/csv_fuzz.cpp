@@ -1,13 +1,9 @@
 // libFuzzer target: parse_csv on arbitrary text, with and without a header line and with the label in the first
 // or the last column (the CSV files users drop into the screening demo).
-#include <cmath>
-
-#include "fuzz_util.h"
+#include "dataset_checks.h"
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using inductive::fuzz::finding;
   if (size == 0) return 0;
   // The first byte picks the options, the rest is the file.
   inductive::CsvOptions o;
@@ -19,10 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const inductive::Error&) {
     return 0;
   }
-  if (!d.x || d.n() < 1 || d.p() < 1) finding("csv_fuzz", "an empty dataset was returned");
-  if (d.y.size() != static_cast<size_t>(d.n())) finding("csv_fuzz", "one label per sample expected");
-  for (int i = 0; i < d.n(); ++i) {
-    if (!std::isfinite(d.y[i]) || !std::isfinite(d.x->row_sq_norm(i))) finding("csv_fuzz", "a non-finite value");
-  }
+  inductive::fuzz::check_dataset("csv_fuzz", d);
   return 0;
 }

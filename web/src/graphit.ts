@@ -10,7 +10,7 @@
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
-import { withBlock } from './heap.js';
+import { modelFileBytes, withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
 import type { HeadFitReport } from './otke.js';
 import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
@@ -358,16 +358,7 @@ export class GraphitModel {
 
   /** The model file (.safetensors bytes): what `loadGraphitModel` and the native CLI read. */
   toBytes(): Uint8Array {
-    const where = 'toBytes';
-    const module = this.#module;
-    const handle = this.#live(where);
-    if (!handle.serialize()) throw lastError(module);
-    try {
-      const address = handle.bytesAddress();
-      return module.HEAPU8.slice(address, address + handle.bytesSize());
-    } finally {
-      handle.releaseBytes();
-    }
+    return modelFileBytes(this.#module, this.#live('toBytes'));
   }
 
   /** Frees the model's wasm memory; later calls throw InductiveError('backend'). Idempotent. */

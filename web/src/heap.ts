@@ -5,7 +5,7 @@
 // small ones). Views on wasm memory are taken afresh at every access: when memory grows (any malloc, or the
 // core's own allocations) the old ArrayBuffer is detached and every view on it reads as empty.
 import type { InductiveModule } from '../wasm/inductive.mjs';
-import { InductiveError } from './errors.js';
+import { InductiveError, lastError } from './errors.js';
 
 // wasm32 memory grows up to 2 GiB in this build; asking for more cannot succeed.
 const MAX_HEAP_BYTES = 2 ** 31;
@@ -90,4 +90,23 @@ export function withBlock<R>(module: InductiveModule, slots: Slot[], where: stri
 
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** A handle that writes its model file into wasm memory (OtkeHandle, GraphitHandle). */
+interface SerializingHandle {
+  serialize(): boolean;
+  bytesAddress(): number;
+  bytesSize(): number;
+  releaseBytes(): void;
+}
+
+/** The model file of a handle, copied out into a JS-owned array (the handle's copy is released either way). */
+export function modelFileBytes(module: InductiveModule, handle: SerializingHandle): Uint8Array {
+  if (!handle.serialize()) throw lastError(module);
+  try {
+    const address = handle.bytesAddress();
+    return module.HEAPU8.slice(address, address + handle.bytesSize());
+  } finally {
+    handle.releaseBytes();
+  }
 }

@@ -10,7 +10,7 @@
 import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
-import { withBlock, type Slot } from './heap.js';
+import { modelFileBytes, withBlock, type Slot } from './heap.js';
 import { resolveLabels } from './labels.js';
 import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
 import { checkNames, checkSequences, pack } from './strings.js';
@@ -321,16 +321,7 @@ export class OtkeModel {
 
   /** The model file (.safetensors bytes), with the current head: what `loadOtkeModel` reads back. */
   toBytes(): Uint8Array {
-    const where = 'toBytes';
-    const module = this.#module;
-    const handle = this.#live(where);
-    if (!handle.serialize()) throw lastError(module);
-    try {
-      const address = handle.bytesAddress();
-      return module.HEAPU8.slice(address, address + handle.bytesSize());
-    } finally {
-      handle.releaseBytes();
-    }
+    return modelFileBytes(this.#module, this.#live('toBytes'));
   }
 
   /** Frees the model's wasm memory; later calls throw InductiveError('backend'). Idempotent. */

@@ -44,3 +44,14 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   if (!node) throw new Error(`demo: element #${id} is missing from index.html`);
   return node as T;
 }
+
+/** Offers `bytes` to the user as a download named `name` (a saved model file). */
+export function download(bytes: Uint8Array, name: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The browser has the blob once the click is handled; the URL is freed a little later.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

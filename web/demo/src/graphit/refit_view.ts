@@ -3,7 +3,7 @@
 // with progress and a Cancel button; the refitted model then serves the panel's analyses until "Use the file's
 // head". "Save model" downloads the model in use, which the native CLI reads.
 
-import { h } from '../dom';
+import { download, h } from '../dom';
 import { formatMs, formatValue } from '../format';
 import type { GraphitRefitResponse } from '../protocol';
 import { toSolverError, type SolverClient, type SolverError } from '../solver_client';
@@ -231,13 +231,4 @@ function describeFit(res: GraphitRefitResponse): string {
     : res.lambdaChoice === 'default' ? 'the default below 10 labels per class' : 'given';
   return `Refitted on ${counts} in ${formatMs(res.computeMs)} ms: training accuracy `
     + `${(100 * res.trainAccuracy).toFixed(0)}%, λ = ${formatLambda(res.lambda)} (${how}).`;
-}
-
-function download(bytes: Uint8Array, name: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
-  const a = h('a', { href: url, download: name, hidden: true });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

@@ -3,7 +3,7 @@
 // case (label a few examples, fit a new head, see the prediction change, save the model).
 
 import './otke.css';
-import { h } from '../dom';
+import { download, h } from '../dom';
 import { formatValue } from '../format';
 import { LatestOnly } from '../latest_only';
 import type { PanelContext } from '../panels';
@@ -219,13 +219,4 @@ function describeLearnt(res: OtkeLearnResponse): [string, string][] {
     ['embedding Φ', `${res.outputDim} dimensions`],
     ['classes', res.labels.join(', ')],
   ];
-}
-
-function download(bytes: Uint8Array, name: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
-  const a = h('a', { href: url, download: name, hidden: true });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
