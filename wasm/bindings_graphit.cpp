@@ -103,10 +103,10 @@ class GraphitHandle {
 
   // Probabilities (classification; regression: the outputs) of the molecules of a JSON array of SMILES, into
   // [count, outputs] floats at `out`.
-  bool predict_smiles(const std::string& smiles_json, uintptr_t out) {
+  bool predict_smiles(const std::string& smiles_json, int first_index, uintptr_t out) {
     return guarded([&] {
       check_loaded("predictSmiles");
-      write(outputs(prepare_smiles(json::parse(smiles_json), "predictSmiles")), out);
+      write(outputs(prepare_smiles(json::parse(smiles_json), "predictSmiles", {}, first_index)), out);
     });
   }
 
@@ -212,10 +212,12 @@ class GraphitHandle {
     INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
   }
 
-  // The model inputs of a JSON array of SMILES; errors name the molecule ("<where>: molecule i ('...'): ...").
-  // `progress(fraction)` (optional) every 16 molecules and at the end.
+  // The model inputs of a JSON array of SMILES; errors name the molecule by its index in the caller's whole list
+  // ("<where>: molecule first_index + i ('...'): ..."). `progress(fraction)` (optional) every 16 molecules and at
+  // the end.
   std::vector<inductive::GraphitGraph> prepare_smiles(const json& list, const std::string& where,
-                                                       const std::function<void(double)>& progress = {}) const {
+                                                       const std::function<void(double)>& progress = {},
+                                                       int first_index = 0) const {
     std::vector<inductive::GraphitGraph> graphs;
     graphs.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
@@ -223,7 +225,7 @@ class GraphitHandle {
       try {
         graphs.push_back(model_.prepare(molecule_graph(s)));
       } catch (const inductive::Error& e) {
-        rethrow_with(where + ": molecule " + std::to_string(i) + " ('" + s + "'): ", e);
+        rethrow_with(where + ": molecule " + std::to_string(first_index + i) + " ('" + s + "'): ", e);
       }
       if (progress && (i % 16 == 15 || i + 1 == list.size())) progress(double(i + 1) / list.size());
     }

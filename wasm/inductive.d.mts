@@ -111,7 +111,7 @@ export interface GraphitHandle {
    * formatVersion, producer}; "" when nothing is loaded. */
   describe(): string;
   /** Probabilities of the molecules of a JSON array of SMILES into [count, outputs] f32 at `out`. */
-  predictSmiles(smilesJson: string, out: number): boolean;
+  predictSmiles(smilesJson: string, firstIndex: number, out: number): boolean;
   /** Probabilities of one graph into [outputs] f32 at `out`. */
   predictGraph(n: number, edges: number, nEdges: number, labelsJson: string, out: number): boolean;
   /** Explains one molecule: JSON {n, layers, outputs, kernel (bool), edges, selfLoops, classIndex?, atoms, bonds,

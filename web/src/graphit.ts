@@ -217,12 +217,8 @@ export class GraphitModel {
     for (let start = 0; start < list.length; start += chunk) {
       const part = list.slice(start, start + chunk);
       withBlock(module, [{ type: 'f32', length: part.length * outputs }], where, (block) => {
-        if (!handle.predictSmiles(JSON.stringify(part), block.addresses[0] ?? 0)) {
-          // The core numbers molecules within the call: number them within the whole list.
-          const e = lastError(module);
-          throw new InductiveError(e.code, e.message.replace(/^predictSmiles: molecule (\d+)/,
-            (_, i: string) => `predictSmiles: molecule ${start + Number(i)}`));
-        }
+        // Molecules are numbered in the whole list in messages, whatever batch they are in.
+        if (!handle.predictSmiles(JSON.stringify(part), start, block.addresses[0] ?? 0)) throw lastError(module);
         probabilities.set(block.readF32(0), start * outputs);
       });
       reportProgress(where, onProgress, 'predict', Math.min(1, (start + part.length) / list.length));
