@@ -20,7 +20,7 @@ struct TrainArgs {
   std::string init, out, checkpoint;
   int epochs = 100, batch_size = 64, iters = 10, lr_patience = 5, early_stop = 20, head_refit_every = 0;
   double lr = 0.01, weight_decay = 0, val_fraction = 0.2, head_lambda = 1e-4, eps = 0;
-  std::string sinkhorn_gradient = "unrolled";
+  std::string sinkhorn_gradient = "unrolled", backend = "cpu";
   uint64_t seed = 0;
   bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
@@ -57,6 +57,7 @@ void run(const TrainArgs& a) {
   OtkeTrainOptions o;
   o.epochs = a.epochs;
   o.batch_size = a.batch_size;
+  o.backend = a.backend;
   o.adam.lr = a.lr;
   o.adam.weight_decay = a.weight_decay;
   o.lr_patience = a.lr_patience;
@@ -80,6 +81,7 @@ void run(const TrainArgs& a) {
     history.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
                        {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}});
   const nlohmann::json summary = {{"model", a.out},
+                                  {"backend", a.backend},
                                   {"n_train", train.size()},
                                   {"n_val", val.size()},
                                   {"epochs_run", report.history.size()},
@@ -132,6 +134,9 @@ void add_otke_train_command(CLI::App& otke) {
   cmd->add_flag("--freeze-anchors", a->freeze_anchors, "Keep the anchors / conv filters fixed");
   cmd->add_flag("--freeze-references", a->freeze_references, "Keep the references fixed");
   cmd->add_option("--val-fraction", a->val_fraction, "Validation share per class")->capture_default_str();
+  cmd->add_option("--backend", a->backend,
+                  "Where steps run: cpu, cuda or cuda:<device> (no silent fallback: cuda without a GPU is an error)")
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the split and the batch order")->capture_default_str();
   cmd->add_option("--checkpoint", a->checkpoint,
                   "Checkpoint file, written after every epoch; an existing one is resumed from");

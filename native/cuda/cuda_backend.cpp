@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "inductive/error.h"
+#include "otke_stepper_cuda.h"
 #include "sinkhorn_kernels.h"
 
 namespace inductive::cuda {
@@ -73,6 +74,10 @@ void CudaBackend::sinkhorn_log(const SinkhornProblem<float>& pr, const SinkhornO
   download(out.converged, conv, s);
   download(out.cost_value, value, s);
   check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+}
+
+std::unique_ptr<OtkeStepper> CudaBackend::otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) {
+  return std::make_unique<CudaOtkeStepper>(device_, model, adam, loss);
 }
 
 }  // namespace inductive::cuda

@@ -26,6 +26,9 @@ class CudaBackend final : public Backend {
   void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                     const SinkhornOutput<float>& out) override;
 
+  // Supervised OTKE steps on this device (otke_stepper_cuda.h); Error{kBackend} for configurations it cannot run.
+  std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) override;
+
  private:
   int device_;
   std::string name_;

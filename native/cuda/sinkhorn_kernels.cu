@@ -20,18 +20,11 @@
 #include <cstdint>
 
 #include "cuda_util.h"
+#include "device_common.cuh"
 #include "inductive/error.h"
 
 namespace inductive::cuda {
 namespace {
-
-constexpr int kThreads = 512;  // per block: the kernel's loops and reductions assume exactly this many
-constexpr int kWarps = kThreads / 32;
-constexpr int kMaxGroups = 32;     // row slices per column: bounds the serial merge for very narrow problems
-constexpr int kValuesPerLane = 8;  // row passes: a row gets the fewest lanes that leave <= 8 values each
-constexpr double kMaxLogit = 1e30; // the CPU's clamp of |C/eps| (core/src/ot/sinkhorn_detail.h)
-constexpr float kNegInf = -INFINITY;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 struct Params {
   const float* cost;  // [batch, n_max, p_max]; may alias `logits`
@@ -47,6 +40,7 @@ struct Params {
   uint8_t* converged;
   float* cost_value;
   float* workspace;   // [batch, 2 n_max + 3 p_max] when the vectors are not in shared memory
+  float* tape;        // [batch, max_iter, p_max + n_max] column then row LSEs per iteration, or nullptr
   int n_max, p_max, max_iter;
   double eps, scale, tol;  // scale = -1/eps (or +1/eps for similarities), computed like the CPU
   bool shared_vectors;
@@ -97,66 +91,6 @@ __device__ __forceinline__ void segment_merge(float& m, float& s, int width) {
     const float s2 = __shfl_xor_sync(kFullMask, s, off);
     lse_merge(m, s, m2, s2);
   }
-}
-
-__device__ __forceinline__ double segment_sum(double v, int width) {
-  for (int off = width >> 1; off > 0; off >>= 1) v += __shfl_xor_sync(kFullMask, v, off);
-  return v;
-}
-
-// Sum over the block, returned to every thread in the same order, hence bit-identical everywhere: a decision
-// taken on it (the tolerance test) is block-uniform. Every thread of the block must call it.
-__device__ double block_sum(double v, double* red) {
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(kFullMask, v, off);
-  __syncthreads();  // `red` may still be read by the previous call
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  double total = 0;
-  for (int w = 0; w < kWarps; ++w) total += red[w];
-  return total;
-}
-
-// ---- marginals --------------------------------------------------------------------------------------------------
-
-// log of a weight, in double then rounded, as detail::log_marginal does; log 0 = -inf marks a point without mass.
-__device__ __forceinline__ float log_weight(const float* w, int i, int len) {
-  if (!w) return static_cast<float>(-log(static_cast<double>(len)));
-  const float x = w[i];
-  return x > 0.f ? static_cast<float>(log(static_cast<double>(x))) : kNegInf;
-}
-
-__device__ __forceinline__ float weight(const float* w, int i, int len) {
-  return w ? w[i] : static_cast<float>(1.0 / len);
-}
-
-// ---- work split -------------------------------------------------------------------------------------------------
-
-struct Mapping {
-  int cw;      // columns covered by one row slice: min(p, kThreads)
-  int groups;  // row slices per column (1 when p > kThreads / 2)
-  int col;     // this thread's first column in column passes
-  int group;   // this thread's row slice; >= groups: idle in column passes
-  int lanes;   // threads per row in row passes (power of two <= 32)
-  int rows_per_warp;
-  int sub;     // lane within the row's segment
-  int seg;     // segment (row) within the warp
-};
-
-__device__ Mapping mapping_for(int p) {
-  Mapping mp;
-  const int t = threadIdx.x;
-  mp.cw = min(p, kThreads);
-  mp.groups = p >= kThreads ? 1 : min(kThreads / p, kMaxGroups);
-  mp.col = t % mp.cw;
-  mp.group = t / mp.cw;
-  int lanes = 1;
-  while (lanes < 32 && lanes * kValuesPerLane < p) lanes <<= 1;
-  mp.lanes = lanes;
-  mp.rows_per_warp = 32 / lanes;
-  const int lane = t & 31;
-  mp.sub = lane & (lanes - 1);
-  mp.seg = lane / lanes;
-  return mp;
 }
 
 // The per-problem vectors, in shared memory or in this block's slice of the workspace.
@@ -219,8 +153,9 @@ __device__ void column_lse(const float* K, int ld, int n, int p, const float* F,
 }
 
 // F_i = log a_i - LSE_j (G_j + K_ij) for i < n.
+// `rl` (optional) receives the row LSEs, for the backward pass.
 __device__ void row_update(const float* K, int ld, int n, int p, const float* G, const float* la, float* F,
-                           const Mapping& mp) {
+                           const Mapping& mp, float* rl) {
   const int warp = threadIdx.x >> 5;
   // The trip count depends only on the warp, so all 32 lanes reach every shuffle.
   for (int base = warp * mp.rows_per_warp; base < n; base += kWarps * mp.rows_per_warp) {
@@ -231,7 +166,11 @@ __device__ void row_update(const float* K, int ld, int n, int p, const float* G,
       for (int j = mp.sub; j < p; j += mp.lanes) lse_add(m, s, G[j] + k[j]);
     }
     segment_merge(m, s, mp.lanes);
-    if (i < n && mp.sub == 0) F[i] = la[i] - lse_value(m, s);
+    if (i < n && mp.sub == 0) {
+      const float l = lse_value(m, s);
+      F[i] = la[i] - l;
+      if (rl) rl[i] = l;
+    }
   }
 }
 
@@ -264,7 +203,7 @@ __device__ void plan_rows(float* K, int ld, int n, int p, float* F, const float*
         for (int j = mp.sub; j < p; j += mp.lanes) k[j] = 0.f;  // a_i = 0: no mass leaves this point
       }
     }
-    rs = segment_sum(rs, mp.lanes);
+    rs = segment_sum<double>(rs, mp.lanes);
     if (row && mp.sub == 0) {
       if (w > 0.f) F[i] = la[i] - lse_value(m, s);
       err += fabs(rs - static_cast<double>(w));
@@ -397,9 +336,14 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_kernel(const Params P) {
         break;
       }
     }
-    for (int j = t; j < p; j += kThreads) v.G[j] = v.lb[j] - v.cl[j];
+    // The tape (like the CPU's SinkhornTape): this iteration's column LSEs, then its row LSEs.
+    float* tape = P.tape ? P.tape + (static_cast<int64_t>(bi) * P.max_iter + it) * (p_max + n_max) : nullptr;
+    for (int j = t; j < p; j += kThreads) {
+      v.G[j] = v.lb[j] - v.cl[j];
+      if (tape) tape[j] = v.cl[j];
+    }
     __syncthreads();
-    row_update(K, ld, n, p, v.G, v.la, v.F, mp);
+    row_update(K, ld, n, p, v.G, v.la, v.F, mp, tape ? tape + p_max : nullptr);
     __syncthreads();
     done = it + 1;
   }
@@ -510,6 +454,7 @@ void sinkhorn_log_device(const SinkhornProblem<float>& pr, const SinkhornOptions
   P.scale = (o.similarity ? 1.0 : -1.0) / o.eps;
   P.tol = o.tol;
   P.shared_vectors = shape.shared_vectors;
+  P.tape = launch.tape;
   sinkhorn_kernel<<<pr.batch, kThreads, shape.shared_bytes, launch.stream>>>(P);
   check(cudaGetLastError(), "sinkhorn kernel launch");
 }

@@ -27,6 +27,9 @@ struct SinkhornLaunch {
   // when they fit (~160 KB on A100, ~220 KB on H100: 2 n_max + 3 p_max up to ~40k / ~55k floats); otherwise, or
   // when false (tests use it to cover both paths), in the workspace.
   bool allow_shared_vectors = true;
+  // Optional device buffer of batch x max_iter x (p_max + n_max) floats: iteration t's column LSEs (p_max slots)
+  // then row LSEs (n_max slots) of each problem, for sinkhorn_log_backward_device (the CPU's SinkhornTape, padded).
+  float* tape = nullptr;
 };
 
 // Device bytes of workspace sinkhorn_log_device needs for this shape on the current device (0 when the vectors fit
@@ -41,5 +44,17 @@ size_t sinkhorn_workspace_bytes(int batch, int n_max, int p_max, const SinkhornL
 void sinkhorn_log_device(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                          const SinkhornOutput<float>& out, void* workspace, size_t workspace_bytes,
                          const SinkhornLaunch& launch = {});
+
+// Gradient of a loss L(P) w.r.t. the cost (or, with options.similarity, the similarity) matrix through the
+// unrolled iterations: the device twin of inductive::sinkhorn_log_backward (core/src/ot/sinkhorn_backward.cpp),
+// same recursion, the softmaxes recomputed from `tape` (filled by sinkhorn_log_device with SinkhornLaunch::tape
+// on the same problem and options). `problem.cost` is the matrix the forward pass read; `plan` its output;
+// `grad_plan` = dL/dP; `grad_cost` (output, may not alias the others) gets dL/dC with padding 0. All pointers are
+// device memory; uniform marginals only when a/b are null. Options must have tol == 0 (a fixed iteration count).
+// Throws Error{kInvalidArgument} for bad shapes or options, Error{kBackend} when n_max is too large for the
+// per-problem vectors to fit in shared memory.
+void sinkhorn_log_backward_device(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
+                                  const float* tape, const float* plan, const float* grad_plan, float* grad_cost,
+                                  cudaStream_t stream);
 
 }  // namespace inductive::cuda

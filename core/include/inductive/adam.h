@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "inductive/elementwise.h"
+
 namespace inductive {
 
 struct AdamOptions {
@@ -31,6 +33,8 @@ class Adam {
   // Applies one step to every block; blocks must keep their names and sizes across steps (moments are per name).
   void step(const std::vector<ParamBlock>& blocks);
   int64_t steps() const { return t_; }
+  // The constants of the step numbered steps() (a device backend applies them with elementwise::adam_update).
+  elementwise::AdamCoefficients coefficients() const;
   AdamOptions& options() { return options_; }
   const AdamOptions& options() const { return options_; }
 

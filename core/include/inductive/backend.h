@@ -12,6 +12,11 @@
 
 namespace inductive {
 
+class Adam;
+class OtkeModel;
+class OtkeStepper;
+struct OtkeLossOptions;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -19,6 +24,9 @@ class Backend {
   // Same contract as inductive::sinkhorn_log (float32, host pointers in and out).
   virtual void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                             const SinkhornOutput<float>& out) = 0;
+  // A supervised OTKE training run's state on this backend (inductive/otke_stepper.h). The CPU trains `model` and
+  // `adam` in place; a device backend copies them in and throws Error{kBackend} for a configuration it cannot run.
+  virtual std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -36,6 +36,10 @@ struct OtkeLossOptions {
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;
 };
 
+// The checks otke_loss makes before any arithmetic (finite features of the model's input width, a head, one label in
+// range per set), shared with the device steppers so every backend rejects a batch with the same Error.
+void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels);
+
 // Mean cross-entropy of the model's predictions on a batch, and its gradients (when `grads` is non-null).
 // `features` are the model's inputs (token indices for a tokens model, see inductive/otke.h).
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
@@ -56,6 +60,7 @@ struct OtkeTrainOptions {
   double head_lambda = 1e-4;    // L2 penalty of those refits
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;  // see the memory note at the top
   uint64_t seed = 0;
+  std::string backend = "cpu";  // where steps run: "cpu", "cuda" or "cuda:<device>" (inductive/backend.h)
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
   std::function<void(const std::string& line)> progress;  // one line per epoch
   void validate() const;

@@ -1,5 +1,7 @@
 #include "inductive/backend.h"
 
+#include "inductive/otke_stepper.h"
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -14,6 +16,9 @@ class CpuBackend final : public Backend {
   void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                     const SinkhornOutput<float>& out) override {
     inductive::sinkhorn_log(problem, options, out);
+  }
+  std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) override {
+    return make_cpu_otke_stepper(model, adam, loss);
   }
 };
 

@@ -32,23 +32,16 @@ Adam::Moments& Adam::moments_for(const ParamBlock& b) {
 void Adam::step(const std::vector<ParamBlock>& blocks) {
   options_.validate();
   ++t_;
-  const double c1 = 1.0 - std::pow(options_.beta1, static_cast<double>(t_));
-  const double c2 = 1.0 - std::pow(options_.beta2, static_cast<double>(t_));
-  const float b1 = static_cast<float>(options_.beta1), b2 = static_cast<float>(options_.beta2);
-  const float step = static_cast<float>(options_.lr / c1);
-  const float inv_c2 = static_cast<float>(1.0 / c2);
-  const float eps = static_cast<float>(options_.eps);
-  const float decay = static_cast<float>(options_.lr * options_.weight_decay);
+  const elementwise::AdamCoefficients c = coefficients();
   for (const ParamBlock& b : blocks) {
     Moments& mo = moments_for(b);
-    for (int64_t i = 0; i < b.size; ++i) {
-      const float g = b.grad[i];
-      mo.m[i] = b1 * mo.m[i] + (1 - b1) * g;
-      mo.v[i] = b2 * mo.v[i] + (1 - b2) * g * g;
-      if (b.decay && decay > 0) b.value[i] -= decay * b.value[i];
-      b.value[i] -= step * mo.m[i] / (std::sqrt(mo.v[i] * inv_c2) + eps);
-    }
+    for (int64_t i = 0; i < b.size; ++i) elementwise::adam_update(b.value[i], mo.m[i], mo.v[i], b.grad[i], c, b.decay);
   }
+}
+
+elementwise::AdamCoefficients Adam::coefficients() const {
+  return elementwise::adam_coefficients(options_.lr, options_.beta1, options_.beta2, options_.eps,
+                                        options_.weight_decay, t_);
 }
 
 void Adam::restore(std::vector<Moments> moments, int64_t steps) {

@@ -7,13 +7,14 @@
 #include <limits>
 #include <vector>
 
+#include "inductive/elementwise.h"
 #include "inductive/sinkhorn.h"
 
 namespace inductive::detail {
 
 // |C/eps| is clamped here: beyond it float potentials would overflow (and the plan is already the
 // unregularised one to working precision). The gradient of a clamped entry is 0.
-constexpr double kMaxLogit = 1e30;
+constexpr double kMaxLogit = elementwise::kMaxLogit;  // one definition for the CPU and the device
 
 // One problem of a batch, with its true sizes and row stride (= p_max).
 template <typename T>

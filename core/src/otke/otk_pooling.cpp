@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "inductive/elementwise.h"
 #include "ot/sinkhorn_detail.h"
 #include "simd/small_gemm.h"
 
@@ -31,10 +32,7 @@ void OtkOptions::validate() const {
 void positional_weights(int n, int p, float sigma, float* out) {
   const double inv = 1.0 / (static_cast<double>(sigma) * sigma);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j) {
-      const double d = static_cast<double>(i) / n - static_cast<double>(j) / p;
-      out[static_cast<int64_t>(i) * p + j] = static_cast<float>(std::exp(-d * d * inv));
-    }
+    for (int j = 0; j < p; ++j) out[static_cast<int64_t>(i) * p + j] = elementwise::positional_weight(i, n, j, p, inv);
 }
 
 OtkPooling::OtkPooling(std::vector<MatF> references, OtkOptions options) : options_(options) {

@@ -26,8 +26,7 @@ SetBatch unstack_rows(const MatF& rows, const SetBatch& like, const std::vector<
 
 }  // namespace
 
-double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
-                 OtkeGradients* grads, const OtkeLossOptions& options) {
+void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels) {
   const OtkeConfig& c = model.config;
   features.validate("otke loss");
   INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
@@ -40,6 +39,12 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   for (size_t i = 0; i < labels.size(); ++i)
     INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
                     i, " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
+}
+
+double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
+                 OtkeGradients* grads, const OtkeLossOptions& options) {
+  const OtkeConfig& c = model.config;
+  check_otke_batch(model, features, labels);
 
   // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
   // model looks its indices up first.

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <random>
 
+#include "inductive/backend.h"
+#include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
 
 namespace inductive {
@@ -36,15 +38,15 @@ struct State {
   int lr_bad_epochs = 0;  // since the last improvement or lr change (schedule)
 };
 
-// Loss and accuracy over a dataset, in batches.
-std::pair<double, double> evaluate(const OtkeModel& model, const SetBatch& data, const std::vector<int32_t>& y,
+// Loss and accuracy over a dataset, in batches, under the stepper's current parameters.
+std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, const std::vector<int32_t>& y,
                                    int batch_size) {
   double loss = 0, right = 0;
   for (int begin = 0; begin < data.batch; begin += batch_size) {
     const int end = std::min(data.batch, begin + batch_size);
     const SetBatch part = data.slice(begin, end);
     const std::vector<int32_t> yp(y.begin() + begin, y.begin() + end);
-    const MatF logits = model.predict(model.embed(part));
+    const MatF logits = stepper.logits(part);
     loss += cross_entropy(logits, yp) * (end - begin);
     right += accuracy(logits, yp) * (end - begin);
   }
@@ -164,21 +166,20 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   State st;
   st.lr = options.adam.lr;
   OtkeModel best = model;
-  if (load_checkpoint(options.checkpoint_path, model, best, adam, st, report.history)) {
+  const bool resumed = load_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
+  // The backend's stepper owns the parameters from here on; pull() brings them back to `model` and `adam`.
+  const std::unique_ptr<Backend> backend = make_backend(options.backend);
+  const std::unique_ptr<OtkeStepper> stepper = backend->otke_stepper(model, adam, otke_loss_options(c, options));
+  if (resumed) {
     report.resumed = true;
     report.resumed_from_epoch = st.epoch;
     say("resumed from " + options.checkpoint_path + " after epoch " + std::to_string(st.epoch));
   } else {
-    const auto [vl, va] = evaluate(model, val, y_val, options.batch_size);
+    const auto [vl, va] = evaluate(*stepper, val, y_val, options.batch_size);
     st.best_val_loss = vl;
     st.best_val_accuracy = va;
   }
 
-  OtkeLossOptions lo;
-  lo.tokens = options.train_tokens && c.input_type == "tokens";
-  lo.anchors = options.train_anchors && c.embedding != "identity";
-  lo.references = options.train_references && c.pooling == "otk";
-  lo.sinkhorn_gradient = options.sinkhorn_gradient;
   std::vector<int> order(train.batch);
   for (int epoch = st.epoch + 1; epoch <= options.epochs; ++epoch) {
     if (st.bad_epochs >= options.early_stop_patience) break;
@@ -194,38 +195,17 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       const std::vector<int> idx(order.begin() + begin, order.begin() + end);
       std::vector<int32_t> yb(idx.size());
       for (size_t t = 0; t < idx.size(); ++t) yb[t] = y_train[idx[t]];
-      OtkeGradients g;
-      train_loss += otke_loss(model, train.gather(idx), yb, &g, lo) * idx.size();
-      // Copies of the parameters the layers own, stepped together, then handed back (anchors are renormalised
-      // and the Nystrom factor recomputed by set_anchors).
-      MatF anchors = lo.anchors && c.embedding == "nystrom" ? model.nystrom.anchors() : MatF();
-      std::vector<MatF> refs = lo.references ? model.pooling.references() : std::vector<MatF>();
-      std::vector<ParamBlock> blocks;
-      blocks.push_back({"head.weight", model.head.weight.data(), g.head_weight.data(), model.head.weight.size(), true});
-      blocks.push_back({"head.bias", model.head.bias.data(), g.head_bias.data(), model.head.bias.size(), false});
-      if (lo.tokens)
-        blocks.push_back(
-            {"tokens.embedding", model.token_table.data(), g.tokens.data(), model.token_table.size(), true});
-      if (anchors.size())
-        blocks.push_back({"nystrom.anchors", anchors.data(), g.anchors.data(), anchors.size(), false});
-      if (lo.anchors && c.embedding == "conv") {
-        blocks.push_back({"conv.weight", model.conv_weight.data(), g.conv_weight.data(), model.conv_weight.size(), true});
-        blocks.push_back({"conv.bias", model.conv_bias.data(), g.conv_bias.data(), model.conv_bias.size(), false});
-      }
-      for (size_t r = 0; r < refs.size(); ++r)
-        blocks.push_back({"otk.references." + std::to_string(r), refs[r].data(), g.references[r].data(),
-                          refs[r].size(), false});
-      adam.step(blocks);
-      if (anchors.size()) model.nystrom.set_anchors(std::move(anchors));
-      if (!refs.empty()) model.pooling.set_references(std::move(refs));
+      train_loss += stepper->step(train.gather(idx), yb, st.lr) * idx.size();
     }
     train_loss /= train.batch;
+    stepper->pull(model, adam);
     if (options.head_refit_every > 0 && epoch % options.head_refit_every == 0) {
       LogisticOptions lopt;
       lopt.lambda = options.head_lambda;
       model.head = fit_logistic(model.embed(train), y_train, c.classes, lopt, &model.head).head;
+      stepper->push(model, adam);
     }
-    const auto [val_loss, val_acc] = evaluate(model, val, y_val, options.batch_size);
+    const auto [val_loss, val_acc] = evaluate(*stepper, val, y_val, options.batch_size);
     INDUCTIVE_CHECK(std::isfinite(train_loss) && std::isfinite(val_loss), ErrorCode::kInternal,
                     "otke train: loss became non-finite at epoch ", epoch, " (lower the learning rate)");
     if (val_loss < st.best_val_loss) {

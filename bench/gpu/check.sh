@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The GPU check: one short visit to a GPU machine (one H100/H200, 16 cores, nvcc, CMake, ninja, compute-sanitizer,
+# a python3 with CUDA PyTorch; none of our Debian packages, no registry). Run here first:
+#
+#   bench/gpu/vendor_deps.sh          # copies Eigen, xsimd, nlohmann-json, CLI11, GoogleTest sources to .gpu-deps/
+#
+# then, on the GPU machine, from the repository root with .gpu-deps carried along:
+#
+#   bash bench/gpu/check.sh [--out DIR] [--skip-memcheck] [--skip-bench]
+#
+# It builds only what the check needs (the CUDA tests, the CLI, the GPU benchmark) with every core, runs the CUDA
+# test suite, runs it again under compute-sanitizer memcheck, then the GPU benchmarks next to PyTorch on the same
+# GPU (bench/gpu/torch_otke.py) and the 1-thread CPU figure. Logs and JSON land in --out (default build/gpu/out);
+# the summary table is printed last. Every stage runs even when an earlier one failed; the exit status is that of
+# the first failing stage.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT_DIR=build/gpu/out
+MEMCHECK=1
+BENCH=1
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --out) OUT_DIR=$2; shift 2 ;;
+    --skip-memcheck) MEMCHECK=0; shift ;;
+    --skip-bench) BENCH=0; shift ;;
+    *) echo "error: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$OUT_DIR"
+BUILD=${INDUCTIVE_GPU_BUILD:-build/gpu}
+status=0
+summary=()
+t_start=$(date +%s)
+stage() {  # stage NAME COMMAND...: runs, logs to $OUT_DIR/NAME.log, records pass/fail and seconds
+  local name=$1; shift
+  local t0; t0=$(date +%s)
+  "$@" >"$OUT_DIR/$name.log" 2>&1
+  local rc=$?
+  local secs=$(( $(date +%s) - t0 ))
+  if [[ $rc -eq 0 ]]; then summary+=("ok    $name (${secs}s)"); else
+    summary+=("FAIL  $name (${secs}s, exit $rc): see $OUT_DIR/$name.log"); [[ $status -eq 0 ]] && status=$rc
+    tail -n 40 "$OUT_DIR/$name.log" | sed "s/^/[$name] /"
+  fi
+  echo "--- $name: exit $rc in ${secs}s" >&2
+  return $rc
+}
+
+{
+  echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+  nvcc --version | tail -1; c++ --version | head -1; cmake --version | head -1; ninja --version
+  python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())' 2>&1
+  nproc
+} >"$OUT_DIR/env.txt" 2>&1
+cat "$OUT_DIR/env.txt"
+
+[[ -f .gpu-deps/include/Eigen/Core ]] || { echo "error: .gpu-deps missing: run bench/gpu/vendor_deps.sh here and carry .gpu-deps" >&2; exit 2; }
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
+arch=${arch:-90}
+stage configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDUCTIVE_CUDA=ON \
+  -DINDUCTIVE_VENDORED_DEPS="$PWD/.gpu-deps" -DINDUCTIVE_BUILD_BENCH=ON -DINDUCTIVE_BUILD_TESTS=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="$arch"
+stage build cmake --build "$BUILD" -j "$(nproc)" --target inductive_cuda_tests inductive_cli inductive_gpu_bench
+# Every stage that runs our code on the GPU has a time limit: a hung kernel must not eat a short visit.
+stage cuda_tests timeout 180 "$BUILD/tests/inductive_cuda_tests" --gtest_output=xml:"$OUT_DIR/cuda_tests.xml"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]" "$OUT_DIR/cuda_tests.log" | head -30
+if [[ $BENCH -eq 1 ]]; then
+  stage gpu_bench timeout 240 "$BUILD/bin/gpu_bench" --json "$OUT_DIR/gpu_bench.jsonl"
+  cat "$OUT_DIR/gpu_bench.log"
+  stage torch_bench timeout 180 python3 bench/gpu/torch_otke.py --device cuda --json "$OUT_DIR/torch_otke.jsonl"
+  stage table python3 bench/gpu/table.py "$OUT_DIR/gpu_bench.jsonl" "$OUT_DIR/torch_otke.jsonl"
+  cat "$OUT_DIR/table.log"
+fi
+stage cli_parity timeout 180 python3 bench/gpu/cli_parity.py "$BUILD/bin/inductive" "$OUT_DIR/cli" --epochs 20
+tail -n 25 "$OUT_DIR/cli_parity.log"
+if [[ $MEMCHECK -eq 1 ]]; then
+  # memcheck slows kernels 10-100x: the suite without the benchmark-shape and out-of-memory tests, time-limited.
+  stage memcheck timeout "${MEMCHECK_SECONDS:-150}" compute-sanitizer --tool memcheck --error-exitcode 3 \
+    --leak-check full "$BUILD/tests/inductive_cuda_tests" --gtest_filter='-*BenchmarkShape*:*OutOfDeviceMemory*'
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT_DIR/memcheck.log" | tail -n 5
+fi
+echo
+echo "GPU check summary ($(( $(date +%s) - t_start ))s):"
+printf '  %s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,293 @@
+// bench/gpu/gpu_bench.cpp - what the CUDA backend delivers on the OTKE benchmark shapes, next to one CPU thread.
+//
+// Workload (bench/otke_bench.cpp's, and bench/gpu/torch_otke.py's for PyTorch): batch 64 sets, n uniform in
+// [200, 1000] (n_max 1000, masked), features of dimension k = 128 or 512 with unit-norm rows, one reference of
+// p = 64 or 10 supports, eps 0.5, 10 log-domain Sinkhorn iterations on the similarities S = psi z^T.
+//
+// Sections (one JSON line per measurement with --json, a table on stdout):
+//   sinkhorn     the batched Sinkhorn forward alone: cuda (device pointers, no transfers) vs cpu (1 thread)
+//   otke_embed   the model's logits for a batch (upload, S = psi z^T, Sinkhorn, pooling, head, download)
+//   otke_train   one training step (forward, backward through the unrolled Sinkhorn, Adam on references and head),
+//                the backend seam's OtkeStepper on each side; peak MB = the CUDA stepper's device buffers
+// Device times are medians of CUDA-event-timed repeats after a warm-up; the roofline fractions use the card's
+// FP32 rate (SMs x 128 lanes x 2 x clock) and DRAM bandwidth (bus width x memory clock x 2) read from the device.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_backend.h"
+#include "cuda_util.h"
+#include "inductive/error.h"
+#include "inductive/linalg.h"
+#include "inductive/otke_stepper.h"
+#include "otke_stepper_cuda.h"
+#include "inductive/random.h"
+#include "inductive/set_batch.h"
+#include "inductive/sinkhorn.h"
+#include "sinkhorn_kernels.h"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace {
+
+using namespace inductive;
+
+struct Shape {
+  const char* name;
+  int k, p;
+};
+constexpr Shape kShapes[] = {{"k128p64", 128, 64}, {"k512p64", 512, 64}, {"k128p10", 128, 10}, {"k512p10", 512, 10}};
+constexpr int kBatch = 64, kNMax = 1000, kIters = 10;
+
+struct Device {
+  std::string name;
+  double fp32_flops = 0;  // per second
+  double bandwidth = 0;   // bytes per second
+};
+
+Device describe_device() {
+  Device d;
+  cudaDeviceProp prop{};
+  cuda::check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int clock_khz = 0, mem_khz = 0, bus_bits = 0;
+  cuda::check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute");
+  cuda::check(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0), "cudaDeviceGetAttribute");
+  cuda::check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0), "cudaDeviceGetAttribute");
+  d.name = prop.name;
+  d.fp32_flops = static_cast<double>(prop.multiProcessorCount) * 128 * 2 * clock_khz * 1e3;
+  d.bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8;
+  return d;
+}
+
+SetBatch make_features(int k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  SetBatch x(kBatch, kNMax, k);
+  for (int b = 0; b < kBatch; ++b) {
+    x.n[b] = 200 + static_cast<int>(uniform_below(rng, 801));
+    for (int i = 0; i < x.n[b]; ++i) {
+      float* r = x.row(b, i);
+      double norm = 0;
+      for (int c = 0; c < k; ++c) norm += (r[c] = static_cast<float>(standard_normal(rng))) * r[c];
+      for (int c = 0; c < k; ++c) r[c] = static_cast<float>(r[c] / std::sqrt(norm));
+    }
+  }
+  return x;
+}
+
+MatF make_reference(int p, int k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  MatF z(p, k);
+  for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = static_cast<float>(standard_normal(rng) / std::sqrt(k));
+  return z;
+}
+
+// Similarities S_b = psi_b z^T, [batch, n_max, p], padding 0.
+std::vector<float> similarities(const SetBatch& x, const MatF& z) {
+  const int p = static_cast<int>(z.rows());
+  std::vector<float> s(static_cast<size_t>(x.batch) * x.n_max * p, 0.0f);
+  for (int b = 0; b < x.batch; ++b)
+    MapF(s.data() + static_cast<int64_t>(b) * x.n_max * p, x.n[b], p).noalias() =
+        CMapF(x.row(b, 0), x.n[b], x.dim) * z.transpose();
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double median_host_seconds(F&& body, double min_time = 1.0, int min_repeats = 3) {
+  std::vector<double> t;
+  double total = 0;
+  body();  // warm-up
+  while (static_cast<int>(t.size()) < min_repeats || total < min_time) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += t.back();
+  }
+  return median(t);
+}
+
+// Median seconds of `body` (which enqueues work on `stream`) timed by CUDA events.
+template <typename F>
+double median_device_seconds(cudaStream_t stream, F&& body, int repeats = 30) {
+  cudaEvent_t start, stop;
+  cuda::check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int w = 0; w < 3; ++w) body();
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    cuda::check(cudaEventRecord(start, stream), "cudaEventRecord");
+    body();
+    cuda::check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    t.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(t);
+}
+
+struct Row {
+  std::string section, config, backend;
+  double seconds = 0, flops = 0, bytes = 0, peak_mb = -1;
+};
+
+void emit(const Row& r, const Device& d, std::FILE* json) {
+  const double sets = kBatch / r.seconds;
+  const double fp = r.backend == "cuda" ? r.flops / r.seconds / d.fp32_flops : -1;
+  const double bw = r.backend == "cuda" ? r.bytes / r.seconds / d.bandwidth : -1;
+  std::printf("%-10s %-8s %-6s %12.0f %10.3f %9.1f%% %9.1f%% %9.0f\n", r.section.c_str(), r.config.c_str(),
+              r.backend.c_str(), sets, r.seconds * 1e3, 100 * fp, 100 * bw, r.peak_mb);
+  if (json)
+    std::fprintf(json,
+                 "{\"section\": \"%s\", \"config\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"sets_per_s\": "
+                 "%.6g, \"ms\": %.6g, \"flops\": %.6g, \"bytes\": %.6g, \"fp32_roofline\": %.4g, "
+                 "\"bandwidth_roofline\": %.4g, \"peak_mb\": %.6g}\n",
+                 r.section.c_str(), r.config.c_str(), r.backend.c_str(),
+                 r.backend == "cuda" ? d.name.c_str() : "cpu (1 thread)", sets, r.seconds * 1e3, r.flops, r.bytes, fp,
+                 bw, r.peak_mb);
+}
+
+void sinkhorn_section(const Device& d, std::FILE* json) {
+  SinkhornOptions o;
+  o.eps = 0.5;
+  o.max_iter = kIters;
+  o.similarity = true;
+  cuda::Stream stream;
+  for (const Shape& sh : kShapes) {
+    const SetBatch x = make_features(sh.k, 11);
+    const std::vector<float> s = similarities(x, make_reference(sh.p, sh.k, 13));
+    const size_t bytes = s.size() * sizeof(float);
+    int64_t entries = 0;
+    for (int b = 0; b < kBatch; ++b) entries += static_cast<int64_t>(x.n[b]) * sh.p;
+    // Per entry: two LSE passes per iteration (an exp each) and the plan pass; bytes: the similarities read and the
+    // plan written once (the iterations stream the logits from L2 when the batch fits there).
+    const double flops = static_cast<double>(entries) * (2 * kIters + 1) * 4;
+    const double traffic = static_cast<double>(entries) * 8;
+
+    std::vector<float> plan(s.size());
+    SinkhornProblem<float> pr{s.data(), kBatch, kNMax, sh.p, x.n.data(), nullptr, nullptr, nullptr};
+#if defined(_OPENMP)
+    omp_set_num_threads(1);
+#endif
+    const double cpu = median_host_seconds([&] { sinkhorn_log(pr, o, SinkhornOutput<float>{plan.data()}); });
+    emit({"sinkhorn", sh.name, "cpu", cpu, flops, traffic, -1}, d, json);
+
+    cuda::DeviceBuffer ds = cuda::upload(s.data(), bytes, stream.get());
+    cuda::DeviceBuffer dn = cuda::upload(x.n.data(), x.n.size() * sizeof(int32_t), stream.get());
+    cuda::DeviceBuffer dplan(bytes);
+    const cuda::SinkhornLaunch launch{stream.get(), true};
+    cuda::DeviceBuffer work(cuda::sinkhorn_workspace_bytes(kBatch, kNMax, sh.p, launch));
+    SinkhornProblem<float> dp = pr;
+    dp.cost = ds.as<float>();
+    dp.n = dn.as<int32_t>();
+    const double gpu = median_device_seconds(stream.get(), [&] {
+      cuda::sinkhorn_log_device(dp, o, SinkhornOutput<float>{dplan.as<float>()}, work.data(), work.bytes(), launch);
+    });
+    emit({"sinkhorn", sh.name, "cuda", gpu, flops, traffic, -1}, d, json);
+  }
+}
+
+OtkeModel bench_model(int k, int p) {
+  OtkeModel m;
+  m.config.input_type = "vectors";
+  m.config.input_dim = k;
+  m.config.embedding = "identity";
+  m.config.pooling = "otk";
+  m.config.otk.p = p;
+  m.config.otk.q = 1;
+  m.config.otk.eps = 0.5;
+  m.config.otk.iters = kIters;
+  m.config.classes = 2;
+  m.pooling = OtkPooling({make_reference(p, k, 13)}, m.config.otk);
+  m.head.weight = MatF::Zero(2, m.config.output_dim());
+  m.head.bias = VecF::Zero(2);
+  return m;
+}
+
+void otke_sections(const Device& d, std::FILE* json) {
+  for (const Shape& sh : kShapes) {
+    const SetBatch x = make_features(sh.k, 11);
+    std::vector<int32_t> y(kBatch);
+    for (int b = 0; b < kBatch; ++b) y[b] = b % 2;
+    double rows = 0;
+    for (int b = 0; b < kBatch; ++b) rows += x.n[b];
+    // Useful work: two products of rows x p x k forward (S, Phi), two backward (dL/dP, dz); Sinkhorn ~4 flops per
+    // entry and pass (2 iters + 1 passes forward, 2 iters backward, ~1.5x heavier). Bytes: each product streams the
+    // features once and every Sinkhorn pass reads an [n, p] matrix.
+    const double mat = rows * sh.p;
+    const double embed_flops = 2 * 2 * mat * sh.k + 4 * mat * (2 * kIters + 1);
+    const double train_flops = 4 * 2 * mat * sh.k + 4 * mat * (2 * kIters + 1) + 6 * mat * 2 * kIters;
+    const double embed_bytes = 4 * (2 * rows * sh.k + mat * (2 * kIters + 2));
+    const double train_bytes = 4 * (4 * rows * sh.k + mat * (4 * kIters + 6));
+#if defined(_OPENMP)
+    omp_set_num_threads(1);
+#endif
+    OtkeModel cpu_model = bench_model(sh.k, sh.p);
+    Adam cpu_adam(AdamOptions{0.01});
+    const auto cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
+    emit({"otke_embed", sh.name, "cpu", median_host_seconds([&] { cpu->logits(x); }), embed_flops, embed_bytes, -1},
+         d, json);
+    emit({"otke_train", sh.name, "cpu", median_host_seconds([&] { cpu->step(x, y, 0.01); }), train_flops,
+          train_bytes, -1},
+         d, json);
+
+    const OtkeModel start = bench_model(sh.k, sh.p);
+    Adam gpu_adam(AdamOptions{0.01});
+    cuda::CudaOtkeStepper gpu(0, start, gpu_adam, OtkeLossOptions{});
+    // Host-timed (each call synchronises to return its result), so upload and readback are included.
+    const double embed = median_host_seconds([&] { gpu.logits(x); }, 1.0, 20);
+    const double train = median_host_seconds([&] { gpu.step(x, y, 0.01); }, 1.0, 20);
+    const double mb = gpu.device_bytes() / 1048576.0;
+    emit({"otke_embed", sh.name, "cuda", embed, embed_flops, embed_bytes, mb}, d, json);
+    emit({"otke_train", sh.name, "cuda", train, train_flops, train_bytes, mb}, d, json);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: gpu_bench [--json PATH]\n");
+      return 2;
+    }
+  }
+  try {
+    if (cuda::device_count() == 0) {
+      std::fprintf(stderr, "error: gpu_bench needs a CUDA device\n");
+      return 2;
+    }
+    cuda::check(cudaSetDevice(0), "cudaSetDevice");
+    const Device d = describe_device();
+    std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
+    std::printf("device: %s, FP32 %.1f TFLOP/s, DRAM %.0f GB/s (from the device's attributes)\n", d.name.c_str(),
+                d.fp32_flops * 1e-12, d.bandwidth * 1e-9);
+    std::printf("%-10s %-8s %-6s %12s %10s %10s %10s %9s\n", "section", "config", "on", "sets/s", "ms", "FP32 roof",
+                "BW roof", "peak MB");
+    sinkhorn_section(d, json);
+    otke_sections(d, json);
+    if (json) std::fclose(json);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

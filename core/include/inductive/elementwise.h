@@ -1,0 +1,60 @@
+// inductive/elementwise.h - per-element maths shared by the CPU code and the CUDA kernels, written once.
+//
+// Every function here is inline and `INDUCTIVE_HD` (__host__ __device__ under nvcc, plain inline elsewhere), so the
+// CPU path (core/src) and the device path (native/cuda) compute the same expression in the same order; the CPU
+// unit tests (tests/core/common/elementwise_test.cpp) pin them down, the CUDA tests compare whole operations.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define INDUCTIVE_HD __host__ __device__ __forceinline__
+#else
+#define INDUCTIVE_HD inline
+#endif
+
+namespace inductive::elementwise {
+
+// The largest |logit| Sinkhorn keeps: -C/eps (or S/eps) beyond it is clamped, and a clamped entry has derivative 0.
+constexpr double kMaxLogit = 1e30;
+
+// K = clamp(scale C), formed in double and rounded once (scale = -1/eps for costs, +1/eps for similarities).
+INDUCTIVE_HD float logit(double scale, float c) {
+  const double x = scale * static_cast<double>(c);
+  return static_cast<float>(x < -kMaxLogit ? -kMaxLogit : (x > kMaxLogit ? kMaxLogit : x));
+}
+INDUCTIVE_HD bool logit_clamped(double scale, float c) { return std::fabs(scale * static_cast<double>(c)) >= kMaxLogit; }
+
+// OTK's positional weight exp(-(i/n - j/p)^2 / sigma^2) for element i of a set of n and support j of p; inv_sigma2
+// = 1 / sigma^2 in double (thesis ch. 2, §1.6).
+INDUCTIVE_HD float positional_weight(int i, int n, int j, int p, double inv_sigma2) {
+  const double d = static_cast<double>(i) / n - static_cast<double>(j) / p;
+  return static_cast<float>(std::exp(-d * d * inv_sigma2));
+}
+
+// One Adam / AdamW step's constants (Kingma & Ba 2015; decoupled decay: Loshchilov & Hutter 2019), formed in
+// double on the host from the options and the step count t >= 1, then rounded once.
+struct AdamCoefficients {
+  float beta1, beta2;
+  float step;     // lr / (1 - beta1^t)
+  float inv_c2;   // 1 / (1 - beta2^t)
+  float eps;
+  float decay;    // lr * weight_decay (0: plain Adam)
+};
+inline AdamCoefficients adam_coefficients(double lr, double beta1, double beta2, double eps, double weight_decay,
+                                          long long t) {
+  const double c1 = 1.0 - std::pow(beta1, static_cast<double>(t));
+  const double c2 = 1.0 - std::pow(beta2, static_cast<double>(t));
+  return {static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(lr / c1),
+          static_cast<float>(1.0 / c2), static_cast<float>(eps), static_cast<float>(lr * weight_decay)};
+}
+
+// Updates one parameter and its moments in place; `decay` says whether this parameter takes weight decay.
+INDUCTIVE_HD void adam_update(float& value, float& m, float& v, float g, const AdamCoefficients& c, bool decay) {
+  m = c.beta1 * m + (1 - c.beta1) * g;
+  v = c.beta2 * v + (1 - c.beta2) * g * g;
+  if (decay && c.decay > 0) value -= c.decay * value;
+  value -= c.step * m / (std::sqrt(v * c.inv_c2) + c.eps);
+}
+
+}  // namespace inductive::elementwise

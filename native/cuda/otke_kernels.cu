@@ -1,0 +1,102 @@
+// Element-wise and small reduction kernels of the OTKE training step (contracts in otke_kernels.h).
+#include "otke_kernels.h"
+
+#include <cmath>
+
+#include "cuda_util.h"
+
+namespace inductive::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+
+int blocks_for(int64_t count) { return static_cast<int>(std::min<int64_t>((count + kBlock - 1) / kBlock, 65535 * 8)); }
+
+__global__ void positional_kernel(const float* in, float* out, const int32_t* n, int batch, int n_max, int p,
+                                  double inv_sigma2) {
+  const int64_t total = static_cast<int64_t>(batch) * n_max * p;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(e % p);
+    const int64_t row = e / p;
+    const int i = static_cast<int>(row % n_max), b = static_cast<int>(row / n_max);
+    out[e] = i < n[b] ? in[e] * elementwise::positional_weight(i, n[b], j, p, inv_sigma2) : 0.f;
+  }
+}
+
+// One block: each thread takes rows; the loss sum is reduced in a fixed order (deterministic).
+__global__ void softmax_xent_kernel(float* logits, const float* bias, const int32_t* labels, float* dlogits,
+                                    double* loss_sum, int batch, int classes) {
+  __shared__ double red[kBlock];
+  double loss = 0;
+  for (int b = threadIdx.x; b < batch; b += blockDim.x) {
+    float* l = logits + static_cast<int64_t>(b) * classes;
+    for (int c = 0; c < classes; ++c) l[c] += bias[c];
+    if (!labels) continue;
+    float m = l[0];
+    for (int c = 1; c < classes; ++c) m = fmaxf(m, l[c]);
+    double s = 0;
+    float fs = 0;
+    for (int c = 0; c < classes; ++c) {
+      s += exp(static_cast<double>(l[c]) - m);
+      fs += expf(l[c] - m);
+    }
+    loss += static_cast<double>(m) + log(s) - l[labels[b]];
+    float* d = dlogits + static_cast<int64_t>(b) * classes;
+    for (int c = 0; c < classes; ++c)
+      d[c] = (expf(l[c] - m) / fs - (c == labels[b] ? 1.f : 0.f)) / static_cast<float>(batch);
+  }
+  if (!labels) return;
+  red[threadIdx.x] = loss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total = 0;
+    for (int t = 0; t < blockDim.x; ++t) total += red[t];
+    loss_sum[0] = total;
+  }
+}
+
+__global__ void column_sums_kernel(const float* x, float* out, int rows, int cols) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float s = 0;
+  for (int r = 0; r < rows; ++r) s += x[static_cast<int64_t>(r) * cols + c];
+  out[c] = s;
+}
+
+__global__ void adam_kernel(float* value, float* m, float* v, const float* grad, int64_t size,
+                            elementwise::AdamCoefficients c, bool decay) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < size;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    elementwise::adam_update(value[e], m[e], v[e], grad[e], c, decay);
+}
+
+}  // namespace
+
+void positional_weighting(const float* in, float* out, const int32_t* n, int batch, int n_max, int p, float sigma,
+                          cudaStream_t stream) {
+  const double inv = 1.0 / (static_cast<double>(sigma) * sigma);
+  positional_kernel<<<blocks_for(static_cast<int64_t>(batch) * n_max * p), kBlock, 0, stream>>>(in, out, n, batch,
+                                                                                                n_max, p, inv);
+  check(cudaGetLastError(), "positional weighting kernel launch");
+}
+
+void softmax_cross_entropy(float* logits, const float* bias, const int32_t* labels, float* dlogits, double* loss_sum,
+                           int batch, int classes, cudaStream_t stream) {
+  softmax_xent_kernel<<<1, kBlock, 0, stream>>>(logits, bias, labels, dlogits, loss_sum, batch, classes);
+  check(cudaGetLastError(), "softmax cross-entropy kernel launch");
+}
+
+void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t stream) {
+  column_sums_kernel<<<(cols + kBlock - 1) / kBlock, kBlock, 0, stream>>>(x, out, rows, cols);
+  check(cudaGetLastError(), "column sums kernel launch");
+}
+
+void adam_step(float* value, float* m, float* v, const float* grad, int64_t size,
+               const elementwise::AdamCoefficients& c, bool decay, cudaStream_t stream) {
+  if (size == 0) return;
+  adam_kernel<<<blocks_for(size), kBlock, 0, stream>>>(value, m, v, grad, size, c, decay);
+  check(cudaGetLastError(), "adam kernel launch");
+}
+
+}  // namespace inductive::cuda

@@ -1,0 +1,33 @@
+// native/cuda/otke_kernels.h - the element-wise and small reduction kernels of an OTKE training step on the device
+// (the GEMMs go through cuBLAS, Sinkhorn through sinkhorn_kernels.h). Device pointers; work is enqueued on
+// `stream`; launch errors throw Error{kBackend}. The per-element maths is inductive/elementwise.h's, shared with
+// the CPU code.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "inductive/elementwise.h"
+
+namespace inductive::cuda {
+
+// out[b, i, j] = in[b, i, j] * exp(-(i/n_b - j/p)^2 / sigma^2) for i < n_b, 0 on padding rows ([batch, n_max, p]).
+// `out` may equal `in`.
+void positional_weighting(const float* in, float* out, const int32_t* n, int batch, int n_max, int p, float sigma,
+                          cudaStream_t stream);
+
+// logits [batch, classes] += bias; with labels: dlogits = (softmax(logits) - onehot(labels)) / batch and
+// loss_sum[0] = sum over rows of the cross-entropy (computed in double like inductive::cross_entropy).
+// Without labels (evaluation), only the bias is added.
+void softmax_cross_entropy(float* logits, const float* bias, const int32_t* labels, float* dlogits, double* loss_sum,
+                           int batch, int classes, cudaStream_t stream);
+
+// out[c] = sum_b x[b, c] (x: [rows, cols], row-major).
+void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t stream);
+
+// One Adam / AdamW step over `size` parameters (elementwise::adam_update).
+void adam_step(float* value, float* m, float* v, const float* grad, int64_t size,
+               const elementwise::AdamCoefficients& c, bool decay, cudaStream_t stream);
+
+}  // namespace inductive::cuda

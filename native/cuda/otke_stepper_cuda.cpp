@@ -1,0 +1,365 @@
+// Supervised OTKE steps on a CUDA device (see otke_stepper_cuda.h). The maths is core's otke_loss, operation by
+// operation: S = psi z^T (cuBLAS), Sinkhorn with a tape (sinkhorn_kernels.h), positional weighting, Phi = c W^T psi,
+// the head, softmax cross-entropy; backward in reverse through the same operations; Adam (elementwise.h).
+#include "otke_stepper_cuda.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "blas.h"
+#include "cuda_util.h"
+#include "inductive/error.h"
+#include "otke_kernels.h"
+#include "sinkhorn_kernels.h"
+
+namespace inductive::cuda {
+
+void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
+  const char* plan = " yet (it trains identity embeddings with OT pooling and the unrolled Sinkhorn gradient); "
+                     "train this model with --backend cpu";
+  INDUCTIVE_CHECK(c.input_type != "tokens", ErrorCode::kBackend, "cuda: OTKE training does not support token inputs",
+                  plan);
+  INDUCTIVE_CHECK(c.embedding == "identity", ErrorCode::kBackend, "cuda: OTKE training does not support the '",
+                  c.embedding, "' embedding", plan);
+  INDUCTIVE_CHECK(c.pooling == "otk", ErrorCode::kBackend, "cuda: OTKE training does not support '", c.pooling,
+                  "' pooling", plan);
+  INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
+                  "cuda: OTKE training does not support the implicit Sinkhorn gradient", plan);
+}
+
+namespace {
+
+// Page-locked host memory: the staging buffer batches are packed into, so the upload is a true async DMA.
+class Pinned {
+ public:
+  ~Pinned() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  void reserve(size_t bytes) {
+    if (bytes <= bytes_) return;
+    if (ptr_) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+    check(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
+    bytes_ = bytes;
+  }
+  char* data() const { return static_cast<char*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+std::string reference_name(int r) { return "otk.references." + std::to_string(r); }
+
+}  // namespace
+
+struct CudaOtkeStepper::State {
+  int device = 0;
+  OtkeModel host;  // shapes and config for the batch checks; parameters as of the last pull/push
+  OtkeLossOptions lo;
+  AdamOptions adam_options;
+  int64_t adam_steps = 0;
+  int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // dim = D = q p k
+  float scale = 1;
+  SinkhornOptions so;
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Blas> blas;
+
+  // Parameters, gradients and Adam's moments: references [q, p, k], head weight [C, D], bias [C].
+  DeviceBuffer refs, weight, bias, g_refs, g_weight, g_bias, m_refs, v_refs, m_weight, v_weight, m_bias, v_bias;
+  // Batch buffers, sized for the largest batch x n_max seen.
+  int cap_batch = 0, cap_n = 0;
+  DeviceBuffer x, n, labels, sim, plan, wplan, tape, phi, logits, dlogits, dphi, gplan, dsim, loss, workspace;
+  Pinned staging;
+  int batch = 0, n_max = 0;  // the current batch's shape
+
+  cudaStream_t s() const { return stream->get(); }
+  size_t matrix() const { return static_cast<size_t>(batch) * n_max * p; }  // one [batch, n_max, p] buffer
+  size_t tape_floats() const { return static_cast<size_t>(batch) * so.max_iter * (p + n_max); }
+  float* at(const DeviceBuffer& b, size_t offset) const { return b.as<float>() + offset; }
+
+  // Grows the batch buffers to hold `b` sets of up to `nm` elements. Allocates everything first and commits after,
+  // so a failed allocation (out of device memory: Error{kBackend}) leaves the stepper as it was, still usable.
+  void make_buffers(int b, int nm) {
+    if (b <= cap_batch && nm <= cap_n) return;
+    const int cb = std::max(cap_batch, b), cn = std::max(cap_n, nm);
+    const size_t rows = static_cast<size_t>(cb) * cn, f = sizeof(float);
+    const size_t mat = rows * p * f * q;
+    const SinkhornLaunch launch{s(), true};
+    DeviceBuffer nx(rows * k * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
+        nw(host.config.otk.sigma_pos > 0 ? mat : 0),
+        nt(static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f), nphi(static_cast<size_t>(cb) * dim * f),
+        ndphi(static_cast<size_t>(cb) * dim * f), nlog(static_cast<size_t>(cb) * classes * f),
+        ndlog(static_cast<size_t>(cb) * classes * f), ngp(rows * p * f), nds(rows * p * f),
+        nws(sinkhorn_workspace_bytes(cb, cn, p, launch));
+    x = std::move(nx), n = std::move(nn), labels = std::move(nl), sim = std::move(ns), plan = std::move(np);
+    wplan = std::move(nw), tape = std::move(nt), phi = std::move(nphi), dphi = std::move(ndphi);
+    logits = std::move(nlog), dlogits = std::move(ndlog), gplan = std::move(ngp), dsim = std::move(nds);
+    workspace = std::move(nws);
+    cap_batch = cb;
+    cap_n = cn;
+  }
+
+  // Packs the batch (and labels) into pinned memory and enqueues the copies.
+  void upload(const SetBatch& xb, const std::vector<int32_t>* y) {
+    make_buffers(xb.batch, xb.n_max);
+    batch = xb.batch;
+    n_max = xb.n_max;
+    const size_t xbytes = xb.x.size() * sizeof(float), ibytes = static_cast<size_t>(batch) * sizeof(int32_t);
+    staging.reserve(xbytes + 2 * ibytes);
+    std::memcpy(staging.data(), xb.x.data(), xbytes);
+    std::memcpy(staging.data() + xbytes, xb.n.data(), ibytes);
+    if (y) std::memcpy(staging.data() + xbytes + ibytes, y->data(), ibytes);
+    check(cudaMemcpyAsync(x.data(), staging.data(), xbytes, cudaMemcpyHostToDevice, s()), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(n.data(), staging.data() + xbytes, ibytes, cudaMemcpyHostToDevice, s()), "cudaMemcpyAsync");
+    if (y)
+      check(cudaMemcpyAsync(labels.data(), staging.data() + xbytes + ibytes, ibytes, cudaMemcpyHostToDevice, s()),
+            "cudaMemcpyAsync");
+  }
+
+  SinkhornProblem<float> problem(int r) const {
+    return {at(sim, r * matrix()), batch, n_max, p, n.as<int32_t>(), nullptr, nullptr, nullptr};
+  }
+
+  // Phi and the logits (bias not yet added) of the uploaded batch; with `train`, the tapes for backward.
+  void forward(bool train) {
+    const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
+    const float sigma = host.config.otk.sigma_pos;
+    for (int r = 0; r < q; ++r) {
+      float* sim_r = at(sim, r * matrix());
+      float* plan_r = at(plan, r * matrix());
+      // S_b = psi_b z_r^T  [n_max x p]
+      blas->gemm(n_max, p, k, 1.f, {x.as<float>(), k, false, nk}, {at(refs, r * p * k), k, true, 0}, 0.f, sim_r, p,
+                 np, batch);
+      SinkhornLaunch launch{s(), true};
+      if (train) launch.tape = at(tape, r * tape_floats());
+      sinkhorn_log_device(problem(r), so, SinkhornOutput<float>{plan_r}, workspace.data(), workspace.bytes(), launch);
+      const float* weights = plan_r;
+      if (sigma > 0) {
+        positional_weighting(plan_r, at(wplan, r * matrix()), n.as<int32_t>(), batch, n_max, p, sigma, s());
+        weights = at(wplan, r * matrix());
+      }
+      // Phi_b^r = c (P_b o Spos)^T psi_b  [p x k], at column r p k of row b of Phi [batch x D]
+      blas->gemm(p, k, n_max, scale, {weights, p, true, np}, {x.as<float>(), k, false, nk}, 0.f,
+                 at(phi, static_cast<size_t>(r) * p * k), k, dim, batch);
+    }
+    blas->gemm(batch, classes, dim, 1.f, {phi.as<float>(), dim}, {weight.as<float>(), dim, true}, 0.f,
+               logits.as<float>(), classes);
+  }
+
+  // Cross-entropy and the gradients of head and references; returns the mean loss (synchronises).
+  double backward() {
+    softmax_cross_entropy(logits.as<float>(), bias.as<float>(), labels.as<int32_t>(), dlogits.as<float>(),
+                          loss.as<double>(), batch, classes, s());
+    blas->gemm(classes, dim, batch, 1.f, {dlogits.as<float>(), classes, true}, {phi.as<float>(), dim}, 0.f,
+               g_weight.as<float>(), dim);
+    column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
+    if (lo.references) {
+      const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
+      blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
+                 dphi.as<float>(), dim);
+      for (int r = 0; r < q; ++r) {
+        // dL/d(P o Spos)_b = c psi_b (dPhi_b^r)^T, then through the weighting to dL/dP
+        blas->gemm(n_max, p, k, scale, {x.as<float>(), k, false, nk},
+                   {at(dphi, static_cast<size_t>(r) * p * k), k, true, dim}, 0.f, gplan.as<float>(), p, np, batch);
+        if (host.config.otk.sigma_pos > 0)
+          positional_weighting(gplan.as<float>(), gplan.as<float>(), n.as<int32_t>(), batch, n_max, p,
+                               host.config.otk.sigma_pos, s());
+        sinkhorn_log_backward_device(problem(r), so, at(tape, r * tape_floats()), at(plan, r * matrix()),
+                                     gplan.as<float>(), dsim.as<float>(), s());
+        // dz_r = sum_b dS_b^T psi_b: one product over every (padded) row of the batch, padding rows being 0
+        blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {x.as<float>(), k}, 0.f,
+                   at(g_refs, static_cast<size_t>(r) * p * k), k);
+      }
+    }
+    double sum = 0;
+    check(cudaMemcpyAsync(&sum, loss.data(), sizeof sum, cudaMemcpyDeviceToHost, s()), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(s()), "otke step");
+    return sum / batch;
+  }
+
+  void adam(double lr) {
+    ++adam_steps;
+    const elementwise::AdamCoefficients c =
+        elementwise::adam_coefficients(lr, adam_options.beta1, adam_options.beta2, adam_options.eps,
+                                       adam_options.weight_decay, adam_steps);
+    adam_step(weight.as<float>(), m_weight.as<float>(), v_weight.as<float>(), g_weight.as<float>(),
+              static_cast<int64_t>(classes) * dim, c, true, s());
+    adam_step(bias.as<float>(), m_bias.as<float>(), v_bias.as<float>(), g_bias.as<float>(), classes, c, false, s());
+    if (lo.references)
+      adam_step(refs.as<float>(), m_refs.as<float>(), v_refs.as<float>(), g_refs.as<float>(),
+                static_cast<int64_t>(q) * p * k, c, false, s());
+  }
+
+  void copy_in(DeviceBuffer& dst, const float* src, size_t count, size_t offset = 0) {
+    check(cudaMemcpyAsync(dst.as<float>() + offset, src, count * sizeof(float), cudaMemcpyHostToDevice, s()),
+          "cudaMemcpyAsync");
+  }
+  void copy_out(float* dst, const DeviceBuffer& src, size_t count, size_t offset = 0) {
+    check(cudaMemcpyAsync(dst, src.as<float>() + offset, count * sizeof(float), cudaMemcpyDeviceToHost, s()),
+          "cudaMemcpyAsync");
+  }
+};
+
+CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam& adam, const OtkeLossOptions& lo)
+    : s_(std::make_unique<State>()) {
+  const OtkeConfig& c = model.config;
+  check_cuda_otke_support(c, lo);
+  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
+                  ErrorCode::kInvalidArgument, "otke train (cuda): the model needs a head of ", c.classes, " x ",
+                  c.output_dim());
+  State& s = *s_;
+  s.device = device;
+  s.host = model;
+  s.lo = lo;
+  s.lo.tokens = false;
+  s.lo.anchors = false;
+  s.q = c.otk.q;
+  s.p = c.otk.p;
+  s.k = model.pooling.dim();
+  s.classes = c.classes;
+  s.dim = c.output_dim();
+  s.scale = c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q))
+                                            : static_cast<float>(s.p);
+  s.so.eps = c.otk.eps;
+  s.so.max_iter = c.otk.iters;
+  s.so.similarity = true;
+  check(cudaSetDevice(device), "cudaSetDevice");
+  s.stream = std::make_unique<Stream>();
+  s.blas = std::make_unique<Blas>(s.stream->get());
+  const size_t refs = static_cast<size_t>(s.q) * s.p * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  for (DeviceBuffer* b : {&s.refs, &s.g_refs, &s.m_refs, &s.v_refs}) *b = DeviceBuffer(refs * sizeof(float));
+  for (DeviceBuffer* b : {&s.weight, &s.g_weight, &s.m_weight, &s.v_weight}) *b = DeviceBuffer(head * sizeof(float));
+  for (DeviceBuffer* b : {&s.bias, &s.g_bias, &s.m_bias, &s.v_bias}) *b = DeviceBuffer(s.classes * sizeof(float));
+  s.loss = DeviceBuffer(sizeof(double));
+  push(model, adam);
+}
+
+CudaOtkeStepper::~CudaOtkeStepper() {
+  (void)cudaSetDevice(s_->device);
+  (void)cudaStreamSynchronize(s_->s());
+}
+
+void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
+  State& s = *s_;
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.host = model;
+  s.adam_options = adam.options();
+  s.adam_steps = adam.steps();
+  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  for (int r = 0; r < s.q; ++r) s.copy_in(s.refs, model.pooling.references()[r].data(), ref, r * ref);
+  s.copy_in(s.weight, model.head.weight.data(), head);
+  s.copy_in(s.bias, model.head.bias.data(), s.classes);
+  // Moments by the CPU's block names; a block Adam has not seen yet starts at zero.
+  for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias})
+    check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
+  for (const Adam::Moments& m : adam.moments()) {
+    DeviceBuffer *dm = nullptr, *dv = nullptr;
+    size_t count = 0, offset = 0;
+    if (m.name == "head.weight") dm = &s.m_weight, dv = &s.v_weight, count = head;
+    if (m.name == "head.bias") dm = &s.m_bias, dv = &s.v_bias, count = s.classes;
+    for (int r = 0; r < s.q; ++r)
+      if (m.name == reference_name(r)) dm = &s.m_refs, dv = &s.v_refs, count = ref, offset = r * ref;
+    if (!dm) continue;  // a block this stepper does not train
+    INDUCTIVE_CHECK(m.m.size() == count, ErrorCode::kShapeMismatch, "otke train (cuda): Adam moments of '", m.name,
+                    "' have ", m.m.size(), " values, expected ", count);
+    s.copy_in(*dm, m.m.data(), count, offset);
+    s.copy_in(*dv, m.v.data(), count, offset);
+  }
+  check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+}
+
+void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
+  State& s = *s_;
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  std::vector<MatF> refs(s.q, MatF(s.p, s.k));
+  for (int r = 0; r < s.q; ++r) s.copy_out(refs[r].data(), s.refs, ref, r * ref);
+  s.copy_out(s.host.head.weight.data(), s.weight, head);
+  s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
+  // The CPU stepper's block order (head, then references), so checkpoints hold the same tensors in the same order.
+  std::vector<Adam::Moments> moments;
+  if (s.adam_steps > 0) {
+    moments.push_back({"head.weight", std::vector<float>(head), std::vector<float>(head)});
+    moments.push_back({"head.bias", std::vector<float>(s.classes), std::vector<float>(s.classes)});
+    s.copy_out(moments[0].m.data(), s.m_weight, head);
+    s.copy_out(moments[0].v.data(), s.v_weight, head);
+    s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
+    s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
+    if (s.lo.references)
+      for (int r = 0; r < s.q; ++r) {
+        moments.push_back({reference_name(r), std::vector<float>(ref), std::vector<float>(ref)});
+        s.copy_out(moments.back().m.data(), s.m_refs, ref, r * ref);
+        s.copy_out(moments.back().v.data(), s.v_refs, ref, r * ref);
+      }
+  }
+  check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+  s.host.pooling.set_references(std::move(refs));
+  model.pooling = s.host.pooling;
+  model.head = s.host.head;
+  adam.restore(std::move(moments), s.adam_steps);
+}
+
+double CudaOtkeStepper::step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) {
+  const double loss = loss_and_gradients(features, labels, nullptr);
+  s_->adam(lr);
+  return loss;
+}
+
+double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels,
+                                           OtkeGradients* grads) {
+  State& s = *s_;
+  check_otke_batch(s.host, features, labels);
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.upload(features, &labels);
+  s.forward(true);
+  const double loss = s.backward();
+  if (grads) {
+    *grads = OtkeGradients{};
+    grads->head_weight.resize(s.classes, s.dim);
+    grads->head_bias.resize(s.classes);
+    s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.dim);
+    s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
+    if (s.lo.references) {
+      grads->references.assign(s.q, MatF(s.p, s.k));
+      for (int r = 0; r < s.q; ++r)
+        s.copy_out(grads->references[r].data(), s.g_refs, static_cast<size_t>(s.p) * s.k,
+                   static_cast<size_t>(r) * s.p * s.k);
+    }
+    check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+  }
+  return loss;
+}
+
+MatF CudaOtkeStepper::logits(const SetBatch& features) {
+  State& s = *s_;
+  features.validate("otke embed");
+  INDUCTIVE_CHECK(features.dim == s.k, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
+                  features.dim, ", expected ", s.k);
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.upload(features, nullptr);
+  s.forward(false);
+  softmax_cross_entropy(s.logits.as<float>(), s.bias.as<float>(), nullptr, nullptr, nullptr, s.batch, s.classes,
+                        s.s());
+  MatF out(s.batch, s.classes);
+  s.copy_out(out.data(), s.logits, static_cast<size_t>(s.batch) * s.classes);
+  check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+  return out;
+}
+
+size_t CudaOtkeStepper::device_bytes() const {
+  size_t total = 0;
+  const State& s = *s_;
+  for (const DeviceBuffer* b :
+       {&s.refs, &s.weight, &s.bias, &s.g_refs, &s.g_weight, &s.g_bias, &s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight,
+        &s.m_bias, &s.v_bias, &s.x, &s.n, &s.labels, &s.sim, &s.plan, &s.wplan, &s.tape, &s.phi, &s.logits,
+        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace})
+    total += b->bytes();
+  return total;
+}
+
+}  // namespace inductive::cuda

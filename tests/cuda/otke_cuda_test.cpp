@@ -1,0 +1,376 @@
+// OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward on masked
+// batches of every work-split class, the whole step's loss and gradients for each supported variant (q > 1,
+// positional weighting, both scales), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the
+// errors (unsupported configurations, no device, out of device memory with the checkpoint left intact). Tests
+// that need a device skip with a message when there is none; the error tests without a device run everywhere.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "../core/test_util.h"
+#include "cuda_backend.h"
+#include "cuda_util.h"
+#include "inductive/backend.h"
+#include "inductive/otke_stepper.h"
+#include "inductive/otke_train.h"
+#include "inductive/sinkhorn.h"
+#include "otke_stepper_cuda.h"
+#include "sinkhorn_kernels.h"
+
+namespace inductive {
+namespace {
+
+using testing::expect_error;
+
+bool device_present() { return cuda::device_count() > 0; }
+
+#define REQUIRE_CUDA_DEVICE() \
+  if (!device_present()) GTEST_SKIP() << "no CUDA device"
+
+// ||a - b|| / ||b|| over every entry (padding included: both must hold 0 there).
+double rel_error(const float* a, const float* b, size_t size) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < size; ++i) {
+    if (!std::isfinite(a[i])) return std::numeric_limits<double>::infinity();
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+double rel_error(const MatF& a, const MatF& b) {
+  EXPECT_EQ(a.rows(), b.rows());
+  EXPECT_EQ(a.cols(), b.cols());
+  return rel_error(a.data(), b.data(), static_cast<size_t>(a.size()));
+}
+
+template <typename T>
+cuda::DeviceBuffer to_device(const std::vector<T>& v) {
+  cuda::DeviceBuffer d(v.size() * sizeof(T));
+  cuda::check(cudaMemcpy(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+  return d;
+}
+template <typename T>
+std::vector<T> to_host(const cuda::DeviceBuffer& d, size_t count) {
+  std::vector<T> v(count);
+  cuda::check(cudaMemcpy(v.data(), d.data(), count * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return v;
+}
+
+// ---- Sinkhorn: tape and unrolled backward -----------------------------------------------------------------------
+
+struct BackwardCase {
+  int batch, n_max, p_max;
+  double eps;
+  int iters;
+};
+
+void check_backward(const BackwardCase& c, uint32_t seed) {
+  SCOPED_TRACE("batch " + std::to_string(c.batch) + " n " + std::to_string(c.n_max) + " p " +
+               std::to_string(c.p_max) + " eps " + std::to_string(c.eps));
+  const size_t size = static_cast<size_t>(c.batch) * c.n_max * c.p_max;
+  std::vector<float> sim = testing::random_vector<float>(size, seed, -1, 1);
+  const std::vector<float> dplan = testing::random_vector<float>(size, seed + 1, -1, 1);
+  std::vector<int32_t> n(c.batch), p(c.batch);
+  const auto rn = testing::random_vector<double>(c.batch, seed + 2), rp = testing::random_vector<double>(c.batch, seed + 3);
+  for (int b = 0; b < c.batch; ++b) {
+    n[b] = b == 0 ? c.n_max : 1 + static_cast<int32_t>(rn[b] * (c.n_max - 1));
+    p[b] = b == 0 ? c.p_max : 1 + static_cast<int32_t>(rp[b] * (c.p_max - 1));
+  }
+  SinkhornOptions o;
+  o.eps = c.eps;
+  o.max_iter = c.iters;
+  o.similarity = true;
+  const SinkhornProblem<float> pr{sim.data(), c.batch, c.n_max, c.p_max, n.data(), p.data(), nullptr, nullptr};
+  std::vector<float> plan(size), grad(size);
+  SinkhornTape<float> tape;
+  sinkhorn_log(pr, o, SinkhornOutput<float>{plan.data()}, &tape);
+  sinkhorn_log_backward(pr, o, tape, plan.data(), dplan.data(), grad.data());
+
+  cuda::DeviceBuffer ds = to_device(sim), ddp = to_device(dplan), dn = to_device(n), dp = to_device(p);
+  cuda::DeviceBuffer dplan_out(size * sizeof(float)), dgrad(size * sizeof(float));
+  cuda::DeviceBuffer dtape(static_cast<size_t>(c.batch) * c.iters * (c.n_max + c.p_max) * sizeof(float));
+  cuda::check(cudaMemset(dgrad.data(), 0xff, dgrad.bytes()), "cudaMemset");  // NaN: unwritten entries show
+  SinkhornProblem<float> dpr = pr;
+  dpr.cost = ds.as<float>();
+  dpr.n = dn.as<int32_t>();
+  dpr.p = dp.as<int32_t>();
+  cuda::SinkhornLaunch launch;
+  launch.tape = dtape.as<float>();
+  cuda::DeviceBuffer work(cuda::sinkhorn_workspace_bytes(c.batch, c.n_max, c.p_max, launch));
+  cuda::sinkhorn_log_device(dpr, o, SinkhornOutput<float>{dplan_out.as<float>()}, work.data(), work.bytes(), launch);
+  cuda::sinkhorn_log_backward_device(dpr, o, dtape.as<float>(), dplan_out.as<float>(), ddp.as<float>(),
+                                     dgrad.as<float>(), nullptr);
+  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const std::vector<float> gplan = to_host<float>(dplan_out, size), ggrad = to_host<float>(dgrad, size);
+  EXPECT_LE(rel_error(gplan.data(), plan.data(), size), 1e-5);
+  EXPECT_LE(rel_error(ggrad.data(), grad.data(), size), 1e-4);
+  for (int b = 0; b < c.batch; ++b)
+    for (int i = 0; i < c.n_max; ++i)
+      for (int j = 0; j < c.p_max; ++j)
+        if (i >= n[b] || j >= p[b]) {
+          ASSERT_EQ(ggrad[(static_cast<size_t>(b) * c.n_max + i) * c.p_max + j], 0.0f) << "padding " << b << "," << i
+                                                                                         << "," << j;
+        }
+}
+
+TEST(CudaSinkhornBackward, MatchesTheCpuUnrolledGradientOnMaskedBatchesOfEveryShapeClass) {
+  REQUIRE_CUDA_DEVICE();
+  // p = 1, narrow (many row slices per column), OTKE's p = 64 and p = 10, wide (p > 512: several columns a thread),
+  // n = 1, small eps (large logits), many iterations.
+  const BackwardCase cases[] = {{3, 17, 1, 0.5, 10},   {5, 37, 7, 0.5, 10},   {4, 300, 64, 0.5, 10},
+                                {4, 1000, 10, 0.5, 10}, {2, 50, 600, 0.5, 5},  {3, 1, 9, 0.5, 10},
+                                {3, 40, 16, 0.05, 10},  {2, 30, 12, 1.0, 100}};
+  uint32_t seed = 100;
+  for (const BackwardCase& c : cases) check_backward(c, seed += 10);
+}
+
+TEST(CudaSinkhornBackward, RefusesToleranceModeAndMissingBuffers) {
+  REQUIRE_CUDA_DEVICE();
+  SinkhornOptions o;
+  o.tol = 1e-3;
+  const SinkhornProblem<float> pr{nullptr, 1, 4, 4, nullptr, nullptr, nullptr, nullptr};
+  float x = 0;
+  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); },
+               ErrorCode::kInvalidArgument, "tol = 0");
+  o.tol = 0;
+  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); },
+               ErrorCode::kInvalidArgument, "must all be given");
+}
+
+// ---- the OTKE step ----------------------------------------------------------------------------------------------
+
+struct Variant {
+  const char* name;
+  int q;
+  float sigma_pos;
+  OtkScale scale;
+  int p;
+};
+
+OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
+  OtkeModel m;
+  m.config.input_type = "vectors";
+  m.config.input_dim = dim;
+  m.config.embedding = "identity";
+  m.config.pooling = "otk";
+  m.config.otk.p = v.p;
+  m.config.otk.q = v.q;
+  m.config.otk.eps = 0.5;
+  m.config.otk.iters = 10;
+  m.config.otk.sigma_pos = v.sigma_pos;
+  m.config.otk.scale = v.scale;
+  m.config.classes = classes;
+  std::vector<MatF> refs;
+  for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, dim, seed + r));
+  m.pooling = OtkPooling(refs, m.config.otk);
+  m.head.weight = testing::random_mat(classes, m.config.output_dim(), seed + 50) * 0.3f;
+  m.head.bias = testing::random_mat(classes, 1, seed + 51).col(0);
+  return m;
+}
+
+SetBatch make_sets(int batch, int n_max, int dim, uint32_t seed) {
+  SetBatch x(batch, n_max, dim);
+  const auto len = testing::random_vector<double>(batch, seed);
+  const auto v = testing::random_vector<float>(x.x.size(), seed + 1, -1, 1);
+  for (int b = 0; b < batch; ++b) {
+    x.n[b] = b == 0 ? n_max : 1 + static_cast<int>(len[b] * (n_max - 1));
+    for (int i = 0; i < x.n[b]; ++i)
+      for (int c = 0; c < dim; ++c) *(x.row(b, i) + c) = v[(static_cast<size_t>(b) * n_max + i) * dim + c];
+  }
+  return x;
+}
+
+std::vector<int32_t> make_labels(int batch, int classes, uint32_t seed) {
+  const auto r = testing::random_vector<double>(batch, seed);
+  std::vector<int32_t> y(batch);
+  for (int b = 0; b < batch; ++b) y[b] = static_cast<int32_t>(r[b] * classes) % classes;
+  return y;
+}
+
+const Variant kVariants[] = {{"q1", 1, 0.0f, OtkScale::kPaper, 5},
+                             {"q3 positional", 3, 0.1f, OtkScale::kPaper, 6},
+                             {"otk-compatible", 2, 0.0f, OtkScale::kOtkCompatible, 4},
+                             {"p64", 1, 0.0f, OtkScale::kPaper, 64}};
+
+TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 300;
+  for (const Variant& v : kVariants) {
+    SCOPED_TRACE(v.name);
+    const OtkeModel model = make_model(v, 8, 3, seed += 100);
+    const SetBatch x = make_sets(7, 23, 8, seed + 7);
+    const std::vector<int32_t> y = make_labels(7, 3, seed + 8);
+    OtkeGradients cpu, gpu;
+    const double loss_cpu = otke_loss(model, x, y, &cpu);
+    Adam adam;
+    cuda::CudaOtkeStepper stepper(0, model, adam, OtkeLossOptions{});
+    const double loss_gpu = stepper.loss_and_gradients(x, y, &gpu);
+    EXPECT_NEAR(loss_gpu, loss_cpu, 1e-5 * std::max(1.0, std::fabs(loss_cpu)));
+    EXPECT_LE(rel_error(gpu.head_weight, cpu.head_weight), 1e-4);
+    EXPECT_LE(rel_error(MatF(gpu.head_bias.transpose()), MatF(cpu.head_bias.transpose())), 1e-4);
+    ASSERT_EQ(gpu.references.size(), cpu.references.size());
+    for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
+    // Logits of the same parameters match the CPU's embedding and head.
+    EXPECT_LE(rel_error(stepper.logits(x), model.predict(model.embed(x))), 1e-5);
+  }
+}
+
+TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
+  REQUIRE_CUDA_DEVICE();
+  const Variant v{"q2", 2, 0.1f, OtkScale::kPaper, 6};
+  OtkeModel cpu_model = make_model(v, 8, 2, 900);
+  const OtkeModel start = cpu_model;
+  AdamOptions ao{0.01};
+  ao.weight_decay = 0.01;
+  Adam cpu_adam(ao), gpu_adam(ao);
+  const std::unique_ptr<OtkeStepper> cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
+  cuda::CudaOtkeStepper gpu(0, start, gpu_adam, OtkeLossOptions{});
+  for (int s = 0; s < 4; ++s) {
+    const SetBatch x = make_sets(5, 19, 8, 910 + s);
+    const std::vector<int32_t> y = make_labels(5, 2, 920 + s);
+    const double lc = cpu->step(x, y, 0.01), lg = gpu.step(x, y, 0.01);
+    EXPECT_NEAR(lg, lc, 1e-4 * std::max(1.0, std::fabs(lc))) << "step " << s;
+  }
+  OtkeModel pulled = start;
+  gpu.pull(pulled, gpu_adam);
+  EXPECT_EQ(gpu_adam.steps(), cpu_adam.steps());
+  ASSERT_EQ(gpu_adam.moments().size(), cpu_adam.moments().size());
+  for (size_t i = 0; i < cpu_adam.moments().size(); ++i) {
+    EXPECT_EQ(gpu_adam.moments()[i].name, cpu_adam.moments()[i].name);
+    const auto& a = gpu_adam.moments()[i].m;
+    const auto& b = cpu_adam.moments()[i].m;
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_LE(rel_error(a.data(), b.data(), a.size()), 1e-3) << cpu_adam.moments()[i].name;
+  }
+  EXPECT_LE(rel_error(pulled.head.weight, cpu_model.head.weight), 1e-4);
+  for (int r = 0; r < v.q; ++r)
+    EXPECT_LE(rel_error(pulled.pooling.references()[r], cpu_model.pooling.references()[r]), 1e-4);
+  // A model file written from the pulled parameters reads back as the CPU's model kind with the same predictions.
+  const std::vector<uint8_t> bytes = pulled.to_bytes();
+  const OtkeModel loaded = OtkeModel::from_bytes(bytes.data(), bytes.size());
+  const SetBatch x = make_sets(6, 11, 8, 999);
+  EXPECT_LE(rel_error(loaded.predict(loaded.embed(x)), gpu.logits(x)), 1e-4);
+}
+
+// A small separable problem: class 1 sets hold a shifted cluster.
+void make_dataset(int count, uint32_t seed, SetBatch& x, std::vector<int32_t>& y) {
+  x = make_sets(count, 15, 6, seed);
+  y = make_labels(count, 2, seed + 1);
+  for (int b = 0; b < count; ++b)
+    for (int i = 0; i < x.n[b]; ++i) *(x.row(b, i) + (y[b] ? 0 : 1)) += 1.5f;
+}
+
+OtkeTrainReport train_on(const std::string& backend, OtkeModel& model, int epochs, const std::string& checkpoint = "") {
+  SetBatch tr, va;
+  std::vector<int32_t> ytr, yva;
+  make_dataset(48, 500, tr, ytr);
+  make_dataset(16, 600, va, yva);
+  OtkeTrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = 8;
+  o.backend = backend;
+  o.checkpoint_path = checkpoint;
+  o.seed = 3;
+  return train_otke_supervised(model, tr, ytr, va, yva, o);
+}
+
+TEST(CudaOtkeTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint) {
+  REQUIRE_CUDA_DEVICE();
+  const Variant v{"q2", 2, 0.0f, OtkScale::kPaper, 5};
+  const OtkeModel start = make_model(v, 6, 2, 700);
+  OtkeModel on_cpu = start, on_gpu = start;
+  const OtkeTrainReport rc = train_on("cpu", on_cpu, 3);
+  const OtkeTrainReport rg = train_on("cuda", on_gpu, 3);
+  ASSERT_EQ(rc.history.size(), 3u);
+  ASSERT_EQ(rg.history.size(), 3u);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_NEAR(rg.history[e].train_loss, rc.history[e].train_loss, 1e-3) << "epoch " << e + 1;
+    EXPECT_NEAR(rg.history[e].val_loss, rc.history[e].val_loss, 1e-3) << "epoch " << e + 1;
+  }
+  EXPECT_EQ(rg.best_epoch, rc.best_epoch);
+  // Interrupted after 2 epochs on the GPU, resumed to 3: the same run.
+  const std::string ck = ::testing::TempDir() + "/otke_cuda_resume.ckpt";
+  std::remove(ck.c_str());
+  OtkeModel part = start;
+  train_on("cuda", part, 2, ck);
+  OtkeModel resumed = start;
+  const OtkeTrainReport rr = train_on("cuda", resumed, 3, ck);
+  EXPECT_TRUE(rr.resumed);
+  ASSERT_EQ(rr.history.size(), 3u);
+  EXPECT_NEAR(rr.history[2].val_loss, rg.history[2].val_loss, 1e-4);
+  std::remove(ck.c_str());
+}
+
+// ---- errors -----------------------------------------------------------------------------------------------------
+
+TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
+  OtkeConfig c;
+  c.input_type = "vectors";
+  c.input_dim = 4;
+  c.embedding = "nystrom";
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'nystrom' embedding");
+  c.embedding = "identity";
+  c.pooling = "mean";
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'mean' pooling");
+  c.pooling = "otk";
+  OtkeLossOptions lo;
+  lo.sinkhorn_gradient = SinkhornGradient::kImplicit;
+  expect_error([&] { cuda::check_cuda_otke_support(c, lo); }, ErrorCode::kBackend, "implicit");
+  c.input_type = "tokens";
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "token inputs");
+}
+
+TEST(CudaOtkeTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {
+  if (device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
+  cuda::register_cuda_backend();
+  OtkeModel m = make_model({"q1", 1, 0.0f, OtkScale::kPaper, 3}, 6, 2, 1);
+  expect_error([&] { train_on("cuda", m, 1); }, ErrorCode::kBackend, "no CUDA device");
+}
+
+TEST(CudaOtkeTraining, OutOfDeviceMemoryIsABackendErrorAndLeavesTheCheckpointIntact) {
+  REQUIRE_CUDA_DEVICE();
+  cuda::register_cuda_backend();
+  // 16 references of 512 supports on 1-d features: a batch of 64 sets of 40000 elements needs 2 x 168 GB of
+  // similarities and plans on the device (more than any card), while its features take 10 MB on the host.
+  const Variant v{"huge", 16, 0.0f, OtkScale::kPaper, 512};
+  OtkeModel m = make_model(v, 1, 2, 5);
+  m.config.otk.iters = 1;
+  m.pooling = OtkPooling(m.pooling.references(), m.config.otk);
+  const std::string ck = ::testing::TempDir() + "/otke_cuda_oom.ckpt";
+  std::remove(ck.c_str());
+  {
+    SetBatch x = make_sets(4, 3, 1, 11), vx = make_sets(2, 3, 1, 12);
+    OtkeModel small = m;
+    OtkeTrainOptions o;
+    o.epochs = 1;
+    o.checkpoint_path = ck;
+    train_otke_supervised(small, x, make_labels(4, 2, 13), vx, make_labels(2, 2, 14), o);
+  }
+  std::ifstream in(ck, std::ios::binary);
+  const std::vector<char> before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(before.empty());
+  SetBatch big(64, 40000, 1);
+  for (int b = 0; b < 64; ++b) big.n[b] = 40000;
+  OtkeTrainOptions o;
+  o.epochs = 2;
+  o.batch_size = 64;
+  o.checkpoint_path = ck;
+  o.backend = "cuda";
+  OtkeModel resumed = m;
+  expect_error([&] { train_otke_supervised(resumed, big, make_labels(64, 2, 15), big, make_labels(64, 2, 16), o); },
+               ErrorCode::kBackend, "cudaMalloc");
+  std::ifstream again(ck, std::ios::binary);
+  const std::vector<char> after((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, before) << "the checkpoint changed";
+  std::remove(ck.c_str());
+}
+
+}  // namespace
+}  // namespace inductive
