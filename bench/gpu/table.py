@@ -32,11 +32,12 @@ def main(ours_path, torch_path):
     rows = {}
     for r in ours:
         rows.setdefault((r["section"], r["config"]), {})[r["backend"]] = r
-    torch_key = {"otke_embed": "infer_sets_per_s", "otke_train": "train_sets_per_s"}
+    torch_key = {"otke_embed": "infer_sets_per_s", "otke_train": "train_sets_per_s",
+                 "otke_train_streamed": "train_sets_per_s"}
     for (section, config), by in rows.items():
         cuda, cpu = by.get("cuda"), by.get("cpu")
         t = torch.get(config, {}).get(torch_key.get(section, ""), None)
-        t_peak = torch.get(config, {}).get("train_peak_mb") if section == "otke_train" else None
+        t_peak = torch.get(config, {}).get("train_peak_mb") if section.startswith("otke_train") else None
         c = cuda["sets_per_s"] if cuda else None
         print(f"| {section} | {config} | {fmt(c)} | {fmt(cpu['sets_per_s'] if cpu else None)} | {fmt(t)} | "
               f"{fmt(c / t if c and t else None, '{:.2f}x')} | "

@@ -71,7 +71,29 @@ __global__ void adam_kernel(float* value, float* m, float* v, const float* grad,
     elementwise::adam_update(value[e], m[e], v[e], grad[e], c, decay);
 }
 
+__global__ void gather_kernel(const float* data, const int32_t* data_n, int data_n_max, int dim, const int32_t* index,
+                              int batch, float* out, int32_t* out_n, int n_max) {
+  const int64_t per_set = static_cast<int64_t>(n_max) * dim;
+  const int64_t total = per_set * batch;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int b = static_cast<int>(e / per_set);
+    const int64_t within = e % per_set;
+    const int i = static_cast<int>(within / dim);
+    const int src = index[b];
+    out[e] = i < data_n[src] ? data[static_cast<int64_t>(src) * data_n_max * dim + within] : 0.f;
+    if (within == 0) out_n[b] = data_n[src];
+  }
+}
+
 }  // namespace
+
+void gather_sets(const float* data, const int32_t* data_n, int data_n_max, int dim, const int32_t* index, int batch,
+                 float* out, int32_t* out_n, int n_max, cudaStream_t stream) {
+  gather_kernel<<<blocks_for(static_cast<int64_t>(batch) * n_max * dim), kBlock, 0, stream>>>(
+      data, data_n, data_n_max, dim, index, batch, out, out_n, n_max);
+  check(cudaGetLastError(), "gather kernel launch");
+}
 
 void positional_weighting(const float* in, float* out, const int32_t* n, int batch, int n_max, int p, float sigma,
                           cudaStream_t stream) {

@@ -26,6 +26,11 @@ void softmax_cross_entropy(float* logits, const float* bias, const int32_t* labe
 // out[c] = sum_b x[b, c] (x: [rows, cols], row-major).
 void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t stream);
 
+// Packs the sets `index` [batch] of a resident dataset (data [count, data_n_max, dim], lengths data_n [count]) into
+// out [batch, n_max, dim] with zero padding, and their lengths into out_n [batch]. n_max >= every chosen length.
+void gather_sets(const float* data, const int32_t* data_n, int data_n_max, int dim, const int32_t* index, int batch,
+                 float* out, int32_t* out_n, int n_max, cudaStream_t stream);
+
 // One Adam / AdamW step over `size` parameters (elementwise::adam_update).
 void adam_step(float* value, float* m, float* v, const float* grad, int64_t size,
                const elementwise::AdamCoefficients& c, bool decay, cudaStream_t stream);

@@ -4,6 +4,7 @@
 #include "otke_stepper_cuda.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -76,6 +77,11 @@ struct CudaOtkeStepper::State {
   DeviceBuffer x, n, labels, sim, plan, wplan, tape, phi, logits, dlogits, dphi, gplan, dsim, loss, workspace;
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
+  // The bound training set, when resident on the device.
+  DeviceBuffer data, data_n, index;
+  const SetBatch* bound = nullptr;
+  bool resident = false;
+  size_t resident_limit = SIZE_MAX;
 
   cudaStream_t s() const { return stream->get(); }
   size_t matrix() const { return static_cast<size_t>(batch) * n_max * p; }  // one [batch, n_max, p] buffer
@@ -119,6 +125,26 @@ struct CudaOtkeStepper::State {
     if (y)
       check(cudaMemcpyAsync(labels.data(), staging.data() + xbytes + ibytes, ibytes, cudaMemcpyHostToDevice, s()),
             "cudaMemcpyAsync");
+  }
+
+  // The sets `idx` of the resident dataset, packed on the device; only indices and labels cross the bus.
+  void gather(const std::vector<int>& idx, const std::vector<int32_t>& y) {
+    int nm = 1;
+    for (int i : idx) nm = std::max(nm, bound->n[i]);
+    const int b = static_cast<int>(idx.size());
+    make_buffers(b, nm);
+    if (index.bytes() < b * sizeof(int32_t)) index = DeviceBuffer(b * sizeof(int32_t));
+    batch = b;
+    n_max = nm;
+    const size_t ibytes = static_cast<size_t>(b) * sizeof(int32_t);
+    staging.reserve(2 * ibytes);
+    std::copy(idx.begin(), idx.end(), reinterpret_cast<int32_t*>(staging.data()));
+    std::memcpy(staging.data() + ibytes, y.data(), ibytes);
+    check(cudaMemcpyAsync(index.data(), staging.data(), ibytes, cudaMemcpyHostToDevice, s()), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(labels.data(), staging.data() + ibytes, ibytes, cudaMemcpyHostToDevice, s()),
+          "cudaMemcpyAsync");
+    gather_sets(data.as<float>(), data_n.as<int32_t>(), bound->n_max, k, index.as<int32_t>(), batch, x.as<float>(),
+                n.as<int32_t>(), n_max, s());
   }
 
   SinkhornProblem<float> problem(int r) const {
@@ -335,6 +361,52 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
   return loss;
 }
 
+void CudaOtkeStepper::bind(const SetBatch& d) {
+  State& s = *s_;
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  INDUCTIVE_CHECK(d.dim == s.k, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim,
+                  ", expected ", s.k);
+  s.bound = &d;
+  s.resident = false;
+  s.data = DeviceBuffer();
+  s.data_n = DeviceBuffer();
+  size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  const size_t bytes = d.x.size() * sizeof(float);
+  if (bytes > std::min(free_bytes / 2, s.resident_limit)) return;  // streamed: step_on gathers on the host
+  s.data = DeviceBuffer(bytes);
+  s.data_n = DeviceBuffer(d.n.size() * sizeof(int32_t));
+  check(cudaMemcpyAsync(s.data.data(), d.x.data(), bytes, cudaMemcpyHostToDevice, s.s()), "cudaMemcpyAsync");
+  check(cudaMemcpyAsync(s.data_n.data(), d.n.data(), d.n.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s.s()),
+        "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+  s.resident = true;
+}
+
+bool CudaOtkeStepper::resident() const { return s_->resident; }
+
+void CudaOtkeStepper::set_resident_limit(size_t bytes) { s_->resident_limit = bytes; }
+
+double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vector<int32_t>& labels, double lr) {
+  State& s = *s_;
+  INDUCTIVE_CHECK(s.bound != nullptr, ErrorCode::kInternal, "otke stepper: step_on before bind");
+  if (!s.resident) return step(s.bound->gather(indices), labels, lr);
+  INDUCTIVE_CHECK(labels.size() == indices.size(), ErrorCode::kShapeMismatch, "otke loss: ", labels.size(),
+                  " labels for ", indices.size(), " sets");
+  for (size_t i = 0; i < indices.size(); ++i) {
+    INDUCTIVE_CHECK(indices[i] >= 0 && indices[i] < s.bound->batch, ErrorCode::kInvalidArgument,
+                    "otke train: set index ", indices[i], " out of range");
+    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < s.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
+                    i, " out of range: got ", labels[i], ", expected 0..", s.classes - 1);
+  }
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.gather(indices, labels);
+  s.forward(true);
+  const double loss = s.backward();
+  s.adam(lr);
+  return loss;
+}
+
 MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
   features.validate("otke embed");
@@ -357,7 +429,7 @@ size_t CudaOtkeStepper::device_bytes() const {
   for (const DeviceBuffer* b :
        {&s.refs, &s.weight, &s.bias, &s.g_refs, &s.g_weight, &s.g_bias, &s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight,
         &s.m_bias, &s.v_bias, &s.x, &s.n, &s.labels, &s.sim, &s.plan, &s.wplan, &s.tape, &s.phi, &s.logits,
-        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace})
+        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace, &s.index})
     total += b->bytes();
   return total;
 }

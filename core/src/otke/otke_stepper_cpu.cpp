@@ -18,7 +18,13 @@ namespace {
 
 class CpuOtkeStepper final : public OtkeStepper {
  public:
-  CpuOtkeStepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) : model_(model), adam_(adam), lo_(loss) {}
+  // Only the layers this model has learn (a default OtkeLossOptions asks for all of them).
+  CpuOtkeStepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) : model_(model), adam_(adam), lo_(loss) {
+    const OtkeConfig& c = model.config;
+    lo_.tokens = lo_.tokens && c.input_type == "tokens";
+    lo_.anchors = lo_.anchors && c.embedding != "identity";
+    lo_.references = lo_.references && c.pooling == "otk";
+  }
 
   double step(const SetBatch& x, const std::vector<int32_t>& y, double lr) override {
     const OtkeConfig& c = model_.config;

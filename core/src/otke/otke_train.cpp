@@ -180,6 +180,12 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     st.best_val_accuracy = va;
   }
 
+  // Every batch is a subset of these: validate them once here instead of on every step.
+  train.validate("otke train");
+  for (size_t i = 0; i < y_train.size(); ++i)
+    INDUCTIVE_CHECK(y_train[i] >= 0 && y_train[i] < c.classes, ErrorCode::kInvalidArgument, "otke train: label of set ",
+                    i, " out of range: got ", y_train[i], ", expected 0..", c.classes - 1);
+  stepper->bind(train);
   std::vector<int> order(train.batch);
   for (int epoch = st.epoch + 1; epoch <= options.epochs; ++epoch) {
     if (st.bad_epochs >= options.early_stop_patience) break;
@@ -195,7 +201,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       const std::vector<int> idx(order.begin() + begin, order.begin() + end);
       std::vector<int32_t> yb(idx.size());
       for (size_t t = 0; t < idx.size(); ++t) yb[t] = y_train[idx[t]];
-      train_loss += stepper->step(train.gather(idx), yb, st.lr) * idx.size();
+      train_loss += stepper->step_on(idx, yb, st.lr) * idx.size();
     }
     train_loss /= train.batch;
     stepper->pull(model, adam);
