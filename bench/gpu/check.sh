@@ -73,8 +73,8 @@ if [[ $BENCH -eq 1 ]]; then
 fi
 # Where a resident k512p64 training step spends its time, per kernel (Nsight Compute, clocks left alone).
 if [[ $BENCH -eq 1 ]] && command -v ncu >/dev/null; then
-  stage profile timeout 120 ncu --clock-control none --launch-skip 400 --launch-count 40 --print-summary per-kernel \
-    "$BUILD/bin/gpu_bench" --only k512p64
+  stage profile timeout 120 ncu --clock-control none --profile-from-start off --print-summary per-kernel \
+    "$BUILD/bin/gpu_bench" --profile k512p64
   grep -E "^  [a-zA-Z_].*\(|Duration|^    [a-z_]+.*[0-9]" "$OUT_DIR/profile.log" | head -60
 fi
 stage cli_parity timeout 180 python3 bench/gpu/cli_parity.py "$BUILD/bin/inductive" "$OUT_DIR/cli" --epochs 20

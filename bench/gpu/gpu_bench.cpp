@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include "cuda_backend.h"
@@ -275,18 +276,43 @@ void otke_sections(const Device& d, std::FILE* json) {
   }
 }
 
+// --profile CONFIG: two resident training steps between cudaProfilerStart/Stop, for
+// `ncu --profile-from-start off` (bench/gpu/check.sh): the per-kernel split of one step.
+int profile_steps(const std::string& config) {
+  for (const Shape& sh : kShapes) {
+    if (config != sh.name) continue;
+    const SetBatch x = make_features(sh.k, 11);
+    std::vector<int32_t> y(kBatch);
+    std::vector<int> all(kBatch);
+    for (int b = 0; b < kBatch; ++b) y[b] = b % 2, all[b] = b;
+    const OtkeModel start = bench_model(sh.k, sh.p);
+    Adam adam(AdamOptions{0.01});
+    cuda::CudaOtkeStepper gpu(0, start, adam, OtkeLossOptions{});
+    gpu.bind(x);
+    for (int w = 0; w < 3; ++w) gpu.step_on(all, y, 0.01);
+    cuda::check(cudaProfilerStart(), "cudaProfilerStart");
+    for (int r = 0; r < 2; ++r) gpu.step_on(all, y, 0.01);
+    cuda::check(cudaProfilerStop(), "cudaProfilerStop");
+    return 0;
+  }
+  std::fprintf(stderr, "error: unknown config '%s'\n", config.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path;
+  std::string json_path, profile;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (a == "--profile" && i + 1 < argc) {
+      profile = argv[++i];
     } else if (a == "--only" && i + 1 < argc) {
       g_only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: gpu_bench [--json PATH] [--only k128p64|k512p64|k128p10|k512p10]\n");
+      std::fprintf(stderr, "usage: gpu_bench [--json PATH] [--only CONFIG] [--profile CONFIG]   (CONFIG: k128p64, k512p64, k128p10, k512p10)\n");
       return 2;
     }
   }
@@ -296,6 +322,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     cuda::check(cudaSetDevice(0), "cudaSetDevice");
+    if (!profile.empty()) return profile_steps(profile);
     const Device d = describe_device();
     std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
     std::printf("device: %s, FP32 %.1f TFLOP/s, DRAM %.0f GB/s (from the device's attributes)\n", d.name.c_str(),
