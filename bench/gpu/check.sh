@@ -50,7 +50,7 @@ stage() {  # stage NAME COMMAND...: runs, logs to $OUT_DIR/NAME.log, records pas
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
   nvcc --version | tail -1; c++ --version | head -1; cmake --version | head -1; ninja --version
   python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())' 2>&1
-  nproc
+  nproc; grep -m1 'model name' /proc/cpuinfo
 } >"$OUT_DIR/env.txt" 2>&1
 cat "$OUT_DIR/env.txt"
 

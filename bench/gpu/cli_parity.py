@@ -3,12 +3,13 @@
 
 usage: cli_parity.py CLI OUT_DIR [--epochs N]
 
-Fits an identity-embedding OTKE model (4-mers, 32 supports, 2 references, positional weighting) with `otke fit`,
-trains it for N epochs on each backend from the same initial model, and checks that
+For each configuration (an identity embedding of 4-mers with 2 references and positional weighting; the default
+Nystrom embedding of 6-mers), fits a model with `otke fit`, trains it for N epochs on each backend from the same
+initial model, and checks that
   - both runs report the same per-epoch train and validation losses (within 1e-3),
   - the CUDA-trained model file evaluates with the CPU CLI (`otke eval`) to the accuracy the run reported,
   - `--backend cuda:99` (no such device) exits 2 with one `error:` line and writes nothing.
-Leaves cuda.safetensors and cpu.safetensors in OUT_DIR (the wasm check reads the CUDA one back home).
+Leaves NAME-cuda.safetensors and NAME-cpu.safetensors in OUT_DIR.
 Exit 0 when all hold; prints a JSON summary either way.
 """
 import json
@@ -26,24 +27,27 @@ def run(cli, *args):
     return done
 
 
-def main():
-    cli, out = sys.argv[1], sys.argv[2]
-    epochs = int(sys.argv[sys.argv.index("--epochs") + 1]) if "--epochs" in sys.argv else 5
-    os.makedirs(out, exist_ok=True)
-    init = os.path.join(out, "init.safetensors")
-    classes = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
-    fit = run(cli, "otke", "fit", "--quiet", *classes, "--kmer", "4", "--embedding", "identity", "--p", "32",
-              "--q", "2", "--sigma-pos", "0.5", "--seed", "1", "--out", init)
+CONFIGS = {
+    # identity 4-mers, two references with positional weighting (the committed H200 model)
+    "identity": ["--kmer", "4", "--embedding", "identity", "--p", "32", "--q", "2", "--sigma-pos", "0.5"],
+    # the default embedding: Nystrom on 6-mers, anchors and references both learnt
+    "nystrom": ["--kmer", "6", "--anchors", "16", "--p", "16"],
+}
+
+
+def parity(cli, out, name, fit_args, epochs, classes, failures):
+    init = os.path.join(out, f"{name}-init.safetensors")
+    fit = run(cli, "otke", "fit", "--quiet", *classes, *fit_args, "--seed", "1", "--out", init)
     if fit.returncode != 0:
-        print(json.dumps({"ok": False, "stage": "fit", "stderr": fit.stderr}))
-        return 1
-    reports, failures = {}, []
+        failures.append(f"{name}: otke fit: {fit.stderr.strip()}")
+        return {}
+    reports = {}
     for backend in ("cpu", "cuda"):
-        model = os.path.join(out, f"{backend}.safetensors")
+        model = os.path.join(out, f"{name}-{backend}.safetensors")
         done = run(cli, "otke", "train", "--quiet", *classes, "--init", init, "--epochs", str(epochs),
                    "--batch-size", "32", "--seed", "2", "--backend", backend, "--out", model)
         if done.returncode != 0:
-            failures.append(f"train --backend {backend}: {done.stderr.strip()}")
+            failures.append(f"{name}: train --backend {backend}: {done.stderr.strip()}")
             continue
         reports[backend] = json.loads(done.stdout)
     worst = 0.0
@@ -52,22 +56,32 @@ def main():
             for key in ("train_loss", "val_loss"):
                 worst = max(worst, abs(c[key] - g[key]))
         if worst > 1e-3:
-            failures.append(f"per-epoch losses differ by {worst:.2e} (> 1e-3)")
-        ev = run(cli, "otke", "eval", "--quiet", "--model", os.path.join(out, "cuda.safetensors"), *classes)
+            failures.append(f"{name}: per-epoch losses differ by {worst:.2e} (> 1e-3)")
+        ev = run(cli, "otke", "eval", "--quiet", "--model", os.path.join(out, f"{name}-cuda.safetensors"), *classes)
         if ev.returncode != 0:
-            failures.append(f"otke eval of the CUDA model on the CPU: {ev.stderr.strip()}")
+            failures.append(f"{name}: otke eval of the CUDA model on the CPU: {ev.stderr.strip()}")
         else:
             reports["cuda_eval_on_cpu"] = json.loads(ev.stdout)
+    return {"max_loss_difference": worst,
+            "seconds": {b: reports[b]["seconds"] for b in ("cpu", "cuda") if b in reports},
+            "best_val_accuracy": {b: reports[b]["best_val_accuracy"] for b in ("cpu", "cuda") if b in reports},
+            "cuda_model_accuracy_on_cpu": reports.get("cuda_eval_on_cpu", {}).get("accuracy")}
+
+
+def main():
+    cli, out = sys.argv[1], sys.argv[2]
+    epochs = int(sys.argv[sys.argv.index("--epochs") + 1]) if "--epochs" in sys.argv else 5
+    os.makedirs(out, exist_ok=True)
+    classes = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
+    failures = []
+    summary = {name: parity(cli, out, name, args, epochs, classes, failures) for name, args in CONFIGS.items()}
     bad = os.path.join(out, "bad.safetensors")
-    done = run(cli, "otke", "train", "--quiet", *classes, "--init", init, "--epochs", "1", "--backend", "cuda:99",
-               "--out", bad)
+    done = run(cli, "otke", "train", "--quiet", *classes, "--init", os.path.join(out, "identity-init.safetensors"),
+               "--epochs", "1", "--backend", "cuda:99", "--out", bad)
     lines = [l for l in done.stderr.splitlines() if l.strip()]
     if done.returncode != 2 or len(lines) != 1 or not lines[0].startswith("error:") or os.path.exists(bad):
         failures.append(f"cuda:99 gave exit {done.returncode} and stderr {done.stderr!r}")
-    summary = {"ok": not failures, "failures": failures, "max_loss_difference": worst,
-               "seconds": {b: r.get("seconds") for b, r in reports.items() if isinstance(r, dict) and "seconds" in r},
-               "best_val_accuracy": {b: reports[b]["best_val_accuracy"] for b in ("cpu", "cuda") if b in reports},
-               "cuda_error_line": lines[0] if lines else ""}
+    summary.update({"ok": not failures, "failures": failures, "cuda_error_line": lines[0] if lines else ""})
     print(json.dumps(summary, indent=1))
     return 0 if not failures else 1
 

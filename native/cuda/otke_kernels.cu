@@ -86,7 +86,65 @@ __global__ void gather_kernel(const float* data, const int32_t* data_n, int data
   }
 }
 
+constexpr float kNormFloor = 1e-2f;  // nystrom.cpp's floor
+
+// One warp per row: the squared norm summed over the row's lanes, then the row scaled.
+__global__ void normalize_rows_kernel(const float* x, float* xhat, float* norm, int64_t rows, int dim) {
+  const int64_t warp = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (warp >= rows) return;
+  const float* r = x + warp * dim;
+  float s = 0;
+  for (int c = lane; c < dim; c += 32) s += r[c] * r[c];
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+  const float nrm = sqrtf(s);
+  const float inv = 1.0f / fmaxf(nrm, kNormFloor);
+  for (int c = lane; c < dim; c += 32) xhat[warp * dim + c] = r[c] * inv;
+  if (lane == 0) norm[warp] = nrm;
+}
+
+__global__ void gaussian_kernel(float* kx, int64_t count, float inv) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    kx[e] = expf((kx[e] - 1.0f) * inv);
+}
+
+__global__ void scale_rows_kernel(float* y, const float* s, int64_t rows, int cols) {
+  const int64_t count = rows * cols;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[e] *= s[e / cols];
+}
+
+__global__ void kappa_backward_kernel(float* da, const float* kx, int64_t count, float inv) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    da[e] *= kx[e] * inv;
+}
+
 }  // namespace
+
+void normalize_rows(const float* x, float* xhat, float* norm, int64_t rows, int dim, cudaStream_t stream) {
+  const int64_t threads = rows * 32;
+  normalize_rows_kernel<<<static_cast<int>((threads + kBlock - 1) / kBlock), kBlock, 0, stream>>>(x, xhat, norm, rows,
+                                                                                                 dim);
+  check(cudaGetLastError(), "normalize rows kernel launch");
+}
+
+void gaussian_on_sphere(float* kx, int64_t count, float sigma, cudaStream_t stream) {
+  gaussian_kernel<<<blocks_for(count), kBlock, 0, stream>>>(kx, count, 1.0f / (sigma * sigma));
+  check(cudaGetLastError(), "gaussian kernel launch");
+}
+
+void scale_rows(float* y, const float* s, int64_t rows, int cols, cudaStream_t stream) {
+  scale_rows_kernel<<<blocks_for(rows * cols), kBlock, 0, stream>>>(y, s, rows, cols);
+  check(cudaGetLastError(), "scale rows kernel launch");
+}
+
+void kappa_backward(float* da, const float* kx, int64_t count, float sigma, cudaStream_t stream) {
+  kappa_backward_kernel<<<blocks_for(count), kBlock, 0, stream>>>(da, kx, count, 1.0f / (sigma * sigma));
+  check(cudaGetLastError(), "kappa backward kernel launch");
+}
 
 void gather_sets(const float* data, const int32_t* data_n, int data_n_max, int dim, const int32_t* index, int batch,
                  float* out, int32_t* out_n, int n_max, cudaStream_t stream) {

@@ -31,6 +31,14 @@ void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t st
 void gather_sets(const float* data, const int32_t* data_n, int data_n_max, int dim, const int32_t* index, int batch,
                  float* out, int32_t* out_n, int n_max, cudaStream_t stream);
 
+// Nystrom (inductive/nystrom.h) on the device. normalize_rows: norm[i] = ||x_i||, xhat_i = x_i / max(norm, 1e-2)
+// (x: [rows, dim]). gaussian_on_sphere: kx = exp((kx - 1) / sigma^2) in place. scale_rows: y_i *= s[i] ([rows,
+// cols]). kappa_backward: da = da o kx / sigma^2 in place.
+void normalize_rows(const float* x, float* xhat, float* norm, int64_t rows, int dim, cudaStream_t stream);
+void gaussian_on_sphere(float* kx, int64_t count, float sigma, cudaStream_t stream);
+void scale_rows(float* y, const float* s, int64_t rows, int cols, cudaStream_t stream);
+void kappa_backward(float* da, const float* kx, int64_t count, float sigma, cudaStream_t stream);
+
 // One Adam / AdamW step over `size` parameters (elementwise::adam_update).
 void adam_step(float* value, float* m, float* v, const float* grad, int64_t size,
                const elementwise::AdamCoefficients& c, bool decay, cudaStream_t stream);

@@ -18,12 +18,13 @@
 namespace inductive::cuda {
 
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
-  const char* plan = " yet (it trains identity embeddings with OT pooling and the unrolled Sinkhorn gradient); "
+  const char* plan = " yet (it trains Nystrom and identity embeddings with OT pooling and the unrolled Sinkhorn "
+                     "gradient); "
                      "train this model with --backend cpu";
   INDUCTIVE_CHECK(c.input_type != "tokens", ErrorCode::kBackend, "cuda: OTKE training does not support token inputs",
                   plan);
-  INDUCTIVE_CHECK(c.embedding == "identity", ErrorCode::kBackend, "cuda: OTKE training does not support the '",
-                  c.embedding, "' embedding", plan);
+  INDUCTIVE_CHECK(c.embedding == "identity" || c.embedding == "nystrom", ErrorCode::kBackend,
+                  "cuda: OTKE training does not support the '", c.embedding, "' embedding", plan);
   INDUCTIVE_CHECK(c.pooling == "otk", ErrorCode::kBackend, "cuda: OTKE training does not support '", c.pooling,
                   "' pooling", plan);
   INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
@@ -64,7 +65,12 @@ struct CudaOtkeStepper::State {
   OtkeLossOptions lo;
   AdamOptions adam_options;
   int64_t adam_steps = 0;
-  int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // dim = D = q p k
+  int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // k: the pooled features' dimension; dim = D = q p k
+  int d = 1;            // the input features' dimension (= k for the identity embedding)
+  bool nystrom = false;  // embedding: psi = kappa(xhat W^T) factor, else psi = x
+  bool train_anchors = false;
+  float sigma = 0.6f;
+  bool keep_norm = false;
   float scale = 1;
   SinkhornOptions so;
   std::unique_ptr<Stream> stream;
@@ -72,9 +78,16 @@ struct CudaOtkeStepper::State {
 
   // Parameters, gradients and Adam's moments: references [q, p, k], head weight [C, D], bias [C].
   DeviceBuffer refs, weight, bias, g_refs, g_weight, g_bias, m_refs, v_refs, m_weight, v_weight, m_bias, v_bias;
+  // Nystrom: anchors W [K, d] and factor [K, K] on the device, their gradients' two parts (direct, through the
+  // factor) for the host, which finishes the anchor gradient (one K x K eigendecomposition, Nystrom::anchor_gradient),
+  // steps the anchors with Adam and recomputes the factor, as the CPU does.
+  DeviceBuffer anchors, factor, g_wdirect, g_factor;
+  std::vector<float> m_anchors, v_anchors;  // Adam's moments of the anchors, on the host with them
+  MatF anchor_grad;                         // the last backward's dL/dW (K x d)
   // Batch buffers, sized for the largest batch x n_max seen.
   int cap_batch = 0, cap_n = 0;
   DeviceBuffer x, n, labels, sim, plan, wplan, tape, phi, logits, dlogits, dphi, gplan, dsim, loss, workspace;
+  DeviceBuffer psi, xhat, norm, kx, dpsi, da;  // Nystrom: [rows, K] except xhat [rows, d], norm [rows]
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
   // The bound training set, when resident on the device.
@@ -96,7 +109,10 @@ struct CudaOtkeStepper::State {
     const size_t rows = static_cast<size_t>(cb) * cn, f = sizeof(float);
     const size_t mat = rows * p * f * q;
     const SinkhornLaunch launch{s(), true};
-    DeviceBuffer nx(rows * k * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
+    const size_t ny = nystrom ? rows * f : 0;
+    DeviceBuffer npsi(ny * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_anchors ? ny * k : 0),
+        nda(train_anchors ? ny * k : 0);
+    DeviceBuffer nx(rows * d * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
         nw(host.config.otk.sigma_pos > 0 ? mat : 0),
         nt(static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f), nphi(static_cast<size_t>(cb) * dim * f),
         ndphi(static_cast<size_t>(cb) * dim * f), nlog(static_cast<size_t>(cb) * classes * f),
@@ -106,6 +122,8 @@ struct CudaOtkeStepper::State {
     wplan = std::move(nw), tape = std::move(nt), phi = std::move(nphi), dphi = std::move(ndphi);
     logits = std::move(nlog), dlogits = std::move(ndlog), gplan = std::move(ngp), dsim = std::move(nds);
     workspace = std::move(nws);
+    psi = std::move(npsi), xhat = std::move(nxhat), norm = std::move(nnorm), kx = std::move(nkx);
+    dpsi = std::move(ndpsi), da = std::move(nda);
     cap_batch = cb;
     cap_n = cn;
   }
@@ -143,7 +161,7 @@ struct CudaOtkeStepper::State {
     check(cudaMemcpyAsync(index.data(), staging.data(), ibytes, cudaMemcpyHostToDevice, s()), "cudaMemcpyAsync");
     check(cudaMemcpyAsync(labels.data(), staging.data() + ibytes, ibytes, cudaMemcpyHostToDevice, s()),
           "cudaMemcpyAsync");
-    gather_sets(data.as<float>(), data_n.as<int32_t>(), bound->n_max, k, index.as<int32_t>(), batch, x.as<float>(),
+    gather_sets(data.as<float>(), data_n.as<int32_t>(), bound->n_max, d, index.as<int32_t>(), batch, x.as<float>(),
                 n.as<int32_t>(), n_max, s());
   }
 
@@ -151,16 +169,33 @@ struct CudaOtkeStepper::State {
     return {at(sim, r * matrix()), batch, n_max, p, n.as<int32_t>(), nullptr, nullptr, nullptr};
   }
 
+  // The pooled features: the Nystrom embedding of the input, or the input itself.
+  const float* features() const { return nystrom ? psi.as<float>() : x.as<float>(); }
+  int64_t rows() const { return static_cast<int64_t>(batch) * n_max; }
+
+  // psi = kappa(xhat W^T) factor (times ||x|| with keep_norm), every padded row included (padding rows never reach
+  // an output: the plans are 0 there).
+  void embed() {
+    normalize_rows(x.as<float>(), xhat.as<float>(), norm.as<float>(), rows(), d, s());
+    blas->gemm(static_cast<int>(rows()), k, d, 1.f, {xhat.as<float>(), d}, {anchors.as<float>(), d, true}, 0.f,
+               kx.as<float>(), k);
+    gaussian_on_sphere(kx.as<float>(), rows() * k, sigma, s());
+    blas->gemm(static_cast<int>(rows()), k, k, 1.f, {kx.as<float>(), k}, {factor.as<float>(), k}, 0.f,
+               psi.as<float>(), k);
+    if (keep_norm) scale_rows(psi.as<float>(), norm.as<float>(), rows(), k, s());
+  }
+
   // Phi and the logits (bias not yet added) of the uploaded batch; with `train`, the tapes for backward.
   void forward(bool train) {
+    if (nystrom) embed();
+    const float* xf = features();
     const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
     const float sigma = host.config.otk.sigma_pos;
     for (int r = 0; r < q; ++r) {
       float* sim_r = at(sim, r * matrix());
       float* plan_r = at(plan, r * matrix());
       // S_b = psi_b z_r^T  [n_max x p]
-      blas->gemm(n_max, p, k, 1.f, {x.as<float>(), k, false, nk}, {at(refs, r * p * k), k, true, 0}, 0.f, sim_r, p,
-                 np, batch);
+      blas->gemm(n_max, p, k, 1.f, {xf, k, false, nk}, {at(refs, r * p * k), k, true, 0}, 0.f, sim_r, p, np, batch);
       SinkhornLaunch launch{s(), true};
       if (train) launch.tape = at(tape, r * tape_floats());
       sinkhorn_log_device(problem(r), so, SinkhornOutput<float>{plan_r}, workspace.data(), workspace.bytes(), launch);
@@ -170,7 +205,7 @@ struct CudaOtkeStepper::State {
         weights = at(wplan, r * matrix());
       }
       // Phi_b^r = c (P_b o Spos)^T psi_b  [p x k], at column r p k of row b of Phi [batch x D]
-      blas->gemm(p, k, n_max, scale, {weights, p, true, np}, {x.as<float>(), k, false, nk}, 0.f,
+      blas->gemm(p, k, n_max, scale, {weights, p, true, np}, {xf, k, false, nk}, 0.f,
                  at(phi, static_cast<size_t>(r) * p * k), k, dim, batch);
     }
     blas->gemm(batch, classes, dim, 1.f, {phi.as<float>(), dim}, {weight.as<float>(), dim, true}, 0.f,
@@ -184,13 +219,14 @@ struct CudaOtkeStepper::State {
     blas->gemm(classes, dim, batch, 1.f, {dlogits.as<float>(), classes, true}, {phi.as<float>(), dim}, 0.f,
                g_weight.as<float>(), dim);
     column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
-    if (lo.references) {
+    if (lo.references || train_anchors) {
+      const float* xf = features();
       const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
       blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
                  dphi.as<float>(), dim);
       for (int r = 0; r < q; ++r) {
         // dL/d(P o Spos)_b = c psi_b (dPhi_b^r)^T, then through the weighting to dL/dP
-        blas->gemm(n_max, p, k, scale, {x.as<float>(), k, false, nk},
+        blas->gemm(n_max, p, k, scale, {xf, k, false, nk},
                    {at(dphi, static_cast<size_t>(r) * p * k), k, true, dim}, 0.f, gplan.as<float>(), p, np, batch);
         if (host.config.otk.sigma_pos > 0)
           positional_weighting(gplan.as<float>(), gplan.as<float>(), n.as<int32_t>(), batch, n_max, p,
@@ -198,14 +234,45 @@ struct CudaOtkeStepper::State {
         sinkhorn_log_backward_device(problem(r), so, at(tape, r * tape_floats()), at(plan, r * matrix()),
                                      gplan.as<float>(), dsim.as<float>(), s());
         // dz_r = sum_b dS_b^T psi_b: one product over every (padded) row of the batch, padding rows being 0
-        blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {x.as<float>(), k}, 0.f,
-                   at(g_refs, static_cast<size_t>(r) * p * k), k);
+        if (lo.references)
+          blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {xf, k}, 0.f,
+                     at(g_refs, static_cast<size_t>(r) * p * k), k);
+        if (train_anchors) {
+          // dL/dpsi_b += c (P o Spos)_b dPhi_b^r + dS_b z_r (zero on padding rows: P and dS are)
+          const float* weights = host.config.otk.sigma_pos > 0 ? at(wplan, r * matrix()) : at(plan, r * matrix());
+          blas->gemm(n_max, k, p, scale, {weights, p, false, np},
+                     {at(dphi, static_cast<size_t>(r) * p * k), k, false, dim}, r == 0 ? 0.f : 1.f, dpsi.as<float>(),
+                     k, nk, batch);
+          blas->gemm(static_cast<int>(rows()), k, p, 1.f, {dsim.as<float>(), p}, {at(refs, r * p * k), k}, 1.f,
+                     dpsi.as<float>(), k);
+        }
       }
+      if (train_anchors) nystrom_backward();
     }
     double sum = 0;
     check(cudaMemcpyAsync(&sum, loss.data(), sizeof sum, cudaMemcpyDeviceToHost, s()), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(s()), "otke step");
     return sum / batch;
+  }
+
+  // Nystrom::backward on the device (grad_w_direct, grad_factor), then Nystrom::anchor_gradient on the host.
+  void nystrom_backward() {
+    if (keep_norm) scale_rows(dpsi.as<float>(), norm.as<float>(), rows(), k, s());
+    const int m = static_cast<int>(rows());
+    blas->gemm(k, k, m, 1.f, {kx.as<float>(), k, true}, {dpsi.as<float>(), k}, 0.f, g_factor.as<float>(), k);
+    blas->gemm(m, k, k, 1.f, {dpsi.as<float>(), k}, {factor.as<float>(), k}, 0.f, da.as<float>(), k);
+    kappa_backward(da.as<float>(), kx.as<float>(), rows() * k, sigma, s());
+    blas->gemm(k, d, m, 1.f, {da.as<float>(), k, true}, {xhat.as<float>(), d}, 0.f, g_wdirect.as<float>(), d);
+    MatF gw(k, d), gf(k, k);
+    copy_out(gw.data(), g_wdirect, static_cast<size_t>(k) * d);
+    copy_out(gf.data(), g_factor, static_cast<size_t>(k) * k);
+    check(cudaStreamSynchronize(s()), "nystrom backward");
+    anchor_grad = host.nystrom.anchor_gradient(gw, gf);
+  }
+
+  void upload_anchors() {
+    copy_in(anchors, host.nystrom.anchors().data(), static_cast<size_t>(k) * d);
+    copy_in(factor, host.nystrom.factor().data(), static_cast<size_t>(k) * k);
   }
 
   void adam(double lr) {
@@ -219,6 +286,14 @@ struct CudaOtkeStepper::State {
     if (lo.references)
       adam_step(refs.as<float>(), m_refs.as<float>(), v_refs.as<float>(), g_refs.as<float>(),
                 static_cast<int64_t>(q) * p * k, c, false, s());
+    if (train_anchors) {
+      // On the host, like the CPU stepper: Adam on the anchors, then set_anchors renormalises and refactors.
+      MatF w = host.nystrom.anchors();
+      for (Eigen::Index e = 0; e < w.size(); ++e)
+        elementwise::adam_update(w.data()[e], m_anchors[e], v_anchors[e], anchor_grad.data()[e], c, false);
+      host.nystrom.set_anchors(std::move(w));
+      upload_anchors();
+    }
   }
 
   void copy_in(DeviceBuffer& dst, const float* src, size_t count, size_t offset = 0) {
@@ -243,10 +318,16 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.host = model;
   s.lo = lo;
   s.lo.tokens = false;
-  s.lo.anchors = false;
+  s.lo.anchors = c.embedding == "nystrom" && lo.anchors;
+  s.lo.references = lo.references;
   s.q = c.otk.q;
   s.p = c.otk.p;
   s.k = model.pooling.dim();
+  s.d = c.input_width();
+  s.nystrom = c.embedding == "nystrom";
+  s.train_anchors = s.nystrom && lo.anchors;
+  s.sigma = c.nystrom.sigma;
+  s.keep_norm = c.nystrom.keep_norm;
   s.classes = c.classes;
   s.dim = c.output_dim();
   s.scale = c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q))
@@ -262,6 +343,13 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   for (DeviceBuffer* b : {&s.weight, &s.g_weight, &s.m_weight, &s.v_weight}) *b = DeviceBuffer(head * sizeof(float));
   for (DeviceBuffer* b : {&s.bias, &s.g_bias, &s.m_bias, &s.v_bias}) *b = DeviceBuffer(s.classes * sizeof(float));
   s.loss = DeviceBuffer(sizeof(double));
+  if (s.nystrom) {
+    const size_t kd = static_cast<size_t>(s.k) * s.d * sizeof(float), kk = static_cast<size_t>(s.k) * s.k * sizeof(float);
+    s.anchors = DeviceBuffer(kd);
+    s.factor = DeviceBuffer(kk);
+    s.g_wdirect = DeviceBuffer(s.train_anchors ? kd : 0);
+    s.g_factor = DeviceBuffer(s.train_anchors ? kk : 0);
+  }
   push(model, adam);
 }
 
@@ -280,6 +368,14 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
   for (int r = 0; r < s.q; ++r) s.copy_in(s.refs, model.pooling.references()[r].data(), ref, r * ref);
   s.copy_in(s.weight, model.head.weight.data(), head);
   s.copy_in(s.bias, model.head.bias.data(), s.classes);
+  if (s.nystrom) {
+    INDUCTIVE_CHECK(model.nystrom.num_anchors() == s.k && model.nystrom.dim() == s.d, ErrorCode::kShapeMismatch,
+                    "otke train (cuda): the model's anchors are ", model.nystrom.num_anchors(), " x ",
+                    model.nystrom.dim(), ", expected ", s.k, " x ", s.d);
+    s.upload_anchors();
+    s.m_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
+    s.v_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
+  }
   // Moments by the CPU's block names; a block Adam has not seen yet starts at zero.
   for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias})
     check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
@@ -288,6 +384,14 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
     size_t count = 0, offset = 0;
     if (m.name == "head.weight") dm = &s.m_weight, dv = &s.v_weight, count = head;
     if (m.name == "head.bias") dm = &s.m_bias, dv = &s.v_bias, count = s.classes;
+    if (m.name == "nystrom.anchors" && s.train_anchors) {
+      INDUCTIVE_CHECK(m.m.size() == s.m_anchors.size() && m.v.size() == s.v_anchors.size(), ErrorCode::kShapeMismatch,
+                      "otke train (cuda): Adam moments of 'nystrom.anchors' have ", m.m.size(), " values, expected ",
+                      s.m_anchors.size());
+      s.m_anchors = m.m;
+      s.v_anchors = m.v;
+      continue;
+    }
     for (int r = 0; r < s.q; ++r)
       if (m.name == reference_name(r)) dm = &s.m_refs, dv = &s.v_refs, count = ref, offset = r * ref;
     if (!dm) continue;  // a block this stepper does not train
@@ -316,6 +420,7 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(moments[0].v.data(), s.v_weight, head);
     s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
     s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
+    if (s.train_anchors) moments.push_back({"nystrom.anchors", s.m_anchors, s.v_anchors});
     if (s.lo.references)
       for (int r = 0; r < s.q; ++r) {
         moments.push_back({reference_name(r), std::vector<float>(ref), std::vector<float>(ref)});
@@ -327,6 +432,7 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   s.host.pooling.set_references(std::move(refs));
   model.pooling = s.host.pooling;
   model.head = s.host.head;
+  if (s.nystrom) model.nystrom = s.host.nystrom;
   adam.restore(std::move(moments), s.adam_steps);
 }
 
@@ -350,6 +456,7 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
     grads->head_bias.resize(s.classes);
     s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.dim);
     s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
+    if (s.train_anchors) grads->anchors = s.anchor_grad;
     if (s.lo.references) {
       grads->references.assign(s.q, MatF(s.p, s.k));
       for (int r = 0; r < s.q; ++r)
@@ -364,8 +471,8 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
 void CudaOtkeStepper::bind(const SetBatch& d) {
   State& s = *s_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  INDUCTIVE_CHECK(d.dim == s.k, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim,
-                  ", expected ", s.k);
+  INDUCTIVE_CHECK(d.dim == s.d, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim,
+                  ", expected ", s.d);
   s.bound = &d;
   s.resident = false;
   s.data = DeviceBuffer();
@@ -410,8 +517,8 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
 MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
   features.validate("otke embed");
-  INDUCTIVE_CHECK(features.dim == s.k, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
-                  features.dim, ", expected ", s.k);
+  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
+                  features.dim, ", expected ", s.d);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
   s.forward(false);
@@ -429,7 +536,8 @@ size_t CudaOtkeStepper::device_bytes() const {
   for (const DeviceBuffer* b :
        {&s.refs, &s.weight, &s.bias, &s.g_refs, &s.g_weight, &s.g_bias, &s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight,
         &s.m_bias, &s.v_bias, &s.x, &s.n, &s.labels, &s.sim, &s.plan, &s.wplan, &s.tape, &s.phi, &s.logits,
-        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace, &s.index})
+        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace, &s.index, &s.psi, &s.xhat, &s.norm, &s.kx,
+        &s.dpsi, &s.da, &s.anchors, &s.factor, &s.g_wdirect, &s.g_factor})
     total += b->bytes();
   return total;
 }

@@ -1,6 +1,6 @@
 // OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward on masked
-// batches of every work-split class, the whole step's loss and gradients for each supported variant (q > 1,
-// positional weighting, both scales), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the
+// batches of every work-split class, the whole step's loss and gradients for each supported variant (identity and
+// Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the
 // errors (unsupported configurations, no device, out of device memory with the checkpoint left intact). Tests
 // that need a device skip with a message when there is none; the error tests without a device run everywhere.
 #include <cmath>
@@ -161,13 +161,15 @@ struct Variant {
   float sigma_pos;
   OtkScale scale;
   int p;
+  int anchors = 0;  // > 0: a Nystrom embedding with this many anchors (else identity)
+  bool keep_norm = false;
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   OtkeModel m;
   m.config.input_type = "vectors";
   m.config.input_dim = dim;
-  m.config.embedding = "identity";
+  m.config.embedding = v.anchors > 0 ? "nystrom" : "identity";
   m.config.pooling = "otk";
   m.config.otk.p = v.p;
   m.config.otk.q = v.q;
@@ -176,8 +178,15 @@ OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   m.config.otk.sigma_pos = v.sigma_pos;
   m.config.otk.scale = v.scale;
   m.config.classes = classes;
+  int k = dim;
+  if (v.anchors > 0) {
+    m.config.anchors = v.anchors;
+    m.config.nystrom.keep_norm = v.keep_norm;
+    m.nystrom = Nystrom(testing::random_mat(v.anchors, dim, seed + 90), m.config.nystrom);
+    k = v.anchors;
+  }
   std::vector<MatF> refs;
-  for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, dim, seed + r));
+  for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, k, seed + r));
   m.pooling = OtkPooling(refs, m.config.otk);
   m.head.weight = testing::random_mat(classes, m.config.output_dim(), seed + 50) * 0.3f;
   m.head.bias = testing::random_mat(classes, 1, seed + 51).col(0);
@@ -206,7 +215,9 @@ std::vector<int32_t> make_labels(int batch, int classes, uint32_t seed) {
 const Variant kVariants[] = {{"q1", 1, 0.0f, OtkScale::kPaper, 5},
                              {"q3 positional", 3, 0.1f, OtkScale::kPaper, 6},
                              {"otk-compatible", 2, 0.0f, OtkScale::kOtkCompatible, 4},
-                             {"p64", 1, 0.0f, OtkScale::kPaper, 64}};
+                             {"p64", 1, 0.0f, OtkScale::kPaper, 64},
+                             {"nystrom", 1, 0.0f, OtkScale::kPaper, 5, 7},
+                             {"nystrom q2 positional keep-norm", 2, 0.1f, OtkScale::kPaper, 4, 6, true}};
 
 TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   REQUIRE_CUDA_DEVICE();
@@ -226,6 +237,8 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     EXPECT_LE(rel_error(MatF(gpu.head_bias.transpose()), MatF(cpu.head_bias.transpose())), 1e-4);
     ASSERT_EQ(gpu.references.size(), cpu.references.size());
     for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
+    EXPECT_EQ(gpu.anchors.size(), cpu.anchors.size());
+    if (cpu.anchors.size()) EXPECT_LE(rel_error(gpu.anchors, cpu.anchors), 1e-4);
     // Logits of the same parameters match the CPU's embedding and head.
     EXPECT_LE(rel_error(stepper.logits(x), model.predict(model.embed(x))), 1e-5);
   }
@@ -233,7 +246,7 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
 
 TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
   REQUIRE_CUDA_DEVICE();
-  const Variant v{"q2", 2, 0.1f, OtkScale::kPaper, 6};
+  const Variant v{"q2 nystrom", 2, 0.1f, OtkScale::kPaper, 6, 5};
   OtkeModel cpu_model = make_model(v, 8, 2, 900);
   const OtkeModel start = cpu_model;
   AdamOptions ao{0.01};
@@ -261,6 +274,8 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
   EXPECT_LE(rel_error(pulled.head.weight, cpu_model.head.weight), 1e-4);
   for (int r = 0; r < v.q; ++r)
     EXPECT_LE(rel_error(pulled.pooling.references()[r], cpu_model.pooling.references()[r]), 1e-4);
+  EXPECT_LE(rel_error(pulled.nystrom.anchors(), cpu_model.nystrom.anchors()), 1e-4);
+  EXPECT_LE(rel_error(pulled.nystrom.factor(), cpu_model.nystrom.factor()), 1e-3);
   // A model file written from the pulled parameters reads back as the CPU's model kind with the same predictions.
   const std::vector<uint8_t> bytes = pulled.to_bytes();
   const OtkeModel loaded = OtkeModel::from_bytes(bytes.data(), bytes.size());
@@ -322,7 +337,7 @@ OtkeTrainReport train_on(const std::string& backend, OtkeModel& model, int epoch
 TEST(CudaOtkeTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint) {
   REQUIRE_CUDA_DEVICE();
   cuda::register_cuda_backend();
-  const Variant v{"q2", 2, 0.0f, OtkScale::kPaper, 5};
+  const Variant v{"q2 nystrom", 2, 0.0f, OtkScale::kPaper, 5, 4};
   const OtkeModel start = make_model(v, 6, 2, 700);
   OtkeModel on_cpu = start, on_gpu = start;
   const OtkeTrainReport rc = train_on("cpu", on_cpu, 3);
@@ -353,8 +368,8 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   OtkeConfig c;
   c.input_type = "vectors";
   c.input_dim = 4;
-  c.embedding = "nystrom";
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'nystrom' embedding");
+  c.embedding = "conv";
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'conv' embedding");
   c.embedding = "identity";
   c.pooling = "mean";
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'mean' pooling");
