@@ -8,6 +8,8 @@ Nystrom embedding of 6-mers), fits a model with `otke fit`, trains it for N epoc
 initial model, and checks that
   - both runs report the same per-epoch train and validation losses (within 1e-3),
   - the CUDA-trained model file evaluates with the CPU CLI (`otke eval`) to the accuracy the run reported,
+  - `otke embed --backend cuda` gives the CPU's embeddings (max abs diff <= 1e-4) and `otke eval --backend cuda`
+    the CPU's accuracy,
   - `--backend cuda:99` (no such device) exits 2 with one `error:` line and writes nothing.
 Leaves NAME-cuda.safetensors and NAME-cpu.safetensors in OUT_DIR.
 Exit 0 when all hold; prints a JSON summary either way.
@@ -16,6 +18,8 @@ import json
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 POS = os.path.join(ROOT, "data", "promoters", "ecoli_prom_150.fa")
@@ -62,7 +66,29 @@ def parity(cli, out, name, fit_args, epochs, classes, failures):
             failures.append(f"{name}: otke eval of the CUDA model on the CPU: {ev.stderr.strip()}")
         else:
             reports["cuda_eval_on_cpu"] = json.loads(ev.stdout)
-    return {"max_loss_difference": worst,
+    # Inference on the GPU: `otke embed` and `otke eval --backend cuda` against the CPU on the CUDA-trained model.
+    embed_diff = None
+    trained = os.path.join(out, f"{name}-cuda.safetensors")
+    if os.path.exists(trained):
+        outs = {}
+        for backend in ("cpu", "cuda"):
+            e = os.path.join(out, f"{name}-embed-{backend}.npy")
+            done = run(cli, "otke", "embed", "--quiet", "--model", trained, "--fasta", POS, "--backend", backend,
+                       "--out", e)
+            if done.returncode != 0:
+                failures.append(f"{name}: embed --backend {backend}: {done.stderr.strip()}")
+            else:
+                outs[backend] = np.load(e)
+        if len(outs) == 2:
+            embed_diff = float(np.abs(outs["cpu"] - outs["cuda"]).max())
+            if not embed_diff <= 1e-4 * max(1.0, float(np.abs(outs["cpu"]).max())):
+                failures.append(f"{name}: otke embed differs between cpu and cuda by {embed_diff:.2e}")
+        ev = run(cli, "otke", "eval", "--quiet", "--model", trained, *classes, "--backend", "cuda")
+        if ev.returncode != 0:
+            failures.append(f"{name}: otke eval --backend cuda: {ev.stderr.strip()}")
+        elif "cuda_eval_on_cpu" in reports and json.loads(ev.stdout)["accuracy"] != reports["cuda_eval_on_cpu"]["accuracy"]:
+            failures.append(f"{name}: otke eval accuracy differs between cpu and cuda")
+    return {"max_loss_difference": worst, "max_embedding_difference": embed_diff,
             "seconds": {b: reports[b]["seconds"] for b in ("cpu", "cuda") if b in reports},
             "best_val_accuracy": {b: reports[b]["best_val_accuracy"] for b in ("cpu", "cuda") if b in reports},
             "cuda_model_accuracy_on_cpu": reports.get("cuda_eval_on_cpu", {}).get("accuracy")}

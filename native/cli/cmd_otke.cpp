@@ -26,7 +26,7 @@ namespace {
 
 struct EmbedArgs {
   InputArgs data;
-  std::string model, out, plans;
+  std::string model, out, plans, backend = "cpu";
   int batch_size = 256;
   bool quiet = false;
 };
@@ -35,17 +35,22 @@ void run_embed(const EmbedArgs& a) {
   check_output_path(a.out, "--out");
   if (!a.plans.empty()) check_output_path(a.plans, "--plans");
   Progress progress("otke embed", a.quiet);
-  const OtkeModel model = OtkeModel::load(a.model);
+  OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kUnlabelled);
   check_inputs_for(in, model.config, a.model);
   INDUCTIVE_CHECK(a.plans.empty() || model.config.pooling == "otk", ErrorCode::kInvalidArgument,
                   "--plans needs a model with otk pooling: ", a.model, " pools with '", model.config.pooling, "'");
+  INDUCTIVE_CHECK(a.plans.empty() || a.backend == "cpu", ErrorCode::kInvalidArgument,
+                  "--plans is not available with --backend ", a.backend, " yet: use --backend cpu");
+  Adam adam;
+  std::unique_ptr<Backend> backend;
+  const std::unique_ptr<OtkeStepper> device = embedding_stepper(a.backend, model, adam, backend);
   const double load_s = progress.lap();
 
   std::vector<float> plans;
   int n_max = 0;
   const MatF e = embed_in_chunks(model, in, a.batch_size, progress, "embed", a.plans.empty() ? nullptr : &plans,
-                                 &n_max);
+                                 &n_max, device.get());
   const double embed_s = progress.lap();
   // Plans first, then embeddings; should the second write fail, the first is removed: a failed run writes nothing.
   const int q = model.config.otk.q, p = model.config.otk.p;
@@ -59,6 +64,7 @@ void run_embed(const EmbedArgs& a) {
 
   nlohmann::json summary = {{"n", in.size()},
                             {"dim", e.cols()},
+                            {"backend", a.backend},
                             {"out", a.out},
                             {"timings_s", {{"load", load_s}, {"embed", embed_s}, {"total", progress.elapsed()}}}};
   if (!a.plans.empty()) summary["plans"] = {{"path", a.plans}, {"shape", {in.size(), q, n_max, p}}};
@@ -67,20 +73,24 @@ void run_embed(const EmbedArgs& a) {
 
 struct EvalArgs {
   InputArgs data;
-  std::string model;
+  std::string model, backend = "cpu";
   int batch_size = 256;
   bool quiet = false;
 };
 
 void run_eval(const EvalArgs& a) {
   Progress progress("otke eval", a.quiet);
-  const OtkeModel model = OtkeModel::load(a.model);
+  OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kLabelled);
   const std::vector<int32_t> y = labels_for_model(in, model.config);  // class names first: cheaper to check
   check_inputs_for(in, model.config, a.model);
+  Adam adam;
+  std::unique_ptr<Backend> backend;
+  const std::unique_ptr<OtkeStepper> device = embedding_stepper(a.backend, model, adam, backend);
   const double load_s = progress.lap();
 
-  const MatF logits = model.predict(embed_in_chunks(model, in, a.batch_size, progress, "embed", nullptr, nullptr));
+  const MatF logits =
+      model.predict(embed_in_chunks(model, in, a.batch_size, progress, "embed", nullptr, nullptr, device.get()));
   const MatF probs = softmax_rows(logits);
   const double embed_s = progress.lap();
 
@@ -99,6 +109,7 @@ void run_eval(const EvalArgs& a) {
 
   const nlohmann::json summary = {
       {"model", a.model},
+      {"backend", a.backend},
       {"n", in.size()},
       {"classes", names},
       {"class_counts", counts},
@@ -128,6 +139,7 @@ void add_otke_command(CLI::App& app) {
   embed->add_option("--plans", e->plans, "Also write transport plans [B, q, n_max, p], .npy float32 (otk pooling)");
   embed->add_option("--batch-size", e->batch_size, "Samples embedded at a time (bounds memory)")
       ->capture_default_str();
+  embed->add_option("--backend", e->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
   embed->add_flag("--quiet", e->quiet, "No progress on stderr");
   embed->callback([e] { run_embed(*e); });
 
@@ -137,6 +149,7 @@ void add_otke_command(CLI::App& app) {
   add_input_options(eval, v->data, InputKind::kLabelled);
   eval->add_option("--batch-size", v->batch_size, "Samples embedded at a time (bounds memory)")
       ->capture_default_str();
+  eval->add_option("--backend", v->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
   eval->add_flag("--quiet", v->quiet, "No progress on stderr");
   eval->callback([v] { run_eval(*v); });
 }

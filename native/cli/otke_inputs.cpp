@@ -352,9 +352,18 @@ void Progress::operator()(const std::string& stage, double fraction) {
   std::fprintf(stderr, "%s: [%7.1fs] %s %3d%%\n", command_.c_str(), elapsed(), stage.c_str(), decile * 10);
 }
 
+std::unique_ptr<OtkeStepper> embedding_stepper(const std::string& backend, OtkeModel& model, Adam& adam,
+                                               std::unique_ptr<Backend>& holder) {
+  holder = make_backend(backend);
+  if (backend == "cpu") return nullptr;
+  return holder->otke_stepper(model, adam, OtkeLossOptions{});
+}
+
 MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch_size, Progress& progress,
-                     const std::string& stage, std::vector<float>* plans, int* plans_n_max) {
+                     const std::string& stage, std::vector<float>* plans, int* plans_n_max, OtkeStepper* device) {
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "--batch-size must be >= 1: got ", batch_size);
+  INDUCTIVE_CHECK(!(plans && device), ErrorCode::kInvalidArgument,
+                  "--plans is not available with a device backend yet: use --backend cpu");
   const int B = inputs.size();
   MatF out(B, model.config.output_dim());
   const int q = model.config.otk.q, p = model.config.otk.p;
@@ -374,7 +383,7 @@ MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch
     const int b1 = std::min(B, b0 + batch_size);
     const SetBatch f = inputs.features(model, b0, b1);
     std::vector<std::vector<float>> chunk_plans;
-    out.middleRows(b0, b1 - b0) = model.embed(f, plans ? &chunk_plans : nullptr);
+    out.middleRows(b0, b1 - b0) = device ? device->embed(f) : model.embed(f, plans ? &chunk_plans : nullptr);
     for (int r = 0; plans && r < q; ++r)
       for (int b = 0; b < b1 - b0; ++b) {
         const float* src = chunk_plans[r].data() + static_cast<size_t>(b) * f.n_max * p;

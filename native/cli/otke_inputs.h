@@ -19,12 +19,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "inductive/backend.h"
 #include "inductive/otke.h"
+#include "inductive/otke_stepper.h"
 
 namespace inductive::cli {
 
@@ -88,8 +91,16 @@ class Progress {
 // Embeds samples [0, inputs.size()) in chunks of `batch_size` so that features, psi and Sinkhorn buffers stay
 // O(batch_size) whatever the dataset size. `plans` (optional, otk pooling only) receives [B, q, n_max, p] with
 // n_max the longest set over all samples, zero-padded.
+// `device` (optional): a backend's stepper for this model (`--backend cuda`) that embeds each chunk; plans then
+// cannot be requested.
 MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch_size, Progress& progress,
-                     const std::string& stage, std::vector<float>* plans = nullptr, int* plans_n_max = nullptr);
+                     const std::string& stage, std::vector<float>* plans = nullptr, int* plans_n_max = nullptr,
+                     OtkeStepper* device = nullptr);
+
+// The stepper that embeds for `--backend` (nullptr for "cpu": the model embeds itself). `model` and `adam` must
+// outlive it. Error{kBackend} when the backend is missing or cannot run this model.
+std::unique_ptr<OtkeStepper> embedding_stepper(const std::string& backend, OtkeModel& model, Adam& adam,
+                                               std::unique_ptr<Backend>& holder);
 
 // Refuses an output path whose folder is missing or that names a folder, before any work is done.
 void check_output_path(const std::string& path, const char* option);

@@ -71,6 +71,7 @@ struct CudaOtkeStepper::State {
   bool train_anchors = false;
   float sigma = 0.6f;
   bool keep_norm = false;
+  bool has_head = true;
   float scale = 1;
   SinkhornOptions so;
   std::unique_ptr<Stream> stream;
@@ -208,8 +209,9 @@ struct CudaOtkeStepper::State {
       blas->gemm(p, k, n_max, scale, {weights, p, true, np}, {xf, k, false, nk}, 0.f,
                  at(phi, static_cast<size_t>(r) * p * k), k, dim, batch);
     }
-    blas->gemm(batch, classes, dim, 1.f, {phi.as<float>(), dim}, {weight.as<float>(), dim, true}, 0.f,
-               logits.as<float>(), classes);
+    if (has_head)
+      blas->gemm(batch, classes, dim, 1.f, {phi.as<float>(), dim}, {weight.as<float>(), dim, true}, 0.f,
+                 logits.as<float>(), classes);
   }
 
   // Cross-entropy and the gradients of head and references; returns the mean loss (synchronises).
@@ -310,9 +312,9 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     : s_(std::make_unique<State>()) {
   const OtkeConfig& c = model.config;
   check_cuda_otke_support(c, lo);
-  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
-                  ErrorCode::kInvalidArgument, "otke train (cuda): the model needs a head of ", c.classes, " x ",
-                  c.output_dim());
+  INDUCTIVE_CHECK(c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim()),
+                  ErrorCode::kInvalidArgument, "otke (cuda): the model's head is ", model.head.weight.rows(), " x ",
+                  model.head.weight.cols(), ", expected ", c.classes, " x ", c.output_dim());
   State& s = *s_;
   s.device = device;
   s.host = model;
@@ -328,7 +330,8 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.train_anchors = s.nystrom && lo.anchors;
   s.sigma = c.nystrom.sigma;
   s.keep_norm = c.nystrom.keep_norm;
-  s.classes = c.classes;
+  s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
+  s.has_head = c.classes >= 2;
   s.dim = c.output_dim();
   s.scale = c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q))
                                             : static_cast<float>(s.p);
@@ -366,8 +369,10 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
   s.adam_steps = adam.steps();
   const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
   for (int r = 0; r < s.q; ++r) s.copy_in(s.refs, model.pooling.references()[r].data(), ref, r * ref);
-  s.copy_in(s.weight, model.head.weight.data(), head);
-  s.copy_in(s.bias, model.head.bias.data(), s.classes);
+  if (s.has_head) {
+    s.copy_in(s.weight, model.head.weight.data(), head);
+    s.copy_in(s.bias, model.head.bias.data(), s.classes);
+  }
   if (s.nystrom) {
     INDUCTIVE_CHECK(model.nystrom.num_anchors() == s.k && model.nystrom.dim() == s.d, ErrorCode::kShapeMismatch,
                     "otke train (cuda): the model's anchors are ", model.nystrom.num_anchors(), " x ",
@@ -409,8 +414,10 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
   std::vector<MatF> refs(s.q, MatF(s.p, s.k));
   for (int r = 0; r < s.q; ++r) s.copy_out(refs[r].data(), s.refs, ref, r * ref);
-  s.copy_out(s.host.head.weight.data(), s.weight, head);
-  s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
+  if (s.has_head) {
+    s.copy_out(s.host.head.weight.data(), s.weight, head);
+    s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
+  }
   // The CPU stepper's block order (head, then references), so checkpoints hold the same tensors in the same order.
   std::vector<Adam::Moments> moments;
   if (s.adam_steps > 0) {
@@ -498,6 +505,7 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   State& s = *s_;
   INDUCTIVE_CHECK(s.bound != nullptr, ErrorCode::kInternal, "otke stepper: step_on before bind");
   if (!s.resident) return step(s.bound->gather(indices), labels, lr);
+  INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke train: the model has no classifier head");
   INDUCTIVE_CHECK(labels.size() == indices.size(), ErrorCode::kShapeMismatch, "otke loss: ", labels.size(),
                   " labels for ", indices.size(), " sets");
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -514,8 +522,23 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   return loss;
 }
 
+MatF CudaOtkeStepper::embed(const SetBatch& features) {
+  State& s = *s_;
+  features.validate("otke embed");
+  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
+                  features.dim, ", expected ", s.d);
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.upload(features, nullptr);
+  s.forward(false);
+  MatF out(s.batch, s.dim);
+  s.copy_out(out.data(), s.phi, static_cast<size_t>(s.batch) * s.dim);
+  check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
+  return out;
+}
+
 MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
+  INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke predict: the model has no classifier head");
   features.validate("otke embed");
   INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
                   features.dim, ", expected ", s.d);

@@ -8,8 +8,10 @@
 // are the CPU's files.
 //
 // Supported today: identity embedding (vector or k-mer inputs) with OT pooling (any p, q, eps, iters, positional
-// weighting, scale) and the unrolled Sinkhorn gradient; a linear head. Anything else throws Error{kBackend} at
-// construction, naming what is not supported, so the caller can train it on the CPU.
+// weighting, scale) after an identity or a Nystrom embedding (anchors learnt: the device computes both parts of
+// their gradient, the host finishes it with one K x K eigendecomposition, steps them and refactors, as the CPU
+// does), the unrolled Sinkhorn gradient, a linear head. Models without a head can embed. Anything else throws
+// Error{kBackend} at construction, naming what is not supported, so the caller can run it on the CPU.
 #pragma once
 
 #include <memory>
@@ -34,6 +36,7 @@ class CudaOtkeStepper final : public OtkeStepper {
   // Caps the size of a dataset bind() may keep on the device (tests use 0 to exercise the streamed path).
   void set_resident_limit(size_t bytes);
   MatF logits(const SetBatch& features) override;
+  MatF embed(const SetBatch& features) override;
   void pull(OtkeModel& model, Adam& adam) override;
   void push(const OtkeModel& model, const Adam& adam) override;
 

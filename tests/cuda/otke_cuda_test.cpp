@@ -239,9 +239,24 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
     EXPECT_EQ(gpu.anchors.size(), cpu.anchors.size());
     if (cpu.anchors.size()) EXPECT_LE(rel_error(gpu.anchors, cpu.anchors), 1e-4);
-    // Logits of the same parameters match the CPU's embedding and head.
+    // Embeddings and logits of the same parameters match the CPU's.
+    EXPECT_LE(rel_error(stepper.embed(x), model.embed(x)), 1e-5);
     EXPECT_LE(rel_error(stepper.logits(x), model.predict(model.embed(x))), 1e-5);
   }
+}
+
+TEST(CudaOtkeStepper, ModelsWithoutAHeadEmbedButDoNotPredict) {
+  REQUIRE_CUDA_DEVICE();
+  OtkeModel model = make_model({"nystrom", 2, 0.1f, OtkScale::kPaper, 5, 6}, 8, 2, 1300);
+  model.config.classes = 0;
+  model.head = LinearHead{};
+  Adam adam;
+  cuda::CudaOtkeStepper stepper(0, model, adam, OtkeLossOptions{});
+  const SetBatch x = make_sets(9, 30, 8, 1301);
+  EXPECT_LE(rel_error(stepper.embed(x), model.embed(x)), 1e-5);
+  expect_error([&] { stepper.logits(x); }, ErrorCode::kInvalidArgument, "no classifier head");
+  SetBatch wrong = make_sets(2, 4, 7, 1302);
+  expect_error([&] { stepper.embed(wrong); }, ErrorCode::kShapeMismatch, "dimension 7, expected 8");
 }
 
 TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {

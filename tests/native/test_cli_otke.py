@@ -299,6 +299,20 @@ class RefusesBadInput(unittest.TestCase):
     def fit(self, *data):
         return ["otke", "fit", *data, *SMALL, "--out", "out.safetensors"]
 
+    def test_cuda_backend_without_a_gpu_is_refused_never_run_on_the_cpu(self):
+        # train, embed and eval: a build without CUDA or a machine without a GPU refuses `--backend cuda` (the GPU
+        # runs are bench/gpu/check.sh's). On a machine with a GPU this test has nothing to check.
+        if subprocess.run(["sh", "-c", "nvidia-smi -L"], capture_output=True).returncode == 0:
+            self.skipTest("this machine has a GPU")
+        self.assert_refused(["otke", "train", "--quiet", *CLASSES, "--init", self.model, "--epochs", "1",
+                             "--backend", "cuda", "--out", "out.safetensors"], r"cuda")
+        self.assert_refused(["otke", "embed", "--quiet", "--model", self.model, "--fasta", POS, "--backend", "cuda",
+                             "--out", "e.npy"], r"cuda", outputs=("e.npy",))
+        self.assert_refused(["otke", "eval", "--quiet", "--model", self.model, *CLASSES, "--backend", "cuda:3"],
+                            r"cuda", outputs=())
+        self.assert_refused(["otke", "embed", "--quiet", "--model", self.model, "--fasta", POS, "--backend", "tpu",
+                             "--out", "e.npy"], r"unknown backend 'tpu'", outputs=("e.npy",))
+
     def test_invalid_letter_names_file_record_and_position(self):
         bad = self.write("bad.fa", ">ok\nACGTACGTACGT\n>has_n\nACGTNACGTACG\n")
         self.assert_refused(self.fit("--class", f"a={bad}", "--class", f"b={NEG}"),

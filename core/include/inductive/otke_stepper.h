@@ -32,6 +32,8 @@ class OtkeStepper {
   }
   // Head logits (batch x classes) under the current parameters.
   virtual MatF logits(const SetBatch& features) = 0;
+  // The embeddings Phi (batch x output_dim) under the current parameters; models without a head too.
+  virtual MatF embed(const SetBatch& features) = 0;
   // Copies the current parameters into `model` and the optimiser state into `adam` (no-op for the CPU stepper,
   // which trains them in place).
   virtual void pull(OtkeModel& model, Adam& adam) = 0;

@@ -55,6 +55,7 @@ class CpuOtkeStepper final : public OtkeStepper {
   }
 
   MatF logits(const SetBatch& x) override { return model_.predict(model_.embed(x)); }
+  MatF embed(const SetBatch& x) override { return model_.embed(x); }
 
   void pull(OtkeModel& model, Adam& adam) override {
     INDUCTIVE_CHECK(&model == &model_ && &adam == &adam_, ErrorCode::kInternal,
