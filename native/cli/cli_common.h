@@ -8,6 +8,7 @@ namespace inductive::cli {
 // Each command adds its subcommand to the app and sets its callback; errors surface as inductive::Error and are
 // turned into "error: ..." + exit 2 by main().
 void add_info_command(CLI::App& app);
+void add_capabilities_command(CLI::App& app);  // cmd_info.cpp
 void add_sinkhorn_command(CLI::App& app);
 void add_screen_command(CLI::App& app);
 void add_graph_kernel_command(CLI::App& app);  // cmd_graph.cpp

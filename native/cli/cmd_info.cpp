@@ -3,8 +3,14 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
+#include "inductive/backend.h"
+#include "inductive/communicator.h"
 #include "inductive/model_file.h"
+#include "inductive/sinkhorn.h"
+#include "inductive/version.h"
 
 namespace inductive::cli {
 
@@ -20,6 +26,29 @@ void add_info_command(CLI::App& app) {
     } catch (const Error& e) {
       throw Error(e.code(), *path + ": " + e.what());
     }
+  });
+}
+
+void add_capabilities_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("capabilities", "Print what this build and machine can run (JSON): backends, MPI");
+  cmd->callback([] {
+    nlohmann::json cuda = {{"built", false}, {"available", false}};
+#ifdef INDUCTIVE_HAVE_CUDA
+    cuda["built"] = true;
+    try {
+      cuda["device"] = make_backend("cuda")->name();
+      cuda["available"] = true;
+    } catch (const Error& e) {
+      cuda["reason"] = e.what();
+    }
+#endif
+    nlohmann::json mpi = {{"built", false}, {"launched_ranks", launched_ranks()}};
+#ifdef INDUCTIVE_HAVE_MPI
+    mpi["built"] = true;
+#endif
+    const nlohmann::json out = {
+        {"version", producer()}, {"sinkhorn_kernels", sinkhorn_kernel_name()}, {"cuda", cuda}, {"mpi", mpi}};
+    std::printf("%s\n", out.dump().c_str());
   });
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd_otke.h"
+#include "inductive/communicator.h"
 #include "inductive/otke_train.h"
 #include "otke_inputs.h"
 
@@ -20,7 +21,7 @@ struct TrainArgs {
   std::string init, out, checkpoint;
   int epochs = 100, batch_size = 64, iters = 10, lr_patience = 5, early_stop = 20, head_refit_every = 0;
   double lr = 0.01, weight_decay = 0, val_fraction = 0.2, head_lambda = 1e-4, eps = 0;
-  std::string sinkhorn_gradient = "unrolled", backend = "cpu";
+  std::string sinkhorn_gradient = "unrolled", backend = "cpu", distributed = "auto";
   uint64_t seed = 0;
   bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
@@ -32,7 +33,10 @@ SetBatch gather_features(const OtkeModel& model, const OtkeInputs& in, const std
 
 void run(const TrainArgs& a) {
   check_output_path(a.out, "--out");
-  Progress progress("otke train", a.quiet);
+  // Under mpirun every rank runs this command; rank 0 alone reports and writes (inductive/communicator.h).
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const bool writer = comm->writer();
+  Progress progress("otke train", a.quiet || !writer);
   OtkeModel model = OtkeModel::load(a.init);
   INDUCTIVE_CHECK(model.config.classes >= 2, ErrorCode::kInvalidArgument, a.init,
                   ": the initial model has no classifier head; make it with `inductive otke fit`");
@@ -70,10 +74,13 @@ void run(const TrainArgs& a) {
   o.sinkhorn_gradient = parse_sinkhorn_gradient(a.sinkhorn_gradient);
   o.seed = a.seed;
   o.checkpoint_path = a.checkpoint;
+  o.communicator = comm.get();
   o.progress = [&](const std::string& line) {
     if (!a.quiet) std::fprintf(stderr, "otke train: %.1fs %s\n", progress.elapsed(), line.c_str());
   };
+  if (comm->size() > 1 && writer) o.progress("data parallel over " + comm->name());
   const OtkeTrainReport report = train_otke_supervised(model, f_train, y_train, f_val, y_val, o);
+  if (!writer) return;
   model.save(a.out);
 
   nlohmann::json history = nlohmann::json::array();
@@ -82,6 +89,13 @@ void run(const TrainArgs& a) {
                        {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}});
   const nlohmann::json summary = {{"model", a.out},
                                   {"backend", a.backend},
+                                  {"ranks", comm->size()},
+                                  {"distributed",
+                                   {{"communicator", comm->name()},
+                                    {"steps", report.steps},
+                                    {"compute_seconds", report.compute_seconds},
+                                    {"allreduce_seconds", report.allreduce_seconds},
+                                    {"allreduce_bytes_per_step", report.allreduce_bytes_per_step}}},
                                   {"n_train", train.size()},
                                   {"n_val", val.size()},
                                   {"epochs_run", report.history.size()},
@@ -136,6 +150,9 @@ void add_otke_train_command(CLI::App& otke) {
   cmd->add_option("--val-fraction", a->val_fraction, "Validation share per class")->capture_default_str();
   cmd->add_option("--backend", a->backend,
                   "Where steps run: cpu, cuda or cuda:<device> (no silent fallback: cuda without a GPU is an error)")
+      ->capture_default_str();
+  cmd->add_option("--distributed", a->distributed,
+                  "Data parallelism: auto (MPI when started by mpirun with several ranks), none, or mpi")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the split and the batch order")->capture_default_str();
   cmd->add_option("--checkpoint", a->checkpoint,

@@ -20,19 +20,27 @@ namespace inductive::cuda {
 void register_cuda_backend();  // native/cuda/backend_registration.cpp
 }
 #endif
+#ifdef INDUCTIVE_HAVE_MPI
+#include "mpi_communicator.h"
+#endif
 
 namespace {
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 70;  // EX_SOFTWARE: a bug, not the user's fault
 
-// One line, whatever the message holds, so scripts can `grep ^error:`.
+// One line, whatever the message holds, so scripts can `grep ^error:`. Under mpirun with several ranks, the
+// failing rank then ends every rank (MPI_Abort) so that none waits forever in a collective for it.
 void print_error(const std::string& message) {
   std::string line = message;
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   std::fprintf(stderr, "error: %s\n", line.c_str());
+  std::fflush(stderr);
+#ifdef INDUCTIVE_HAVE_MPI
+  inductive::mpi::abort_if_distributed(kExitBadInput);
+#endif
 }
 
 }  // namespace
@@ -42,11 +50,15 @@ int main(int argc, char** argv) {
 #ifdef INDUCTIVE_HAVE_CUDA
   inductive::cuda::register_cuda_backend();
 #endif
+#ifdef INDUCTIVE_HAVE_MPI
+  inductive::mpi::register_mpi_communicator();
+#endif
   CLI::App app{"inductive: optimal-transport kernel embeddings, graph transformers and safe sample screening"};
   app.require_subcommand(1);
   app.set_version_flag("--version", inductive::producer());
   app.set_help_all_flag("--help-all", "Print help for every command");
   inductive::cli::add_info_command(app);
+  inductive::cli::add_capabilities_command(app);
   inductive::cli::add_sinkhorn_command(app);
   inductive::cli::add_otke_command(app);
   inductive::cli::add_screen_command(app);

@@ -16,6 +16,14 @@
 
 namespace inductive {
 
+// Where a data-parallel run's step time goes (zero for one process).
+struct OtkeStepStats {
+  int64_t steps = 0;
+  double compute_seconds = 0;    // forward and backward on this rank's share
+  double allreduce_seconds = 0;  // summing the gradients across ranks (waiting for the slowest rank included)
+  int64_t allreduce_bytes = 0;   // per step: what each rank contributes to the sum
+};
+
 class OtkeStepper {
  public:
   virtual ~OtkeStepper() = default;
@@ -39,13 +47,18 @@ class OtkeStepper {
   virtual void pull(OtkeModel& model, Adam& adam) = 0;
   // The host changed `model` or `adam` (resumed checkpoint, refitted head): take them over.
   virtual void push(const OtkeModel& model, const Adam& adam) = 0;
+  virtual OtkeStepStats stats() const { return {}; }
 
  protected:
   const SetBatch* bound_ = nullptr;
 };
 
-// The reference stepper: otke_loss and Adam on the host model and optimiser, which must outlive it.
-std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss);
+// The reference stepper: otke_loss and Adam on the host model and optimiser, which must outlive it. With a
+// communicator of several ranks, step_on() is data parallel: each rank takes its contiguous share of the batch and
+// the ranks' gradients are summed (Communicator::allreduce_sum) before the same Adam step everywhere.
+class Communicator;
+std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss,
+                                                   Communicator* comm = nullptr);
 
 // What the trainer asks of the layers, from its options and the model's configuration.
 OtkeLossOptions otke_loss_options(const OtkeConfig& config, const OtkeTrainOptions& options);

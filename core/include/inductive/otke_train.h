@@ -61,6 +61,11 @@ struct OtkeTrainOptions {
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;  // see the memory note at the top
   uint64_t seed = 0;
   std::string backend = "cpu";  // where steps run: "cpu", "cuda" or "cuda:<device>" (inductive/backend.h)
+  // Data parallelism (inductive/communicator.h; null: one process). Every rank calls train_otke_supervised with the
+  // same data and options; each takes its share of every batch and of the validation set, gradients are summed
+  // across ranks, rank 0 alone writes the checkpoint and reports progress, and the parameters are checked
+  // identical across ranks after every epoch. CPU backend only for now.
+  class Communicator* communicator = nullptr;
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
   std::function<void(const std::string& line)> progress;  // one line per epoch
   void validate() const;
@@ -77,6 +82,10 @@ struct OtkeTrainReport {
   double best_val_loss = 0, best_val_accuracy = 0;
   bool resumed = false;
   int resumed_from_epoch = 0;
+  // Data parallel runs: this rank's step time split into compute and gradient summing.
+  int64_t steps = 0;
+  double compute_seconds = 0, allreduce_seconds = 0;
+  int64_t allreduce_bytes_per_step = 0;
 };
 
 // Trains `model` in place (it must be initialised, e.g. by fit_otke_unsupervised, and have a head with

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "inductive/backend.h"
+#include "inductive/communicator.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
 
@@ -38,11 +39,13 @@ struct State {
   int lr_bad_epochs = 0;  // since the last improvement or lr change (schedule)
 };
 
-// Loss and accuracy over a dataset, in batches, under the stepper's current parameters.
+// Loss and accuracy over a dataset, in batches, under the stepper's current parameters; with several ranks, each
+// evaluates every size-th batch and the sums are added up.
 std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, const std::vector<int32_t>& y,
-                                   int batch_size) {
+                                   int batch_size, Communicator* comm) {
   double loss = 0, right = 0;
-  for (int begin = 0; begin < data.batch; begin += batch_size) {
+  const int rank = comm ? comm->rank() : 0, size = comm ? comm->size() : 1;
+  for (int begin = rank * batch_size; begin < data.batch; begin += size * batch_size) {
     const int end = std::min(data.batch, begin + batch_size);
     const SetBatch part = data.slice(begin, end);
     const std::vector<int32_t> yp(y.begin() + begin, y.begin() + end);
@@ -50,7 +53,30 @@ std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, c
     loss += cross_entropy(logits, yp) * (end - begin);
     right += accuracy(logits, yp) * (end - begin);
   }
+  if (size > 1) {
+    double sums[2] = {loss, right};
+    comm->allreduce_sum(sums, 2);
+    loss = sums[0];
+    right = sums[1];
+  }
   return {loss / data.batch, right / data.batch};
+}
+
+// Stops the run when the ranks' parameters differ (they step identically from identical sums, so they never
+// should): names the ranks that disagree with rank 0.
+void check_ranks_agree(Communicator& comm, const OtkeModel& model, int epoch) {
+  uint64_t h = hash_floats(model.head.weight.data(), model.head.weight.size());
+  h = hash_floats(model.head.bias.data(), model.head.bias.size(), h);
+  h = hash_floats(model.token_table.data(), model.token_table.size(), h);
+  h = hash_floats(model.nystrom.anchors().data(), model.nystrom.anchors().size(), h);
+  h = hash_floats(model.conv_weight.data(), model.conv_weight.size(), h);
+  for (const MatF& z : model.pooling.references()) h = hash_floats(z.data(), z.size(), h);
+  const std::vector<uint64_t> all = comm.allgather(h);
+  std::string differ;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  INDUCTIVE_CHECK(differ.empty(), ErrorCode::kInternal, "otke train: after epoch ", epoch, " rank(s) ", differ,
+                  " hold different parameters than rank 0 (a rank ran a different build, data or options)");
 }
 
 // Checkpoint = one safetensors file of kind "otke-checkpoint": the current and the best model's tensors under
@@ -157,8 +183,12 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   INDUCTIVE_CHECK(val.batch >= 1, ErrorCode::kInvalidArgument, "otke train: empty validation set");
   INDUCTIVE_CHECK(static_cast<int>(y_train.size()) == train.batch && static_cast<int>(y_val.size()) == val.batch,
                   ErrorCode::kShapeMismatch, "otke train: labels do not match the number of sets");
+  Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
+  INDUCTIVE_CHECK(!comm || options.backend == "cpu", ErrorCode::kInvalidArgument, "otke train: data-parallel training (",
+                  comm ? comm->name() : "", ") runs on the cpu backend only for now, not ", options.backend);
+  const bool writer = !comm || comm->writer();
   auto say = [&](const std::string& line) {
-    if (options.progress) options.progress(line);
+    if (options.progress && writer) options.progress(line);
   };
 
   OtkeTrainReport report;
@@ -169,13 +199,15 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   const bool resumed = load_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
   // The backend's stepper owns the parameters from here on; pull() brings them back to `model` and `adam`.
   const std::unique_ptr<Backend> backend = make_backend(options.backend);
-  const std::unique_ptr<OtkeStepper> stepper = backend->otke_stepper(model, adam, otke_loss_options(c, options));
+  const std::unique_ptr<OtkeStepper> stepper =
+      comm ? make_cpu_otke_stepper(model, adam, otke_loss_options(c, options), comm)
+           : backend->otke_stepper(model, adam, otke_loss_options(c, options));
   if (resumed) {
     report.resumed = true;
     report.resumed_from_epoch = st.epoch;
     say("resumed from " + options.checkpoint_path + " after epoch " + std::to_string(st.epoch));
   } else {
-    const auto [vl, va] = evaluate(*stepper, val, y_val, options.batch_size);
+    const auto [vl, va] = evaluate(*stepper, val, y_val, options.batch_size, comm);
     st.best_val_loss = vl;
     st.best_val_accuracy = va;
   }
@@ -211,7 +243,8 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       model.head = fit_logistic(model.embed(train), y_train, c.classes, lopt, &model.head).head;
       stepper->push(model, adam);
     }
-    const auto [val_loss, val_acc] = evaluate(*stepper, val, y_val, options.batch_size);
+    const auto [val_loss, val_acc] = evaluate(*stepper, val, y_val, options.batch_size, comm);
+    if (comm) check_ranks_agree(*comm, model, epoch);
     INDUCTIVE_CHECK(std::isfinite(train_loss) && std::isfinite(val_loss), ErrorCode::kInternal,
                     "otke train: loss became non-finite at epoch ", epoch, " (lower the learning rate)");
     if (val_loss < st.best_val_loss) {
@@ -235,9 +268,15 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs",
                   epoch, options.epochs, train_loss, val_loss, val_acc, adam.options().lr, secs);
     say(line);
-    if (!options.checkpoint_path.empty()) save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
+    if (!options.checkpoint_path.empty() && writer)
+      save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
   }
   model = best;
+  const OtkeStepStats stats = stepper->stats();
+  report.steps = stats.steps;
+  report.compute_seconds = stats.compute_seconds;
+  report.allreduce_seconds = stats.allreduce_seconds;
+  report.allreduce_bytes_per_step = stats.allreduce_bytes;
   report.best_epoch = st.best_epoch;
   report.best_val_loss = st.best_val_loss;
   report.best_val_accuracy = st.best_val_accuracy;

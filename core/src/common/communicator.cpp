@@ -1,0 +1,92 @@
+#include "inductive/communicator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+namespace {
+
+class SerialCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string name() const override { return "serial"; }
+  void allreduce_sum(double*, int64_t) override {}
+  std::vector<uint64_t> allgather(uint64_t value) override { return {value}; }
+};
+
+std::mutex& factory_mutex() {
+  static std::mutex m;
+  return m;
+}
+CommunicatorFactory& mpi_factory() {
+  static CommunicatorFactory f = nullptr;
+  return f;
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_serial_communicator() { return std::make_unique<SerialCommunicator>(); }
+
+void register_communicator_factory(CommunicatorFactory factory) {
+  std::lock_guard<std::mutex> lock(factory_mutex());
+  mpi_factory() = factory;
+}
+
+int launched_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    const int n = env_int(name);
+    if (n > 0) return n;
+  }
+  return 1;
+}
+
+std::unique_ptr<Communicator> make_communicator(const std::string& spec) {
+  CommunicatorFactory factory = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(factory_mutex());
+    factory = mpi_factory();
+  }
+  if (spec == "none") return make_serial_communicator();
+  if (spec == "mpi") {
+    INDUCTIVE_CHECK(factory != nullptr, ErrorCode::kInvalidArgument,
+                    "--distributed mpi: this build has no MPI (install libopenmpi-dev and rebuild, or use "
+                    "--distributed none)");
+    return factory();
+  }
+  INDUCTIVE_CHECK(spec == "auto", ErrorCode::kInvalidArgument, "unknown --distributed '", spec,
+                  "': expected auto, none or mpi");
+  const int ranks = launched_ranks();
+  if (ranks <= 1) return make_serial_communicator();
+  INDUCTIVE_CHECK(factory != nullptr, ErrorCode::kInvalidArgument, "launched by an MPI launcher with ", ranks,
+                  " ranks, but this build has no MPI: every rank would train alone (rebuild with libopenmpi-dev, "
+                  "or run one process)");
+  return factory();
+}
+
+Shard shard_of(int64_t count, int rank, int size) {
+  const int64_t base = count / size, extra = count % size;
+  const int64_t begin = rank * base + std::min<int64_t>(rank, extra);
+  return {begin, begin + base + (rank < extra ? 1 : 0)};
+}
+
+uint64_t hash_floats(const float* data, int64_t count, uint64_t h) {
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(data);
+  for (int64_t i = 0; i < count * static_cast<int64_t>(sizeof(float)); ++i) {
+    h ^= bytes[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace inductive

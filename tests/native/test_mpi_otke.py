@@ -1,0 +1,163 @@
+"""Data-parallel `otke train` across real MPI processes on loopback (mpirun --oversubscribe).
+
+2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
+prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
+with SIGKILL stops the whole run within 30 s, names itself, and leaves the checkpoint whole. Skips when mpirun is
+absent or the CLI was built without MPI (`inductive capabilities`).
+"""
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+CLI = os.environ.get("INDUCTIVE_CLI", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROMOTERS = os.path.join(HERE, "..", "..", "data", "promoters")
+CLASSES = ["--class", f"promoter={os.path.join(PROMOTERS, 'ecoli_prom_150.fa')}",
+           "--class", f"non_promoter={os.path.join(PROMOTERS, 'ecoli_non_prom_150.fa')}"]
+MPIRUN = shutil.which("mpirun")
+
+
+def capabilities():
+    done = subprocess.run([CLI, "capabilities"], capture_output=True, text=True)
+    return json.loads(done.stdout) if done.returncode == 0 else {}
+
+
+def mpirun(ranks, *args, **kw):
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return [MPIRUN, *root, "--oversubscribe", "-np", str(ranks), CLI, *args]
+
+
+def tensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__")
+    return {name: np.frombuffer(data[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]], "<f4")
+            for name, t in header.items()}, meta
+
+
+def max_relative_difference(a_path, b_path):
+    a, _ = tensors(a_path)
+    b, _ = tensors(b_path)
+    assert a.keys() == b.keys(), (a.keys(), b.keys())
+    return max(float(np.abs(a[k] - b[k]).max()) / max(float(np.abs(a[k]).max()), 1e-30) for k in a)
+
+
+@unittest.skipUnless(CLI and MPIRUN and capabilities().get("mpi", {}).get("built"),
+                     "mpirun is absent or the CLI was built without MPI")
+class DataParallelOtkeTraining(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="inductive-mpi-")
+        cls.init = cls.path("init.safetensors")
+        # Nystrom anchors, two references with positional weighting: every kind of gradient crosses the ranks.
+        done = subprocess.run([CLI, "otke", "fit", "--quiet", *CLASSES, "--kmer", "6", "--anchors", "16", "--p", "8",
+                               "--q", "2", "--sigma-pos", "0.2", "--seed", "1", "--out", cls.init],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    @classmethod
+    def path(cls, name):
+        return os.path.join(cls.dir, name)
+
+    def train_args(self, out, epochs, *extra):
+        return ["otke", "train", "--quiet", *CLASSES, "--init", self.init, "--epochs", str(epochs), "--batch-size",
+                "16", "--seed", "4", "--out", out, *extra]
+
+    def run_ok(self, command, timeout=300):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+        return done
+
+    def test_two_and_three_ranks_train_the_one_process_model(self):
+        one = self.path("one.safetensors")
+        report1 = json.loads(self.run_ok([CLI, *self.train_args(one, 3)]).stdout)
+        self.assertEqual(report1["ranks"], 1)
+        for ranks in (2, 3):
+            out = self.path(f"ranks{ranks}.safetensors")
+            done = self.run_ok(mpirun(ranks, *self.train_args(out, 3)))
+            lines = [l for l in done.stdout.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, "rank 0 alone prints the report")
+            report = json.loads(lines[0])
+            self.assertEqual(report["ranks"], ranks)
+            self.assertLessEqual(max_relative_difference(one, out), 1e-5, f"{ranks} ranks")
+            for e1, e in zip(report1["history"], report["history"]):
+                self.assertAlmostEqual(e["train_loss"], e1["train_loss"], delta=1e-6)
+                self.assertAlmostEqual(e["val_loss"], e1["val_loss"], delta=1e-6)
+            self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f], [])
+
+    def test_a_checkpoint_of_two_ranks_resumes_in_one_process(self):
+        ck = self.path("resume.ckpt")
+        self.run_ok(mpirun(2, *self.train_args(self.path("two-partial.safetensors"), 2, "--checkpoint", ck)))
+        resumed = self.path("resumed.safetensors")
+        report = json.loads(self.run_ok([CLI, *self.train_args(resumed, 4, "--checkpoint", ck)]).stdout)
+        self.assertTrue(report["resumed"])
+        self.assertEqual(report["resumed_from_epoch"], 2)
+        straight = self.path("straight.safetensors")
+        self.run_ok([CLI, *self.train_args(straight, 4)])
+        self.assertLessEqual(max_relative_difference(straight, resumed), 1e-5)
+
+    def test_a_killed_rank_stops_every_rank_and_leaves_the_checkpoint_whole(self):
+        ck = self.path("killed.ckpt")
+        out = self.path("killed.safetensors")
+        # Thousands of epochs: the run is killed long before it could end.
+        args = self.train_args(out, 5000, "--checkpoint", ck, "--early-stop", "100000", "--lr-patience", "100000")
+        proc = subprocess.Popen(mpirun(2, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            deadline = time.time() + 120
+            while not os.path.exists(ck) and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(ck), "no checkpoint appeared")
+            ranks = subprocess.run(["pgrep", "-f", "-s", str(os.getpgid(proc.pid)), "otke train"],
+                                   capture_output=True, text=True).stdout.split()
+            victims = [int(p) for p in ranks if int(p) != proc.pid]
+            self.assertEqual(len(victims), 2, ranks)
+            os.kill(max(victims), signal.SIGKILL)
+            t0 = time.time()
+            _, stderr = proc.communicate(timeout=30)
+            self.assertLess(time.time() - t0, 30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertRegex(stderr, r"(?i)(rank|process).*(signal|killed|exited)|(signal|killed).*(rank|process)")
+        self.assertFalse(os.path.exists(out), "a killed run must not write the model")
+        # The checkpoint is whole: it resumes (in one process) where it stopped.
+        _, meta = tensors(ck)
+        epoch = json.loads(meta["config"])["state"]["epoch"]
+        self.assertGreaterEqual(epoch, 1)
+        resumed = self.path("after-kill.safetensors")
+        report = json.loads(self.run_ok([CLI, *self.train_args(resumed, epoch + 1, "--checkpoint", ck,
+                                                                 "--early-stop", "100000", "--lr-patience",
+                                                                 "100000")]).stdout)
+        self.assertEqual(report["resumed_from_epoch"], epoch)
+        # ... and finishes with the model of an uninterrupted run.
+        straight = self.path("uninterrupted.safetensors")
+        self.run_ok([CLI, *self.train_args(straight, epoch + 1, "--early-stop", "100000", "--lr-patience", "100000")])
+        self.assertLessEqual(max_relative_difference(straight, resumed), 1e-5)
+        self.__class__.kill_report = (epoch, stderr.strip().splitlines()[:3])
+
+    def test_unknown_distributed_mode_is_refused(self):
+        done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+        self.assertRegex(done.stderr, r"^error: unknown --distributed 'pvm'")
+        self.assertFalse(os.path.exists(self.path("x.safetensors")))
+
+
+if __name__ == "__main__":
+    unittest.main()
