@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libeigen3-dev libxsimd-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev zlib1g-dev libopenmpi-dev openmpi-bin
   emscripten chromium
-  python3 python3-pot python3-numpy python3-scipy python3-sklearn python3-rdkit
+  python3 python3-pot python3-numpy python3-scipy python3-sklearn python3-rdkit python3-torch
 )
 
 missing=()

@@ -38,7 +38,7 @@ struct FitArgs {
   double eps = 0.5, val_fraction = 0.2, head_tol = 1e-6, lambda = 0;
   int64_t max_samples = 300000;
   uint64_t seed = 0;
-  bool refit = false, quiet = false;
+  bool refit = false, quiet = false, keep_norm = false;
 };
 
 OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
@@ -62,6 +62,7 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   c.embedding = a.embedding;
   c.anchors = a.anchors;
   c.nystrom.sigma = a.sigma;
+  c.nystrom.keep_norm = a.keep_norm;
   c.pooling = a.pooling;
   c.otk.p = a.p;
   c.otk.q = a.q;
@@ -233,6 +234,7 @@ void add_otke_fit_command(CLI::App& otke) {
   cmd->add_option("--anchors", a->anchors, "Nystrom anchors K")->capture_default_str();
   cmd->add_option("--sigma", a->sigma, "Gaussian kernel bandwidth on unit k-mers (thesis: 0.6 unsupervised)")
       ->capture_default_str();
+  cmd->add_flag("--keep-norm", a->keep_norm, "Nystrom: multiply psi(x) by ||x|| (the norm-preserving variant)");
   cmd->add_option("--pooling", a->pooling, "otk, mean or max (mean/max: the thesis' baselines)")->capture_default_str();
   cmd->add_option("--p", a->p, "Supports per reference")->capture_default_str();
   cmd->add_option("--q", a->q, "References")->capture_default_str();

@@ -64,11 +64,13 @@ struct Mapping {
   int seg;     // segment (row) within the warp
 };
 
+// The work split of a block of `Threads` threads (kThreads unless a kernel says otherwise).
+template <int Threads = kThreads>
 __device__ Mapping mapping_for(int p) {
   Mapping mp;
   const int t = threadIdx.x;
-  mp.cw = min(p, kThreads);
-  mp.groups = p >= kThreads ? 1 : min(kThreads / p, kMaxGroups);
+  mp.cw = min(p, Threads);
+  mp.groups = p >= Threads ? 1 : min(Threads / p, kMaxGroups);
   mp.col = t % mp.cw;
   mp.group = t / mp.cw;
   int lanes = 1;

@@ -22,6 +22,12 @@
 namespace inductive::cuda {
 namespace {
 
+// Twice the forward's block: the kernel needs 54 registers a thread (no spills at the 64 that 1024 threads
+// leave), and with one set per block and fewer sets than SMs, more threads per set is the only way to more
+// memory operations in flight.
+constexpr int kBackThreads = 1024;
+constexpr int kBackWarps = kBackThreads / 32;
+
 struct BackwardParams {
   const float* cost;       // [batch, n_max, p_max]: what the forward pass read
   const float* plan;       // [batch, n_max, p_max]
@@ -40,7 +46,7 @@ __device__ __forceinline__ float logit_at(const BackwardParams& P, const float* 
   return elementwise::logit(P.scale, C[e]);
 }
 
-// Column sums of dK over rows, merged across the row slices: out_j (op)= sum. `part` holds kThreads floats.
+// Column sums of dK over rows, merged across the row slices: out_j (op)= sum. `part` holds kBackThreads floats.
 template <bool kSubtract, typename Term>
 __device__ void column_pass(int n, int p, const Mapping& mp, float* part, float* out, Term term) {
   const int t = threadIdx.x;
@@ -64,9 +70,9 @@ __device__ void column_pass(int n, int p, const Mapping& mp, float* part, float*
   }
 }
 
-__global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const BackwardParams P) {
+__global__ void __launch_bounds__(kBackThreads, 1) sinkhorn_backward_kernel(const BackwardParams P) {
   extern __shared__ float vectors[];  // dF, Fprev, la: n_max each; dG, G, lb: p_max each
-  __shared__ float part[kThreads];
+  __shared__ float part[kBackThreads];
   const int bi = blockIdx.x, t = threadIdx.x;
   const int n_max = P.n_max, p_max = P.p_max, ld = p_max;
   const int n = P.n ? P.n[bi] : n_max;
@@ -77,7 +83,7 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const Ba
   const float* dplan = P.grad_plan + mat;
   float* dK = P.grad_cost + mat;
   if (n < 1 || n > n_max || p < 1 || p > p_max) {  // not validated on the device: no gradient, nothing read
-    for (int64_t e = t; e < static_cast<int64_t>(n_max) * p_max; e += kThreads) dK[e] = 0.f;
+    for (int64_t e = t; e < static_cast<int64_t>(n_max) * p_max; e += kBackThreads) dK[e] = 0.f;
     return;
   }
   float* dF = vectors;
@@ -88,13 +94,13 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const Ba
   float* lb = G + p_max;
   const float* a = P.a ? P.a + static_cast<int64_t>(bi) * n_max : nullptr;
   const float* b = P.b ? P.b + static_cast<int64_t>(bi) * p_max : nullptr;
-  for (int i = t; i < n; i += kThreads) la[i] = log_weight(a, i, n);
-  for (int j = t; j < p; j += kThreads) lb[j] = log_weight(b, j, p);
-  const Mapping mp = mapping_for(p);
+  for (int i = t; i < n; i += kBackThreads) la[i] = log_weight(a, i, n);
+  for (int j = t; j < p; j += kBackThreads) lb[j] = log_weight(b, j, p);
+  const Mapping mp = mapping_for<kBackThreads>(p);
   const int warp = t >> 5;
 
   // W = dP * P (0 where P = 0: zero-mass points carry no gradient even where dL/dP is infinite); dF = W 1.
-  for (int base = warp * mp.rows_per_warp; base < n; base += kWarps * mp.rows_per_warp) {
+  for (int base = warp * mp.rows_per_warp; base < n; base += kBackWarps * mp.rows_per_warp) {
     const int i = base + mp.seg;
     float acc = 0.f;
     if (i < n)
@@ -116,8 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const Ba
   for (int it = P.iters; it >= 1; --it) {
     const float* cl = tape + (it - 1) * stride;
     const float* rl = cl + p_max;
-    for (int j = t; j < p; j += kThreads) G[j] = lb[j] - cl[j];
-    for (int i = t; i < n; i += kThreads) Fprev[i] = it > 1 ? la[i] - (tape + (it - 2) * stride + p_max)[i] : 0.f;
+    for (int j = t; j < p; j += kBackThreads) G[j] = lb[j] - cl[j];
+    for (int i = t; i < n; i += kBackThreads) Fprev[i] = it > 1 ? la[i] - (tape + (it - 2) * stride + p_max)[i] : 0.f;
     __syncthreads();
     // Through F^t = la - rl^t: R pass over columns.
     column_pass<true>(n, p, mp, part, dG, [&](int i, int j) {
@@ -130,7 +136,7 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const Ba
     });
     __syncthreads();
     // Through G^t = lb - cl^t: Q pass over rows.
-    for (int base = warp * mp.rows_per_warp; base < n; base += kWarps * mp.rows_per_warp) {
+    for (int base = warp * mp.rows_per_warp; base < n; base += kBackWarps * mp.rows_per_warp) {
       const int i = base + mp.seg;
       float acc = 0.f;
       if (i < n)
@@ -144,12 +150,12 @@ __global__ void __launch_bounds__(kThreads, 1) sinkhorn_backward_kernel(const Ba
       if (i < n && mp.sub == 0) dF[i] = -acc;
     }
     __syncthreads();
-    for (int j = t; j < p; j += kThreads) dG[j] = 0.f;
+    for (int j = t; j < p; j += kBackThreads) dG[j] = 0.f;
     __syncthreads();
   }
 
   // dC = scale dK; clamped logits have derivative 0; padding (columns >= p, rows >= n) is 0.
-  for (int64_t e = t; e < static_cast<int64_t>(n_max) * p_max; e += kThreads) {
+  for (int64_t e = t; e < static_cast<int64_t>(n_max) * p_max; e += kBackThreads) {
     const int i = static_cast<int>(e / p_max), j = static_cast<int>(e % p_max);
     if (i >= n || j >= p) {
       dK[e] = 0.f;
@@ -198,7 +204,7 @@ void sinkhorn_log_backward_device(const SinkhornProblem<float>& pr, const Sinkho
   P.p_max = pr.p_max;
   P.iters = o.max_iter;
   P.scale = (o.similarity ? 1.0 : -1.0) / o.eps;
-  sinkhorn_backward_kernel<<<pr.batch, kThreads, shared, stream>>>(P);
+  sinkhorn_backward_kernel<<<pr.batch, kBackThreads, shared, stream>>>(P);
   check(cudaGetLastError(), "sinkhorn backward kernel launch");
 }
 
