@@ -17,6 +17,7 @@
 #include "cmd_otke.h"
 #include "inductive/logistic.h"
 #include "inductive/metrics.h"
+#include "inductive/communicator.h"
 #include "inductive/npy.h"
 #include "inductive/otke.h"
 #include "otke_inputs.h"
@@ -26,7 +27,7 @@ namespace {
 
 struct EmbedArgs {
   InputArgs data;
-  std::string model, out, plans, backend = "cpu";
+  std::string model, out, plans, backend = "cpu", distributed = "auto";
   int batch_size = 256;
   bool quiet = false;
 };
@@ -34,7 +35,11 @@ struct EmbedArgs {
 void run_embed(const EmbedArgs& a) {
   check_output_path(a.out, "--out");
   if (!a.plans.empty()) check_output_path(a.plans, "--plans");
-  Progress progress("otke embed", a.quiet);
+  // Under mpirun each rank embeds a contiguous share of the inputs; rank 0 gathers them and writes the file.
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  INDUCTIVE_CHECK(comm->size() == 1 || a.plans.empty(), ErrorCode::kInvalidArgument,
+                  "--plans is not available with several ranks yet: run one process");
+  Progress progress("otke embed", a.quiet || !comm->writer());
   OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kUnlabelled);
   check_inputs_for(in, model.config, a.model);
@@ -49,8 +54,14 @@ void run_embed(const EmbedArgs& a) {
 
   std::vector<float> plans;
   int n_max = 0;
-  const MatF e = embed_in_chunks(model, in, a.batch_size, progress, "embed", a.plans.empty() ? nullptr : &plans,
-                                 &n_max, device.get());
+  const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
+  MatF e = embed_in_chunks(model, in, a.batch_size, progress, "embed", a.plans.empty() ? nullptr : &plans, &n_max,
+                           device.get(), static_cast<int>(shard.begin), static_cast<int>(shard.end));
+  if (comm->size() > 1) {
+    const std::vector<float> all = comm->gather_to_writer(std::vector<float>(e.data(), e.data() + e.size()));
+    if (!comm->writer()) return;
+    e = CMapF(all.data(), in.size(), model.config.output_dim());
+  }
   const double embed_s = progress.lap();
   // Plans first, then embeddings; should the second write fail, the first is removed: a failed run writes nothing.
   const int q = model.config.otk.q, p = model.config.otk.p;
@@ -65,6 +76,7 @@ void run_embed(const EmbedArgs& a) {
   nlohmann::json summary = {{"n", in.size()},
                             {"dim", e.cols()},
                             {"backend", a.backend},
+                            {"ranks", comm->size()},
                             {"out", a.out},
                             {"timings_s", {{"load", load_s}, {"embed", embed_s}, {"total", progress.elapsed()}}}};
   if (!a.plans.empty()) summary["plans"] = {{"path", a.plans}, {"shape", {in.size(), q, n_max, p}}};
@@ -140,6 +152,9 @@ void add_otke_command(CLI::App& app) {
   embed->add_option("--batch-size", e->batch_size, "Samples embedded at a time (bounds memory)")
       ->capture_default_str();
   embed->add_option("--backend", e->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
+  embed->add_option("--distributed", e->distributed,
+                    "Shard the inputs over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
   embed->add_flag("--quiet", e->quiet, "No progress on stderr");
   embed->callback([e] { run_embed(*e); });
 

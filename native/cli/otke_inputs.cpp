@@ -360,12 +360,16 @@ std::unique_ptr<OtkeStepper> embedding_stepper(const std::string& backend, OtkeM
 }
 
 MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch_size, Progress& progress,
-                     const std::string& stage, std::vector<float>* plans, int* plans_n_max, OtkeStepper* device) {
+                     const std::string& stage, std::vector<float>* plans, int* plans_n_max, OtkeStepper* device,
+                     int begin, int end) {
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "--batch-size must be >= 1: got ", batch_size);
   INDUCTIVE_CHECK(!(plans && device), ErrorCode::kInvalidArgument,
                   "--plans is not available with a device backend yet: use --backend cpu");
+  if (end < 0) end = inputs.size();
+  INDUCTIVE_CHECK(!plans || (begin == 0 && end == inputs.size()), ErrorCode::kInvalidArgument,
+                  "--plans of a part of the inputs is not available");
   const int B = inputs.size();
-  MatF out(B, model.config.output_dim());
+  MatF out(end - begin, model.config.output_dim());
   const int q = model.config.otk.q, p = model.config.otk.p;
   int N = 0;
   if (plans) {
@@ -379,18 +383,18 @@ MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch
     *plans_n_max = N;
   }
   progress(stage, 0.0);
-  for (int b0 = 0; b0 < B; b0 += batch_size) {
-    const int b1 = std::min(B, b0 + batch_size);
+  for (int b0 = begin; b0 < end; b0 += batch_size) {
+    const int b1 = std::min(end, b0 + batch_size);
     const SetBatch f = inputs.features(model, b0, b1);
     std::vector<std::vector<float>> chunk_plans;
-    out.middleRows(b0, b1 - b0) = device ? device->embed(f) : model.embed(f, plans ? &chunk_plans : nullptr);
+    out.middleRows(b0 - begin, b1 - b0) = device ? device->embed(f) : model.embed(f, plans ? &chunk_plans : nullptr);
     for (int r = 0; plans && r < q; ++r)
       for (int b = 0; b < b1 - b0; ++b) {
         const float* src = chunk_plans[r].data() + static_cast<size_t>(b) * f.n_max * p;
         float* dst = plans->data() + ((static_cast<size_t>(b0 + b) * q + r) * N) * p;
         std::copy(src, src + static_cast<size_t>(f.n[b]) * p, dst);
       }
-    progress(stage, static_cast<double>(b1) / B);
+    progress(stage, static_cast<double>(b1 - begin) / std::max(1, end - begin));
   }
   return out;
 }

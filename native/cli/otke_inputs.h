@@ -92,10 +92,11 @@ class Progress {
 // O(batch_size) whatever the dataset size. `plans` (optional, otk pooling only) receives [B, q, n_max, p] with
 // n_max the longest set over all samples, zero-padded.
 // `device` (optional): a backend's stepper for this model (`--backend cuda`) that embeds each chunk; plans then
-// cannot be requested.
+// cannot be requested. [begin, end) (end < 0: to the last sample) embeds a part of the inputs (a rank's shard),
+// rows in input order.
 MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch_size, Progress& progress,
                      const std::string& stage, std::vector<float>* plans = nullptr, int* plans_n_max = nullptr,
-                     OtkeStepper* device = nullptr);
+                     OtkeStepper* device = nullptr, int begin = 0, int end = -1);
 
 // The stepper that embeds for `--backend` (nullptr for "cpu": the model embeds itself). `model` and `adam` must
 // outlive it. Error{kBackend} when the backend is missing or cannot run this model.

@@ -80,6 +80,35 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  // Point to point in chunks below MPI's int counts, rank by rank in order: rank 0 never holds more than the
+  // result plus one chunk.
+  std::vector<float> gather_to_writer(std::vector<float> mine) override {
+    if (size_ == 1) return mine;
+    const std::vector<uint64_t> sizes = allgather(mine.size());
+    constexpr uint64_t kChunk = uint64_t{1} << 28;
+    if (rank_ != 0) {
+      for (uint64_t at = 0; at < mine.size(); at += kChunk)
+        check(MPI_Send(mine.data() + at, static_cast<int>(std::min(kChunk, mine.size() - at)), MPI_FLOAT, 0, 7,
+                       MPI_COMM_WORLD),
+              "MPI_Send");
+      return {};
+    }
+    uint64_t total = 0;
+    for (uint64_t s : sizes) total += s;
+    std::vector<float> all;
+    all.reserve(total);
+    all.insert(all.end(), mine.begin(), mine.end());
+    for (int r = 1; r < size_; ++r) {
+      const size_t start = all.size();
+      all.resize(start + sizes[r]);
+      for (uint64_t at = 0; at < sizes[r]; at += kChunk)
+        check(MPI_Recv(all.data() + start + at, static_cast<int>(std::min(kChunk, sizes[r] - at)), MPI_FLOAT, r, 7,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    }
+    return all;
+  }
+
   std::vector<uint64_t> allgather(uint64_t value) override {
     std::vector<uint64_t> out(size_);
     check(MPI_Allgather(&value, 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD), "MPI_Allgather");

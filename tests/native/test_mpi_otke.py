@@ -1,8 +1,9 @@
-"""Data-parallel `otke train` across real MPI processes on loopback (mpirun --oversubscribe).
+"""Data-parallel `otke train` and sharded `otke embed` across real MPI processes on loopback (mpirun --oversubscribe).
 
 2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
 prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
-with SIGKILL stops the whole run within 30 s, names itself, and leaves the checkpoint whole. Skips when mpirun is
+with SIGKILL stops the whole run within 30 s, names itself, and leaves the checkpoint whole; `otke embed` sharded
+over 2 or 3 ranks writes the one-process file byte for byte. Skips when mpirun is
 absent or the CLI was built without MPI (`inductive capabilities`).
 """
 import json
@@ -150,6 +151,27 @@ class DataParallelOtkeTraining(unittest.TestCase):
         self.run_ok([CLI, *self.train_args(straight, epoch + 1, "--early-stop", "100000", "--lr-patience", "100000")])
         self.assertLessEqual(max_relative_difference(straight, resumed), 1e-5)
         self.__class__.kill_report = (epoch, stderr.strip().splitlines()[:3])
+
+    def test_embedding_sharded_over_ranks_writes_the_one_process_file_byte_for_byte(self):
+        fasta = CLASSES[1].split("=", 1)[1]
+        ref = self.path("embed1.npy")
+        self.run_ok([CLI, "otke", "embed", "--quiet", "--model", self.init, "--fasta", fasta, "--batch-size", "16",
+                     "--out", ref])
+        for ranks in (2, 3):
+            out = self.path(f"embed{ranks}.npy")
+            done = self.run_ok(mpirun(ranks, "otke", "embed", "--quiet", "--model", self.init, "--fasta", fasta,
+                                      "--batch-size", "16", "--out", out))
+            lines = [l for l in done.stdout.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, "rank 0 alone prints the summary")
+            self.assertEqual(json.loads(lines[0])["ranks"], ranks)
+            with open(ref, "rb") as a, open(out, "rb") as b:
+                self.assertEqual(a.read(), b.read(), f"{ranks} ranks")
+        done = subprocess.run(mpirun(2, "otke", "embed", "--quiet", "--model", self.init, "--fasta", fasta, "--out",
+                                     self.path("p.npy"), "--plans", self.path("plans.npy")),
+                              capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--plans is not available with several ranks", done.stderr)
+        self.assertFalse(os.path.exists(self.path("p.npy")))
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],

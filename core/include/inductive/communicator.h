@@ -24,6 +24,8 @@ class Communicator {
   virtual void allreduce_sum(double* data, int64_t count) = 0;
   // Every rank's `value`, in rank order, on every rank.
   virtual std::vector<uint64_t> allgather(uint64_t value) = 0;
+  // The writer gets every rank's `mine` concatenated in rank order; the other ranks get an empty vector.
+  virtual std::vector<float> gather_to_writer(std::vector<float> mine) = 0;
   // The rank that writes models, checkpoints and reports.
   bool writer() const { return rank() == 0; }
 };
