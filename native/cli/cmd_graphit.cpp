@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -26,6 +27,7 @@
 #include "cli_common.h"
 #include "graphit_data.h"
 #include "inductive/atomic_file.h"
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graph_cache.h"
 #include "inductive/logistic.h"
@@ -350,7 +352,7 @@ struct CvArgs {
   GraphDataArgs data;
   ModelArgs model;
   FitArgs fit;
-  std::string folds, out;
+  std::string folds, out, distributed = "auto";
   std::vector<int> grid_layers{1, 2, 3}, grid_dim{64}, grid_heads{4}, fold_list;
   std::vector<double> grid_weight_decay{1e-4, 1e-3};
   int last = 50;
@@ -358,6 +360,7 @@ struct CvArgs {
 
 void run_cv(const CvArgs& a) {
   check_output_path(a.out, "--out");
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   train_options(a.fit);  // validate early
   const NamedGraphs g = load_graph_data(a.data);
   const std::string mk = metric_key(g.regression);  // the metric the grid selects on and the report gives
@@ -418,45 +421,95 @@ void run_cv(const CvArgs& a) {
     return r;
   };
 
-  json fold_reports = json::array();
-  std::vector<double> scores;
-  for (int k : which) {
+  // Two phases, each dealt round-robin over the ranks when mpirun started several (task parallelism: each rank
+  // trains whole models; one process is rank 0 of 1 and does everything, in the same order as ever):
+  // 1. every (fold, grid point) validation run; the validation scores are summed across ranks, so every rank
+  //    picks the same best point per fold; 2. every fold's retrain on train + validation with its best point.
+  // Each run is seeded alone, so the report does not depend on which rank ran what.
+  const int F = static_cast<int>(which.size()), P = static_cast<int>(grid.size());
+  const int rank = comm->rank(), ranks = comm->size();
+  const bool select = P > 1;
+  // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
+  // Made once per fold by the rank that first needs them.
+  std::map<int, std::pair<GraphitInputSpec, PrecomputedDataset>> prepared;
+  auto prepare = [&](int fi) -> const std::pair<GraphitInputSpec, PrecomputedDataset>& {
+    const int k = which[fi];
+    auto it = prepared.find(k);
+    if (it != prepared.end()) return it->second;
     const GraphFold& fold = folds[k - 1];
-    current_fold = k;
-    const auto fold_start = std::chrono::steady_clock::now();
-    // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
-    const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
-    const PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, a.fit.quiet);
-    Point best = grid.front();
-    double best_val = NAN;
-    json selection = json::array();
-    if (grid.size() > 1) {
-      for (const Point& pt : grid) {
-        const GraphitTrainReport r = fit(pt, pre, spec, fold.train, &fold.val, nullptr);
-        const double v = mean_last(r, a.last, &GraphitEpoch::val_metric);
-        selection.push_back({{"layers", pt.layers}, {"dim", pt.dim}, {"heads", pt.heads}, {"weight_decay", pt.wd},
-                             {"val_" + mk + "_last", num(v)}});
-        if (std::isnan(best_val) || (g.regression ? v < best_val : v > best_val)) best_val = v, best = pt;
-        if (!a.fit.quiet) {
-          const double eta = elapsed() / done_runs * (total_runs - done_runs);
-          std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
-                       k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), eta);
-        }
+    GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
+    PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, a.fit.quiet || rank != 0);
+    return prepared.emplace(k, std::make_pair(std::move(spec), std::move(pre))).first->second;
+  };
+  std::vector<double> val(static_cast<size_t>(F) * P, 0.0), seconds(F, 0.0);
+  if (select) {
+    for (int task = 0; task < F * P; ++task) {
+      if (task % ranks != rank) continue;
+      const int fi = task / P;
+      const Point& pt = grid[task % P];
+      const int k = which[fi];
+      current_fold = k;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto& [spec, pre] = prepare(fi);
+      const GraphitTrainReport r = fit(pt, pre, spec, folds[k - 1].train, &folds[k - 1].val, nullptr);
+      const double v = mean_last(r, a.last, &GraphitEpoch::val_metric);
+      val[task] = v;
+      seconds[fi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!a.fit.quiet && rank == 0) {
+        const double eta = elapsed() / done_runs * (total_runs - done_runs * ranks) / ranks;
+        std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
+                     k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), std::max(eta, 0.0));
       }
     }
-    const GraphitTrainReport r = fit(best, pre, spec, concat(fold.train, fold.val), nullptr, &fold.test);
-    const double score = mean_last(r, a.last, &GraphitEpoch::test_metric);
-    scores.push_back(score);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count();
-    fold_reports.push_back({{"fold", k}, {"selected", {{"layers", best.layers}, {"dim", best.dim},
-                                                       {"heads", best.heads}, {"weight_decay", best.wd}}},
-                            {"selection", selection}, {"test_" + mk + "_last", num(score)},
-                            {"test_" + mk + "_final", num(r.history.back().test_metric)}, {"seconds", secs}});
-    if (!a.fit.quiet) {
-      const double eta = elapsed() / std::max(done_runs, 1) * (total_runs - done_runs);
-      std::fprintf(stderr, "graphit cv: fold %d: test %s (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n",
-                   k, g.regression ? "MAE" : "accuracy", a.last, score, secs, eta);
+    comm->allreduce_sum(val.data(), static_cast<int64_t>(val.size()));
+  }
+  std::vector<int> best(F, 0);
+  for (int fi = 0; fi < F && select; ++fi) {
+    double best_val = NAN;
+    for (int pi = 0; pi < P; ++pi) {
+      const double v = val[static_cast<size_t>(fi) * P + pi];
+      if (std::isnan(best_val) || (g.regression ? v < best_val : v > best_val)) best_val = v, best[fi] = pi;
     }
+  }
+  std::vector<double> test_last(F, 0.0), test_final(F, 0.0);
+  for (int fi = 0; fi < F; ++fi) {
+    if (fi % ranks != rank) continue;
+    const int k = which[fi];
+    current_fold = k;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto& [spec, pre] = prepare(fi);
+    const GraphitTrainReport r =
+        fit(grid[best[fi]], pre, spec, concat(folds[k - 1].train, folds[k - 1].val), nullptr, &folds[k - 1].test);
+    test_last[fi] = mean_last(r, a.last, &GraphitEpoch::test_metric);
+    test_final[fi] = r.history.back().test_metric;
+    seconds[fi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    prepared.erase(k);  // this fold is done on this rank
+    if (!a.fit.quiet && rank == 0) {
+      const double eta = elapsed() / std::max(done_runs, 1) * (total_runs - done_runs * ranks) / ranks;
+      std::fprintf(stderr, "graphit cv: fold %d: test %s (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n", k,
+                   g.regression ? "MAE" : "accuracy", a.last, test_last[fi], seconds[fi], std::max(eta, 0.0));
+    }
+  }
+  comm->allreduce_sum(test_last.data(), F);
+  comm->allreduce_sum(test_final.data(), F);
+  comm->allreduce_sum(seconds.data(), F);
+  if (!comm->writer()) return;
+
+  json fold_reports = json::array();
+  std::vector<double> scores;
+  for (int fi = 0; fi < F; ++fi) {
+    json selection = json::array();
+    for (int pi = 0; select && pi < P; ++pi) {
+      const Point& pt = grid[pi];
+      selection.push_back({{"layers", pt.layers}, {"dim", pt.dim}, {"heads", pt.heads}, {"weight_decay", pt.wd},
+                           {"val_" + mk + "_last", num(val[static_cast<size_t>(fi) * P + pi])}});
+    }
+    const Point& b = grid[best[fi]];
+    scores.push_back(test_last[fi]);
+    fold_reports.push_back({{"fold", which[fi]},
+                            {"selected", {{"layers", b.layers}, {"dim", b.dim}, {"heads", b.heads}, {"weight_decay", b.wd}}},
+                            {"selection", selection}, {"test_" + mk + "_last", num(test_last[fi])},
+                            {"test_" + mk + "_final", num(test_final[fi])}, {"seconds", seconds[fi]}});
   }
   const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / scores.size();
   double var = 0;
@@ -474,6 +527,7 @@ void run_cv(const CvArgs& a) {
                        {"folds", fold_reports},
                        {"mean_" + mk, num(mean)},
                        {"std_" + mk, num(stddev)},
+                       {"ranks", comm->size()},
                        {"seconds", elapsed()}};
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
@@ -686,6 +740,9 @@ void add_graphit_command(CLI::App& app) {
       ->capture_default_str();
   cv->add_option("--last", c->last, "Average accuracies over the last N epochs")->capture_default_str();
   cv->add_option("--out", c->out, "Output JSON report")->required();
+  cv->add_option("--distributed", c->distributed,
+                 "Deal the folds x grid runs over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
   cv->callback([c] { run_cv(*c); });
 
   auto p = std::make_shared<PredictArgs>();

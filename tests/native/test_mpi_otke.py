@@ -1,9 +1,11 @@
-"""Data-parallel `otke train` and sharded `otke embed` across real MPI processes on loopback (mpirun --oversubscribe).
+"""Data-parallel `otke train`, sharded `otke embed` and task-parallel `graphit cv` across real MPI processes on
+loopback (mpirun --oversubscribe).
 
 2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
 prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
 with SIGKILL stops the whole run within 30 s, names itself, and leaves the checkpoint whole; `otke embed` sharded
-over 2 or 3 ranks writes the one-process file byte for byte. Skips when mpirun is
+over 2 or 3 ranks writes the one-process file byte for byte; `graphit cv` with its folds x grid runs dealt over 2
+or 3 ranks writes the serial report (timings aside). Skips when mpirun is
 absent or the CLI was built without MPI (`inductive capabilities`).
 """
 import json
@@ -172,6 +174,31 @@ class DataParallelOtkeTraining(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("--plans is not available with several ranks", done.stderr)
         self.assertFalse(os.path.exists(self.path("p.npy")))
+
+    def test_graphit_cv_dealt_over_ranks_gives_the_serial_report(self):
+        mutag = os.path.join(HERE, "..", "..", "data", "tu-MUTAG")
+        folds = os.path.join(HERE, "..", "..", "data", "graphit-folds", "MUTAG")
+        args = ["graphit", "cv", "--tu", mutag, "--folds", folds, "--folds-to-run", "1,2,3", "--epochs", "3",
+                "--grid-layers", "1,2", "--grid-dim", "8", "--grid-weight-decay", "0,0.001", "--last", "2", "--quiet"]
+
+        def report(path):
+            with open(path) as f:
+                r = json.load(f)
+            ranks = r.pop("ranks")
+            r.pop("seconds")
+            for fold in r["folds"]:
+                fold.pop("seconds")
+            return r, ranks
+
+        self.run_ok([CLI, *args, "--out", self.path("cv1.json")])
+        serial, ranks = report(self.path("cv1.json"))
+        self.assertEqual(ranks, 1)
+        for n in (2, 3):
+            out = self.path(f"cv{n}.json")
+            self.run_ok(mpirun(n, *args, "--out", out))
+            got, ranks = report(out)
+            self.assertEqual(ranks, n)
+            self.assertEqual(got, serial, f"{n} ranks")
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],
