@@ -190,8 +190,7 @@ class BundledModel(unittest.TestCase):
     MODEL = os.path.join(REPO, "data", "models", "otke-promoters-ecoli.safetensors")
 
     def setUp(self):
-        if not os.path.exists(self.MODEL):
-            self.skipTest(f"{self.MODEL} is absent")
+        self.assertTrue(os.path.exists(self.MODEL), f"{self.MODEL} is missing: it is committed (data/models/README.md)")
         self.dir = tempfile.mkdtemp(prefix="inductive-otke-bundled-")
         self.addCleanup(shutil.rmtree, self.dir)
 

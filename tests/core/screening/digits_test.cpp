@@ -11,8 +11,8 @@ namespace inductive {
 namespace {
 
 TEST(Digits, DynamicScreeningRemovesNearlyEverySampleFlatAtTheOptimum) {
-  const std::string path = std::string(INDUCTIVE_TEST_DATA) + "/../../../shared/data/sklearn-bundled/digits.csv.gz";
-  if (!std::ifstream(path).good()) GTEST_SKIP() << path << " is absent";
+  const std::string path = std::string(INDUCTIVE_TEST_DATA) + "/../../data/screening/digits.csv.gz";  // vendored
+  ASSERT_TRUE(std::ifstream(path).good()) << path << " is missing (data/SOURCE.md)";
   const Dataset d = read_csv(path);
   ErmProblem prob;
   prob.x = d.x.get();
