@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of untrusted bytes with libFuzzer + ASan + UBSan: model files, .npy, SMILES, LIBSVM, CSV,
-# FASTA, and our gzip inflater (differentially, against zlib).
+# FASTA, our gzip inflater (differentially, against zlib), TU graph files, GraphiT fold files, MNIST idx files, the
+# text tokeniser and vocabulary, and the JSON config sections of model files.
 #
 #   scripts/fuzz.sh [seconds per target, default 20]
 #
@@ -22,7 +23,8 @@ fi
 build=build/fuzz
 mkdir -p "$build"
 # -j2: the build machine is shared.
-targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz)
+targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz tu_fuzz folds_fuzz mnist_fuzz
+         tokens_fuzz config_fuzz)
 if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target "${targets[@]}"; } \
      >"$build/build.log" 2>&1; then
   tail -n 30 "$build/build.log" >&2

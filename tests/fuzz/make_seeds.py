@@ -64,16 +64,67 @@ def fasta():
 
 def gz():
     payload = b"label,x,y\n" + b"".join(b"%d,%d,%d\n" % (i % 2, i, i * i) for i in range(200))
-    write("gzip_fuzz", "levels9.gz", gzip.compress(payload, 9))
-    write("gzip_fuzz", "stored.gz", gzip.compress(payload[:300], 0))
-    write("gzip_fuzz", "fixed_huffman.gz", gzip.compress(b"abcabcabcabc" * 5, 1))
-    write("gzip_fuzz", "two_members.gz", gzip.compress(b"first\n") + gzip.compress(b"second\n"))
-    write("gzip_fuzz", "trailing_zeros.gz", gzip.compress(b"x" * 50) + bytes(8))
-    member = gzip.compress(b"hello gzip\n")
+    write("gzip_fuzz", "levels9.gz", gzip.compress(payload, 9, mtime=0))
+    write("gzip_fuzz", "stored.gz", gzip.compress(payload[:300], 0, mtime=0))
+    write("gzip_fuzz", "fixed_huffman.gz", gzip.compress(b"abcabcabcabc" * 5, 1, mtime=0))
+    write("gzip_fuzz", "two_members.gz", gzip.compress(b"first\n", mtime=0) + gzip.compress(b"second\n", mtime=0))
+    write("gzip_fuzz", "trailing_zeros.gz", gzip.compress(b"x" * 50, mtime=0) + bytes(8))
+    member = gzip.compress(b"hello gzip\n", mtime=0)
     write("gzip_fuzz", "bad_crc.gz", member[:-8] + bytes(4) + member[-4:])
     write("gzip_fuzz", "truncated.gz", member[:-3])
     co = zlib.compressobj(6, zlib.DEFLATED, 31)
     write("gzip_fuzz", "zlib_stream.gz", co.compress(payload[:1000]) + co.flush())
+
+
+def tu():
+    """The first graphs of MUTAG as the five TU files, separated by 0x1f (tu_fuzz's layout)."""
+    d = os.path.join(REPO, "data", "tu-MUTAG")
+    read = lambda name: open(os.path.join(d, f"MUTAG_{name}.txt")).read().splitlines()
+    indicator = read("graph_indicator")
+    for graphs in (1, 3):
+        nodes = sum(1 for g in indicator if int(g) <= graphs)
+        edges = [e for e in read("A") if all(int(v) <= nodes for v in e.split(","))]
+        parts = ["\n".join(edges), "\n".join(indicator[:nodes]), "\n".join(read("graph_labels")[:graphs]),
+                 "\n".join(read("node_labels")[:nodes]), ""]
+        write("tu_fuzz", f"mutag_{graphs}.tu", "\x1f".join(p + "\n" for p in parts[:4]) + "\x1f")
+    write("tu_fuzz", "attributes.tu", "1, 2\n2, 1\n\x1f1\n1\n\x1f-1\n\x1f\x1f0.5, 1\n2, -3\n")
+    write("tu_fuzz", "cross_graph_edge.tu", "1, 3\n\x1f1\n1\n2\n\x1f1\n2\n")
+
+
+def folds():
+    with open(os.path.join(REPO, "data", "graphit-folds", "MUTAG", "test_idx-1.txt")) as f:
+        text = f.read()
+    write("folds_fuzz", "mutag_test_1.txt", bytes([187]) + text.encode())  # 188 graphs
+    write("folds_fuzz", "duplicate.txt", b"\x09" + b"1\n2\n2\n")
+    write("folds_fuzz", "out_of_range.txt", b"\x03" + b"0\n4\n")
+
+
+def mnist():
+    import struct
+    images = struct.pack(">IIII", 0x803, 2, 2, 3) + bytes(range(12))
+    labels = struct.pack(">II", 0x801, 2) + bytes([3, 8])
+    write("mnist_fuzz", "two_2x3.idx", struct.pack(">H", len(images)) + images + labels)
+    write("mnist_fuzz", "count_mismatch.idx", struct.pack(">H", len(images)) + images + labels[:-1])
+    write("mnist_fuzz", "bad_magic.idx", struct.pack(">H", 16) + struct.pack(">IIII", 0x802, 1, 1, 1) + labels)
+
+
+def tokens():
+    write("tokens_fuzz", "sst2.txt", b"\x01" + b"it 's a charming and often affecting journey .\n"
+          b"unflinchingly bleak and desperate\n( great ) -- `` fun '' ...\n")
+    write("tokens_fuzz", "utf8.txt", b"\x00" + "Caf\u00e9 na\u00efve co-star n't 'S\n\t\x0b\x0c\n".encode())
+
+
+def config():
+    import json
+    import struct
+    for name in ("otke-promoters-ecoli", "graphit-mutag"):
+        with open(os.path.join(REPO, "data", "models", f"{name}.safetensors"), "rb") as f:
+            data = f.read()
+        (n,) = struct.unpack("<Q", data[:8])
+        config = json.loads(json.loads(data[8:8 + n])["__metadata__"]["config"])
+        write("config_fuzz", f"{name}.json", json.dumps(config, indent=1))
+    write("config_fuzz", "unknown_key.json", '{"input": {"type": "vectors", "dim": 4, "colour": 1}}')
+    write("config_fuzz", "wrong_type.json", '{"pooling": {"type": "otk", "p": "many"}}')
 
 
 if __name__ == "__main__":
@@ -82,3 +133,8 @@ if __name__ == "__main__":
     csv()
     fasta()
     gz()
+    tu()
+    folds()
+    mnist()
+    tokens()
+    config()

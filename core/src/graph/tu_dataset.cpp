@@ -94,6 +94,9 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
   int64_t current = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t gid = integer_record(ind[i], f_ind, "graph id");
+    // The first node opens graph 1 (a first id of 0 used to pass as "the current graph" without opening one).
+    INDUCTIVE_CHECK(i > 0 || gid == 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number, ": graph id ",
+                    gid, ": expected 1 (graphs numbered from 1 in order)");
     if (gid != current) {
       INDUCTIVE_CHECK(gid == current + 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number,
                       ": graph id ", gid, " after ", current, ": expected ", current, " or ", current + 1,

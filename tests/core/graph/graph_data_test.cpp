@@ -122,6 +122,9 @@ TEST(GraphTuTest, RejectsMalformedInput) {
   bad([](TuTexts& t) { t.graph_indicator = ""; }, "T_graph_indicator.txt: no node");
   bad([](TuTexts& t) { t.graph_indicator = "1\n1\n1\n3\n3\n"; }, "graph id 3 after 1: expected 1 or 2");
   bad([](TuTexts& t) { t.graph_indicator = "1\n1\n2\n1\n2\n"; }, "graph id 1 after 2");
+  // Found by tests/fuzz/tu_fuzz.cpp: a first id of 0 opened no graph and the next line indexed before the start.
+  bad([](TuTexts& t) { t.graph_indicator = "0\n1\n1\n2\n2\n"; }, "line 1: graph id 0: expected 1");
+  bad([](TuTexts& t) { t.graph_indicator = "2\n2\n2\n3\n3\n"; }, "line 1: graph id 2: expected 1");
   bad([](TuTexts& t) { t.graph_indicator = "1\n1\none\n2\n2\n"; }, "line 3: graph id 'one' is not an integer");
   bad([](TuTexts& t) { t.graph_indicator = "1\n\n1\n1\n2\n2\n"; }, "line 2: blank line");
   bad([](TuTexts& t) { t.graph_labels = "1\n"; }, "got 1 graph labels, expected 2");
