@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  cmake ninja-build g++ clang libclang-rt-14-dev pkg-config
+  cmake ninja-build g++ clang clang-format libclang-rt-14-dev pkg-config
   libeigen3-dev libxsimd-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev zlib1g-dev libopenmpi-dev openmpi-bin
   emscripten chromium
