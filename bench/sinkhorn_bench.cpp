@@ -148,10 +148,11 @@ int run(const Config& c) {
     set_threads(t);
     for (int iters : c.iters) {
       const Timing ms = time_solve(c, b, iters, plan);
-      std::printf("{\"impl\": \"inductive\", \"dtype\": \"float32\", \"simd\": \"%s\", \"threads\": %d, "
-                  "\"iters\": %d, \"batch\": %d, \"ms_per_batch\": %.3f, \"ms_min\": %.3f, \"cpu_ms\": %.3f, "
-                  "\"problems_per_s\": %.1f}\n",
-                  kernels, t, iters, c.batch, ms.median_ms, ms.min_ms, ms.cpu_ms, c.batch / (ms.median_ms * 1e-3));
+      std::printf(
+          "{\"impl\": \"inductive\", \"dtype\": \"float32\", \"simd\": \"%s\", \"threads\": %d, "
+          "\"iters\": %d, \"batch\": %d, \"ms_per_batch\": %.3f, \"ms_min\": %.3f, \"cpu_ms\": %.3f, "
+          "\"problems_per_s\": %.1f}\n",
+          kernels, t, iters, c.batch, ms.median_ms, ms.min_ms, ms.cpu_ms, c.batch / (ms.median_ms * 1e-3));
       std::fflush(stdout);
     }
   }
@@ -173,7 +174,8 @@ int main(int argc, char** argv) {
   app.add_option("--iters", c.iters, "Iteration counts to time")->delimiter(',')->capture_default_str()->check(count);
   app.add_option("--threads", c.threads, "Thread counts to time")->delimiter(',')->capture_default_str()->check(count);
   app.add_option("--min-time", c.min_time_s, "Seconds to measure per configuration")->capture_default_str();
-  app.add_option("--min-repeats", c.min_repeats, "Runs per configuration, at least")->capture_default_str()
+  app.add_option("--min-repeats", c.min_repeats, "Runs per configuration, at least")
+      ->capture_default_str()
       ->check(count);
   app.add_option("--dump", c.dump, "Write the batch as cost.npy [batch, n_max, p], n.npy, eps.npy into this folder");
   app.set_version_flag("--version", inductive::producer());

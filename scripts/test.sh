@@ -4,11 +4,10 @@
 #   under Node, Vitest (TS API in Node), the packed npm package in fresh consumer projects, the demo in Debian
 #   Chromium (playwright-core) served statically and through `npm start` itself, and the fuzzers briefly.
 source "$(dirname "$0")/lib.sh"
+build_all
 
 step "C++/CUDA formatting (.clang-format)"
 bash scripts/check_format.sh
-
-build_all
 
 step "native tests (ctest: cpu, cli, oracle, cuda)"
 ctest --test-dir build/native-release --output-on-failure -j "$JOBS"

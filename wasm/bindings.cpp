@@ -62,10 +62,9 @@ bool sinkhorn_batch(const SinkhornCall& c) {
     options.max_iter = c.max_iter;
     options.tol = c.tol;
     options.similarity = c.similarity;
-    const inductive::SinkhornOutput<float> out{ptr<float>(c.plan),       ptr<float>(c.f),
-                                               ptr<float>(c.g),          ptr<int32_t>(c.n_iter),
-                                               ptr<float>(c.marginal_err), ptr<uint8_t>(c.converged),
-                                               ptr<float>(c.cost_value)};
+    const inductive::SinkhornOutput<float> out{
+        ptr<float>(c.plan),         ptr<float>(c.f),           ptr<float>(c.g),         ptr<int32_t>(c.n_iter),
+        ptr<float>(c.marginal_err), ptr<uint8_t>(c.converged), ptr<float>(c.cost_value)};
     inductive::sinkhorn_log(problem, options, out);
   });
 }
@@ -177,12 +176,9 @@ class OtkeHandle {
   std::string describe() const {
     if (!loaded_) return "";
     const inductive::OtkeConfig& c = model_.config;
-    return nlohmann::json{{"config", c.to_json()},
-                          {"featureDim", c.input_width()},
-                          {"embedDim", c.embed_dim()},
-                          {"outputDim", c.output_dim()},
-                          {"formatVersion", format_version_},
-                          {"producer", producer_}}
+    return nlohmann::json{
+        {"config", c.to_json()},       {"featureDim", c.input_width()},    {"embedDim", c.embed_dim()},
+        {"outputDim", c.output_dim()}, {"formatVersion", format_version_}, {"producer", producer_}}
         .dump();
   }
 

@@ -216,8 +216,8 @@ class GraphitHandle {
   // ("<where>: molecule first_index + i ('...'): ..."). `progress(fraction)` (optional) every 16 molecules and at
   // the end.
   std::vector<inductive::GraphitGraph> prepare_smiles(const json& list, const std::string& where,
-                                                       const std::function<void(double)>& progress = {},
-                                                       int first_index = 0) const {
+                                                      const std::function<void(double)>& progress = {},
+                                                      int first_index = 0) const {
     std::vector<inductive::GraphitGraph> graphs;
     graphs.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
@@ -287,8 +287,12 @@ class GraphitHandle {
     const bool has_kernel = model_.config.kernel && x.kernel.size() == static_cast<int64_t>(n) * n;
     if (has_kernel) r[4].assign(x.kernel.data(), x.kernel.data() + x.kernel.size());
     result_ = std::move(r);
-    json summary = {{"n", n}, {"layers", L}, {"outputs", p.cols()}, {"kernel", has_kernel},
-                    {"edges", g.edges}, {"selfLoops", g.n_self_loops}};
+    json summary = {{"n", n},
+                    {"layers", L},
+                    {"outputs", p.cols()},
+                    {"kernel", has_kernel},
+                    {"edges", g.edges},
+                    {"selfLoops", g.n_self_loops}};
     if (model_.config.classification()) {
       Eigen::Index arg = 0;
       p.row(0).maxCoeff(&arg);

@@ -45,22 +45,22 @@ struct ScreenSettings {
 ScreenSettings parse_settings(const std::string& text) {
   const json j = json::parse(text);  // the TS layer writes it: a parse error is a bug there (-> internal)
   INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "screen: options must be an object");
-  static const std::set<std::string> known = {"loss", "mu", "penalty", "l1Ratio", "lambda", "intercept",
-                                              "tol", "maxEpochs", "dynamic", "positive", "gapEvery"};
+  static const std::set<std::string> known = {"loss", "mu",        "penalty", "l1Ratio",  "lambda",  "intercept",
+                                              "tol",  "maxEpochs", "dynamic", "positive", "gapEvery"};
   for (const auto& item : j.items()) {
-    INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '",
-                    item.key(), "'");
+    INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '", item.key(),
+                    "'");
   }
   auto number = [&](const char* key, double fallback) {
     if (!j.contains(key)) return fallback;
-    INDUCTIVE_CHECK(j[key].is_number(), ErrorCode::kInvalidArgument, "screen: option ", key,
-                    " must be a number: got ", j[key].dump());
+    INDUCTIVE_CHECK(j[key].is_number(), ErrorCode::kInvalidArgument, "screen: option ", key, " must be a number: got ",
+                    j[key].dump());
     return j[key].get<double>();
   };
   auto string = [&](const char* key, const char* fallback) {
     if (!j.contains(key)) return std::string(fallback);
-    INDUCTIVE_CHECK(j[key].is_string(), ErrorCode::kInvalidArgument, "screen: option ", key,
-                    " must be a string: got ", j[key].dump());
+    INDUCTIVE_CHECK(j[key].is_string(), ErrorCode::kInvalidArgument, "screen: option ", key, " must be a string: got ",
+                    j[key].dump());
     return j[key].get<std::string>();
   };
   auto boolean = [&](const char* key, bool fallback) {
@@ -141,8 +141,8 @@ class DatasetHandle {
   // Dense row-major x [n, p] (f32) and labels/targets y [n] (f32).
   bool load_dense(uintptr_t x, int n, int p, uintptr_t y) {
     return guarded([&] {
-      INDUCTIVE_CHECK(n >= 1 && p >= 1, ErrorCode::kInvalidArgument, "loadDataset: no samples or no features, got ",
-                      n, " x ", p);
+      INDUCTIVE_CHECK(n >= 1 && p >= 1, ErrorCode::kInvalidArgument, "loadDataset: no samples or no features, got ", n,
+                      " x ", p);
       inductive::MatF values = inductive::CMapF(ptr<const float>(x), n, p);
       inductive::Dataset d;
       d.x = std::make_shared<inductive::DenseDesign>(std::move(values));  // checks NaN/Inf
@@ -228,18 +228,17 @@ class DatasetHandle {
                     {"gap", num(r.fit.gap.gap)},
                     {"solveSeconds", r.fit.seconds},
                     {"screenSeconds", r.at_solution.seconds},
-                    {"history", {{"epoch", r.fit.history_epoch},
-                                 {"gap", r.fit.history_gap},
-                                 {"active", r.fit.history_active}}}}
+                    {"history",
+                     {{"epoch", r.fit.history_epoch}, {"gap", r.fit.history_gap}, {"active", r.fit.history_active}}}}
                    .dump();
     });
     return report;
   }
 
   // A regularisation path (core regularization_path: warm starts; with `screening`, sequential and dynamic
-  // screening) over the lambdas of a JSON array (or grid), with the settings of screen (its lambda unused). `progress(stage,
-  // fraction)`: "solve" after each gap check, "path" after each lambda; returning false cancels the whole path
-  // (the call fails with "cancelled"). The JSON report ("" on failure): one entry per lambda.
+  // screening) over the lambdas of a JSON array (or grid), with the settings of screen (its lambda unused).
+  // `progress(stage, fraction)`: "solve" after each gap check, "path" after each lambda; returning false cancels the
+  // whole path (the call fails with "cancelled"). The JSON report ("" on failure): one entry per lambda.
   std::string path(const std::string& options, const std::string& lambdas_json, bool screening,
                    emscripten::val progress) {
     std::string report;
@@ -248,10 +247,11 @@ class DatasetHandle {
       ScreenSettings s = parse_settings(options);
       // An array of lambdas, or the geometric grid {lambdaMax, ratio, count} (the CLI's defaults for what is left out).
       const json grid = json::parse(lambdas_json);
-      const std::vector<double> lambdas = grid.is_array() ? grid.get<std::vector<double>>()
-          : inductive::geometric_lambdas(grid.value("lambdaMax", inductive::kDefaultPathLambdaMax),
-                                         grid.value("ratio", inductive::kDefaultPathRatio),
-                                         grid.value("count", inductive::kDefaultPathCount));
+      const std::vector<double> lambdas =
+          grid.is_array() ? grid.get<std::vector<double>>()
+                          : inductive::geometric_lambdas(grid.value("lambdaMax", inductive::kDefaultPathLambdaMax),
+                                                         grid.value("ratio", inductive::kDefaultPathRatio),
+                                                         grid.value("count", inductive::kDefaultPathCount));
       inductive::ErmProblem problem;
       problem.x = data_.x.get();
       problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
@@ -283,8 +283,9 @@ class DatasetHandle {
         ++done;
         report_progress("path", done / count);
       });
-      report = json{{"n", problem.n()}, {"p", problem.features()}, {"loss", s.loss.name()},
-                    {"penalty", s.penalty.name()}, {"screening", screening}, {"points", points}}
+      report = json{{"n", problem.n()},       {"p", problem.features()},
+                    {"loss", s.loss.name()},  {"penalty", s.penalty.name()},
+                    {"screening", screening}, {"points", points}}
                    .dump();
     });
     return report;

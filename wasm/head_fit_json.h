@@ -11,12 +11,9 @@
 namespace inductive::wasm {
 
 inline nlohmann::json head_fit_json(const HeadFit& fit) {
-  nlohmann::json info = {{"lambda", fit.lambda},
-                         {"lambdaChoice", fit.lambda_choice},
-                         {"trainAccuracy", fit.train_accuracy},
-                         {"trainLoss", fit.train_loss},
-                         {"iterations", fit.iterations},
-                         {"classCounts", fit.class_counts}};
+  nlohmann::json info = {
+      {"lambda", fit.lambda},        {"lambdaChoice", fit.lambda_choice}, {"trainAccuracy", fit.train_accuracy},
+      {"trainLoss", fit.train_loss}, {"iterations", fit.iterations},      {"classCounts", fit.class_counts}};
   if (fit.lambda_choice == "cross-validation") {
     nlohmann::json path = nlohmann::json::array();
     for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});

@@ -251,10 +251,10 @@ void otke_sections(const Device& d, std::FILE* json) {
     OtkeModel cpu_model = bench_model(sh.k, sh.p);
     Adam cpu_adam(AdamOptions{0.01});
     const auto cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
-    emit({"otke_embed", sh.name, "cpu", median_host_seconds([&] { cpu->logits(x); }), embed_flops, embed_bytes, -1},
-         d, json);
-    emit({"otke_train", sh.name, "cpu", median_host_seconds([&] { cpu->step(x, y, 0.01); }), train_flops,
-          train_bytes, -1},
+    emit({"otke_embed", sh.name, "cpu", median_host_seconds([&] { cpu->logits(x); }), embed_flops, embed_bytes, -1}, d,
+         json);
+    emit({"otke_train", sh.name, "cpu", median_host_seconds([&] { cpu->step(x, y, 0.01); }), train_flops, train_bytes,
+          -1},
          d, json);
 
     const OtkeModel start = bench_model(sh.k, sh.p);
@@ -312,7 +312,9 @@ int main(int argc, char** argv) {
     } else if (a == "--only" && i + 1 < argc) {
       g_only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: gpu_bench [--json PATH] [--only CONFIG] [--profile CONFIG]   (CONFIG: k128p64, k512p64, k128p10, k512p10)\n");
+      std::fprintf(stderr,
+                   "usage: gpu_bench [--json PATH] [--only CONFIG] [--profile CONFIG]   (CONFIG: k128p64, k512p64, "
+                   "k128p10, k512p10)\n");
       return 2;
     }
   }

@@ -24,9 +24,9 @@ struct GraphKernelArgs {
 
 void run(const GraphKernelArgs& args) {
   const GraphDataset ds = read_tu_dataset(args.tu, args.name);
-  INDUCTIVE_CHECK(args.graph >= 0 && args.graph < ds.n_graphs(), ErrorCode::kInvalidArgument, "--graph ",
-                  args.graph, " is out of range: expected 0..", ds.n_graphs() - 1, " (", args.name, " has ",
-                  ds.n_graphs(), " graphs)");
+  INDUCTIVE_CHECK(args.graph >= 0 && args.graph < ds.n_graphs(), ErrorCode::kInvalidArgument, "--graph ", args.graph,
+                  " is out of range: expected 0..", ds.n_graphs() - 1, " (", args.name, " has ", ds.n_graphs(),
+                  " graphs)");
   INDUCTIVE_CHECK(args.out_pe.empty() || args.pe_dim >= 1, ErrorCode::kInvalidArgument,
                   "--out-pe needs --pe-dim >= 1: got ", args.pe_dim);
   GraphKernelOptions options;
@@ -47,7 +47,7 @@ void run(const GraphKernelArgs& args) {
     outputs.emplace_back(args.out_pe, npy_bytes(pe.data(), {n, static_cast<int64_t>(args.pe_dim)}));
   }
   write_files_atomic(outputs);
-  nlohmann::json summary = {{"dataset", args.name},   {"graph", args.graph},         {"n_nodes", g.n_nodes},
+  nlohmann::json summary = {{"dataset", args.name},   {"graph", args.graph},          {"n_nodes", g.n_nodes},
                             {"n_edges", g.n_edges()}, {"kernel", options.describe()}, {"label", g.label}};
   std::printf("%s\n", summary.dump().c_str());
 }

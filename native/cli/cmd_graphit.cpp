@@ -168,8 +168,8 @@ PrecomputedDataset precompute(const NamedGraphs& g, const GraphitInputSpec& spec
   if (!cache.empty()) {
     CachedGraphData c = load_or_precompute(cache, g.data, o);
     if (!quiet && c.status != GraphCacheStatus::kHit) {
-      std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(),
-                   graph_cache_status_name(c.status), c.reason.c_str());
+      std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(), graph_cache_status_name(c.status),
+                   c.reason.c_str());
     }
     pre = std::move(c.data);
   } else {
@@ -177,8 +177,8 @@ PrecomputedDataset precompute(const NamedGraphs& g, const GraphitInputSpec& spec
   }
   if (!quiet) {
     std::fprintf(stderr, "graphit: prepared %d graphs (%s%s%s) in %.2f s\n", g.data.n_graphs(),
-                 spec.kernel ? spec.kernel_options.describe().c_str() : "no kernel",
-                 spec.lap_pe > 0 ? ", LapPE" : "", spec.gckn ? ", GCKN paths" : "",
+                 spec.kernel ? spec.kernel_options.describe().c_str() : "no kernel", spec.lap_pe > 0 ? ", LapPE" : "",
+                 spec.gckn ? ", GCKN paths" : "",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return pre;
@@ -196,10 +196,15 @@ json history_json(const GraphitTrainReport& r, bool regression) {
   const std::string m = metric_key(regression);
   json h = json::array();
   for (const GraphitEpoch& e : r.history) {
-    h.push_back({{"epoch", e.epoch}, {"lr", e.lr}, {"train_loss", num(e.train_loss)},
-                 {"train_" + m, num(e.train_metric)}, {"val_loss", num(e.val_loss)},
-                 {"val_" + m, num(e.val_metric)}, {"test_loss", num(e.test_loss)},
-                 {"test_" + m, num(e.test_metric)}, {"seconds", e.seconds}});
+    h.push_back({{"epoch", e.epoch},
+                 {"lr", e.lr},
+                 {"train_loss", num(e.train_loss)},
+                 {"train_" + m, num(e.train_metric)},
+                 {"val_loss", num(e.val_loss)},
+                 {"val_" + m, num(e.val_metric)},
+                 {"test_loss", num(e.test_loss)},
+                 {"test_" + m, num(e.test_metric)},
+                 {"seconds", e.seconds}});
   }
   return h;
 }
@@ -272,8 +277,7 @@ void run_train(const TrainArgs& a) {
   const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, a.fit.quiet);
   const GraphitDataset d_train = graphit_subset(g, pre, config, train), d_val = graphit_subset(g, pre, config, val);
   const GraphitDataset d_test = graphit_subset(g, pre, config, test);
-  INDUCTIVE_CHECK(!a.keep_best || d_val.size() > 0, ErrorCode::kInvalidArgument,
-                  "--keep-best needs a validation set");
+  INDUCTIVE_CHECK(!a.keep_best || d_val.size() > 0, ErrorCode::kInvalidArgument, "--keep-best needs a validation set");
 
   GraphitModel model = GraphitModel::create(config, a.fit.seed);
   model.gckn = pre.gckn;
@@ -297,11 +301,14 @@ void run_train(const TrainArgs& a) {
             d_test.size() > 0 ? (regression ? " test MAE " : " test ") + std::to_string(e.test_metric).substr(0, 6)
                               : "";
         if (regression)
-          std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train MAE %.4f val MAE %.4f%s lr %.2g "
-                       "(%.2f s, ETA %.0f s)\n", e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric,
-                       test_part.c_str(), e.lr, e.seconds, e.eta_seconds);
+          std::fprintf(stderr,
+                       "graphit train: epoch %d/%d loss %.4f train MAE %.4f val MAE %.4f%s lr %.2g "
+                       "(%.2f s, ETA %.0f s)\n",
+                       e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
+                       e.seconds, e.eta_seconds);
         else
-          std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
+          std::fprintf(stderr,
+                       "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
                        e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
                        e.seconds, e.eta_seconds);
       });
@@ -338,11 +345,11 @@ void run_train(const TrainArgs& a) {
     std::fprintf(stderr, "graphit train: wrote %s (%s; best val %s%.4f at epoch %d; last-50 mean val %.4f%s)\n",
                  a.out.c_str(), wrote_best ? "the best validation epoch's model" : "the last epoch's model", what,
                  r.best_val_metric, r.best_epoch, mean_last(r, 50, &GraphitEpoch::val_metric),
-                 d_test.size() > 0 ? (", test at best " + std::to_string(r.test_at_best).substr(0, 6) +
-                                      ", last-50 mean test " +
-                                      std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 6))
-                                         .c_str()
-                                   : "");
+                 d_test.size() > 0
+                     ? (", test at best " + std::to_string(r.test_at_best).substr(0, 6) + ", last-50 mean test " +
+                        std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 6))
+                           .c_str()
+                     : "");
   }
 }
 
@@ -369,8 +376,8 @@ void run_cv(const CvArgs& a) {
   if (which.empty())
     for (int k = 1; k <= static_cast<int>(folds.size()); ++k) which.push_back(k);
   for (int k : which) {
-    INDUCTIVE_CHECK(k >= 1 && k <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument,
-                    "--folds-to-run: fold ", k, " is not in [1, ", folds.size(), "]");
+    INDUCTIVE_CHECK(k >= 1 && k <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument, "--folds-to-run: fold ",
+                    k, " is not in [1, ", folds.size(), "]");
   }
   struct Point {
     int layers, dim, heads;
@@ -457,8 +464,9 @@ void run_cv(const CvArgs& a) {
       seconds[fi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!a.fit.quiet && rank == 0) {
         const double eta = elapsed() / done_runs * (total_runs - done_runs * ranks) / ranks;
-        std::fprintf(stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
-                     k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), std::max(eta, 0.0));
+        std::fprintf(
+            stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
+            k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), std::max(eta, 0.0));
       }
     }
     comm->allreduce_sum(val.data(), static_cast<int64_t>(val.size()));
@@ -501,15 +509,21 @@ void run_cv(const CvArgs& a) {
     json selection = json::array();
     for (int pi = 0; select && pi < P; ++pi) {
       const Point& pt = grid[pi];
-      selection.push_back({{"layers", pt.layers}, {"dim", pt.dim}, {"heads", pt.heads}, {"weight_decay", pt.wd},
+      selection.push_back({{"layers", pt.layers},
+                           {"dim", pt.dim},
+                           {"heads", pt.heads},
+                           {"weight_decay", pt.wd},
                            {"val_" + mk + "_last", num(val[static_cast<size_t>(fi) * P + pi])}});
     }
     const Point& b = grid[best[fi]];
     scores.push_back(test_last[fi]);
-    fold_reports.push_back({{"fold", which[fi]},
-                            {"selected", {{"layers", b.layers}, {"dim", b.dim}, {"heads", b.heads}, {"weight_decay", b.wd}}},
-                            {"selection", selection}, {"test_" + mk + "_last", num(test_last[fi])},
-                            {"test_" + mk + "_final", num(test_final[fi])}, {"seconds", seconds[fi]}});
+    fold_reports.push_back(
+        {{"fold", which[fi]},
+         {"selected", {{"layers", b.layers}, {"dim", b.dim}, {"heads", b.heads}, {"weight_decay", b.wd}}},
+         {"selection", selection},
+         {"test_" + mk + "_last", num(test_last[fi])},
+         {"test_" + mk + "_final", num(test_final[fi])},
+         {"seconds", seconds[fi]}});
   }
   const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / scores.size();
   double var = 0;
@@ -517,8 +531,10 @@ void run_cv(const CvArgs& a) {
   const double stddev = scores.size() > 1 ? std::sqrt(var / scores.size()) : 0.0;
   const json report = {{"input", g.source},
                        {"task", g.regression ? "regression" : "classification"},
-                       {"protocol", "grid on the inner validation split (mean val " + mk + " of the last epochs), "
-                                    "retrain on train+val, mean test " + mk + " of the last epochs"},
+                       {"protocol", "grid on the inner validation split (mean val " + mk +
+                                        " of the last epochs), "
+                                        "retrain on train+val, mean test " +
+                                        mk + " of the last epochs"},
                        {"last_epochs", a.last},
                        {"epochs", a.fit.epochs},
                        {"kernel", a.model.kernel},
@@ -535,8 +551,8 @@ void run_cv(const CvArgs& a) {
     std::fprintf(stderr, "graphit cv: %zu folds: test MAE %.4f +- %.4f (%.0f s)\n", scores.size(), mean, stddev,
                  elapsed());
   else
-    std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", scores.size(),
-                 100 * mean, 100 * stddev, elapsed());
+    std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", scores.size(), 100 * mean,
+                 100 * stddev, elapsed());
 }
 
 // ---- predict / attention -----------------------------------------------------------------------------------------
@@ -623,7 +639,8 @@ void run_predict(const PredictArgs& a) {
   for (int i = 0; i < p.rows(); ++i) {
     json r = {{"name", in.names[i]}};
     if (regression) {
-      r["prediction"] = p.cols() == 1 ? json(p(i, 0)) : json(std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols()));
+      r["prediction"] =
+          p.cols() == 1 ? json(p(i, 0)) : json(std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols()));
       if (!std::isnan(in.targets[i])) {
         r["target"] = in.targets[i];
         ++known;
@@ -654,8 +671,9 @@ void run_predict(const PredictArgs& a) {
   }
   write_files_atomic(files);
   std::fprintf(stderr, "graphit predict: %d graphs%s\n", static_cast<int>(p.rows()),
-               known > 0 ? (std::string(regression ? ", MAE " : ", accuracy ") + std::to_string(score).substr(0, 6)).c_str()
-                         : "");
+               known > 0
+                   ? (std::string(regression ? ", MAE " : ", accuracy ") + std::to_string(score).substr(0, 6)).c_str()
+                   : "");
 }
 
 void run_attention(const PredictArgs& a) {
@@ -675,9 +693,13 @@ void run_attention(const PredictArgs& a) {
   }
   const MatF p = probabilities(model, {x});
   json nodes = json::array();
-  for (int v = 0; v < n; ++v) nodes.push_back(model.config.node_labels.empty() ? std::to_string(g.node_labels[v])
-                                                                             : model.config.node_labels[g.node_labels[v]]);
-  json summary = {{"model", a.model}, {"graph", in.names.front()}, {"nodes", nodes}, {"edges", g.edges},
+  for (int v = 0; v < n; ++v)
+    nodes.push_back(model.config.node_labels.empty() ? std::to_string(g.node_labels[v])
+                                                     : model.config.node_labels[g.node_labels[v]]);
+  json summary = {{"model", a.model},
+                  {"graph", in.names.front()},
+                  {"nodes", nodes},
+                  {"edges", g.edges},
                   {"layers", L},
                   {"mean_saliency", std::vector<float>(att.mean_saliency.data(), att.mean_saliency.data() + n)}};
   if (model.config.classification()) {
@@ -711,8 +733,9 @@ void add_graphit_command(CLI::App& app) {
   add_fit_options(train, t->fit);
   auto* folds = train->add_option("--folds", t->folds, "GraphiT fold directory (test_idx-K.txt, inner_folds/)");
   train->add_option("--fold", t->fold, "Fold K in 1..10 (with --folds)")->needs(folds);
-  train->add_option("--val-fraction", t->val_fraction,
-                    "Validation split without --folds (stratified by class; seeded random for regression)")
+  train
+      ->add_option("--val-fraction", t->val_fraction,
+                   "Validation split without --folds (stratified by class; seeded random for regression)")
       ->capture_default_str();
   train->add_option("--test-csv", t->test_csv,
                     "A second SMILES CSV (same columns) evaluated every epoch as the test set (without --folds)");
@@ -736,7 +759,8 @@ void add_graphit_command(CLI::App& app) {
   cv->add_option("--grid-layers", c->grid_layers, "Grid: layers")->delimiter(',')->capture_default_str();
   cv->add_option("--grid-dim", c->grid_dim, "Grid: hidden dimension")->delimiter(',')->capture_default_str();
   cv->add_option("--grid-heads", c->grid_heads, "Grid: heads")->delimiter(',')->capture_default_str();
-  cv->add_option("--grid-weight-decay", c->grid_weight_decay, "Grid: weight decay")->delimiter(',')
+  cv->add_option("--grid-weight-decay", c->grid_weight_decay, "Grid: weight decay")
+      ->delimiter(',')
       ->capture_default_str();
   cv->add_option("--last", c->last, "Average accuracies over the last N epochs")->capture_default_str();
   cv->add_option("--out", c->out, "Output JSON report")->required();
@@ -751,8 +775,11 @@ void add_graphit_command(CLI::App& app) {
   predict->add_option("--model", p->model, "Model file")->required();
   add_graph_data_options(predict, p->data);
   predict->add_option("--smiles", p->smiles, "A molecule (repeatable)");
-  predict->add_option("--out", p->out, "Output .npy float32 [graphs, classes] probabilities (regression: [graphs, "
-                      "targets] values)")->required();
+  predict
+      ->add_option("--out", p->out,
+                   "Output .npy float32 [graphs, classes] probabilities (regression: [graphs, "
+                   "targets] values)")
+      ->required();
   predict->add_option("--report", p->report,
                       "Output JSON (per-graph predictions; accuracy or MAE when labels / targets are known)");
   predict->callback([p] { run_predict(*p); });

@@ -73,12 +73,10 @@ void run_embed(const EmbedArgs& a) {
     throw;
   }
 
-  nlohmann::json summary = {{"n", in.size()},
-                            {"dim", e.cols()},
-                            {"backend", a.backend},
-                            {"ranks", comm->size()},
-                            {"out", a.out},
-                            {"timings_s", {{"load", load_s}, {"embed", embed_s}, {"total", progress.elapsed()}}}};
+  nlohmann::json summary = {
+      {"n", in.size()},       {"dim", e.cols()},
+      {"backend", a.backend}, {"ranks", comm->size()},
+      {"out", a.out},         {"timings_s", {{"load", load_s}, {"embed", embed_s}, {"total", progress.elapsed()}}}};
   if (!a.plans.empty()) summary["plans"] = {{"path", a.plans}, {"shape", {in.size(), q, n_max, p}}};
   std::printf("%s\n", summary.dump().c_str());
 }
@@ -129,8 +127,8 @@ void run_eval(const EvalArgs& a) {
       {"auroc", macro ? nlohmann::json(*macro) : nlohmann::json()},
       {"auroc_per_class", per_class},
       {"top_k_accuracy", top_k},
-      {"confusion_matrix", {{"rows", "true class"}, {"columns", "predicted class"},
-                            {"matrix", confusion_matrix(logits, y)}}},
+      {"confusion_matrix",
+       {{"rows", "true class"}, {"columns", "predicted class"}, {"matrix", confusion_matrix(logits, y)}}},
       {"timings_s", {{"load", load_s}, {"embed_predict", embed_s}, {"total", progress.elapsed()}}}};
   std::printf("%s\n", summary.dump().c_str());
 }
@@ -138,7 +136,8 @@ void run_eval(const EvalArgs& a) {
 }  // namespace
 
 void add_otke_command(CLI::App& app) {
-  CLI::App* otke = app.add_subcommand("otke", "Optimal transport kernel embeddings (thesis ch. 2): fit, train, embed, eval");
+  CLI::App* otke =
+      app.add_subcommand("otke", "Optimal transport kernel embeddings (thesis ch. 2): fit, train, embed, eval");
   otke->require_subcommand(1);
   add_otke_fit_command(*otke);
   add_otke_train_command(*otke);
@@ -149,11 +148,11 @@ void add_otke_command(CLI::App& app) {
   add_input_options(embed, e->data, InputKind::kUnlabelled);
   embed->add_option("--out", e->out, "Output embeddings [B, D], .npy float32")->required();
   embed->add_option("--plans", e->plans, "Also write transport plans [B, q, n_max, p], .npy float32 (otk pooling)");
-  embed->add_option("--batch-size", e->batch_size, "Samples embedded at a time (bounds memory)")
-      ->capture_default_str();
+  embed->add_option("--batch-size", e->batch_size, "Samples embedded at a time (bounds memory)")->capture_default_str();
   embed->add_option("--backend", e->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
-  embed->add_option("--distributed", e->distributed,
-                    "Shard the inputs over MPI ranks: auto (when started by mpirun), none, or mpi")
+  embed
+      ->add_option("--distributed", e->distributed,
+                   "Shard the inputs over MPI ranks: auto (when started by mpirun), none, or mpi")
       ->capture_default_str();
   embed->add_flag("--quiet", e->quiet, "No progress on stderr");
   embed->callback([e] { run_embed(*e); });
@@ -162,8 +161,7 @@ void add_otke_command(CLI::App& app) {
   CLI::App* eval = otke->add_subcommand("eval", "Evaluate a model's head on labelled data; prints JSON metrics");
   eval->add_option("--model", v->model, "OTKE model with a head (.safetensors)")->required();
   add_input_options(eval, v->data, InputKind::kLabelled);
-  eval->add_option("--batch-size", v->batch_size, "Samples embedded at a time (bounds memory)")
-      ->capture_default_str();
+  eval->add_option("--batch-size", v->batch_size, "Samples embedded at a time (bounds memory)")->capture_default_str();
   eval->add_option("--backend", v->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
   eval->add_flag("--quiet", v->quiet, "No progress on stderr");
   eval->callback([v] { run_eval(*v); });

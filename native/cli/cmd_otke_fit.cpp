@@ -74,7 +74,6 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   return c;
 }
 
-
 MatF rows_of(const MatF& x, const std::vector<int>& which) {
   MatF out(static_cast<Eigen::Index>(which.size()), x.cols());
   for (size_t i = 0; i < which.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = x.row(which[i]);
@@ -159,10 +158,9 @@ void run(const FitArgs& a) {
   head_options.tol = a.head_tol;
   int done = 0;
   progress("head: lambda selection", 0.0);
-  const LambdaSelection sel = select_lambda(st.apply(x_train), y_train, st.apply(x_val), y_val, C, grid,
-                                            head_options, [&](double, double) {
-                                              progress("head: lambda selection", double(++done) / grid.size());
-                                            });
+  const LambdaSelection sel =
+      select_lambda(st.apply(x_train), y_train, st.apply(x_val), y_val, C, grid, head_options,
+                    [&](double, double) { progress("head: lambda selection", double(++done) / grid.size()); });
   LinearHead head = sel.head;
   if (a.refit) {
     LogisticOptions o = head_options;
@@ -183,24 +181,23 @@ void run(const FitArgs& a) {
   for (size_t i = 0; i < sel.lambdas.size(); ++i) path.push_back({sel.lambdas[i], sel.val_accuracies[i]});
   nlohmann::json counts;
   for (int c = 0; c < C; ++c) counts[in.class_names[c]] = std::count(in.labels.begin(), in.labels.end(), c);
-  const nlohmann::json summary = {
-      {"model", a.out},
-      {"input", model.config.input_type},
-      {"vocab", model.config.tokens.size()},
-      {"classes", in.class_names},
-      {"class_counts", counts},
-      {"n_train", train.size()},
-      {"n_val", val.size()},
-      {"n_unlabeled", unl.size()},
-      {"embedding_dim", model.config.output_dim()},
-      {"lambda", sel.lambda},
-      {"lambda_log2", std::log2(sel.lambda)},
-      {"refit", a.refit},
-      {"head_input", {{"center", "train mean"}, {"scale", st.s}}},
-      {"train_accuracy", accuracy(head.logits(x_train), y_train)},
-      {"val_accuracy", sel.val_accuracy},
-      {"lambda_path", path},
-      {"timings_s", timings}};
+  const nlohmann::json summary = {{"model", a.out},
+                                  {"input", model.config.input_type},
+                                  {"vocab", model.config.tokens.size()},
+                                  {"classes", in.class_names},
+                                  {"class_counts", counts},
+                                  {"n_train", train.size()},
+                                  {"n_val", val.size()},
+                                  {"n_unlabeled", unl.size()},
+                                  {"embedding_dim", model.config.output_dim()},
+                                  {"lambda", sel.lambda},
+                                  {"lambda_log2", std::log2(sel.lambda)},
+                                  {"refit", a.refit},
+                                  {"head_input", {{"center", "train mean"}, {"scale", st.s}}},
+                                  {"train_accuracy", accuracy(head.logits(x_train), y_train)},
+                                  {"val_accuracy", sel.val_accuracy},
+                                  {"lambda_path", path},
+                                  {"timings_s", timings}};
   std::printf("%s\n", summary.dump().c_str());
 }
 

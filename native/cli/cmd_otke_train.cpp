@@ -85,8 +85,12 @@ void run(const TrainArgs& a) {
 
   nlohmann::json history = nlohmann::json::array();
   for (const auto& e : report.history)
-    history.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
-                       {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}});
+    history.push_back({{"epoch", e.epoch},
+                       {"train_loss", e.train_loss},
+                       {"val_loss", e.val_loss},
+                       {"val_accuracy", e.val_accuracy},
+                       {"lr", e.lr},
+                       {"seconds", e.seconds}});
   const nlohmann::json summary = {{"model", a.out},
                                   {"backend", a.backend},
                                   {"ranks", comm->size()},
@@ -117,9 +121,13 @@ void add_otke_train_command(CLI::App& otke) {
       "train", "Supervised OTKE: train anchors/filters, references and head end to end (start from `otke fit`)");
   add_input_options(cmd, a->data, InputKind::kLabelled);
   cmd->add_option("--init", a->init, "Initial model from `inductive otke fit` (.safetensors)")->required();
-  cmd->add_option("--epochs", a->epochs, "Maximum epochs (thesis: 100)")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--epochs", a->epochs, "Maximum epochs (thesis: 100)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--batch-size", a->batch_size, "Sets per step")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--lr", a->lr, "Adam learning rate (thesis: 0.01)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--lr", a->lr, "Adam learning rate (thesis: 0.01)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--weight-decay", a->weight_decay, "Decoupled weight decay of the head and conv filters")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -47,8 +47,8 @@ std::vector<double> parse_lambdas(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    INDUCTIVE_CHECK(used > 0 && item.find_first_not_of(" \t", used) == std::string::npos,
-                    ErrorCode::kInvalidArgument, "--lambdas: not a number: got '", item, "'");
+    INDUCTIVE_CHECK(used > 0 && item.find_first_not_of(" \t", used) == std::string::npos, ErrorCode::kInvalidArgument,
+                    "--lambdas: not a number: got '", item, "'");
     INDUCTIVE_CHECK(std::isfinite(v) && v > 0, ErrorCode::kInvalidArgument,
                     "--lambdas: every lambda must be a finite number > 0, got ", v);
     out.push_back(v);
@@ -68,9 +68,8 @@ std::vector<PathPoint> run_path(const ErmProblem& problem, const std::vector<dou
   const char* what = screening ? "with screening" : "without screening";
   return regularization_path(problem, lambdas, options, [&](const PathPoint& p) {
     ++index;
-    std::fprintf(stderr, "path %s: lambda %d/%zu = %.4g: %d epochs, %.3f s, screened %.1f%%, gap %.3g\n", what,
-                 index, lambdas.size(), p.lambda, p.epochs, p.seconds, 100.0 * p.n_removed / problem.n(),
-                 p.fit.gap.gap);
+    std::fprintf(stderr, "path %s: lambda %d/%zu = %.4g: %d epochs, %.3f s, screened %.1f%%, gap %.3g\n", what, index,
+                 lambdas.size(), p.lambda, p.epochs, p.seconds, 100.0 * p.n_removed / problem.n(), p.fit.gap.gap);
   });
 }
 
@@ -149,8 +148,8 @@ void run(const PathArgs& args) {
   if (without.empty()) {
     std::fprintf(stderr, "path of %zu lambdas: %.3f s with screening\n", lambdas.size(), t_with);
   } else {
-    std::fprintf(stderr, "path of %zu lambdas: %.3f s with screening, %.3f s without (%.2fx)\n", lambdas.size(),
-                 t_with, t_without, t_with > 0 ? t_without / t_with : 0.0);
+    std::fprintf(stderr, "path of %zu lambdas: %.3f s with screening, %.3f s without (%.2fx)\n", lambdas.size(), t_with,
+                 t_without, t_with > 0 ? t_without / t_with : 0.0);
   }
 }
 
@@ -161,7 +160,8 @@ void add_path_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "path", "Regularisation path with and without sequential + dynamic safe screening, timing both");
   add_erm_options(cmd, args->erm);
-  auto* lambdas = cmd->add_option("--lambdas", args->lambdas, "Comma-separated lambdas, visited in order (overrides the grid)");
+  auto* lambdas =
+      cmd->add_option("--lambdas", args->lambdas, "Comma-separated lambdas, visited in order (overrides the grid)");
   cmd->add_option("--lambda-max", args->lambda_max, "Largest lambda of the geometric grid")->capture_default_str();
   cmd->add_option("--ratio", args->ratio, "Smallest lambda / largest lambda")->capture_default_str();
   cmd->add_option("--count", args->count, "Number of lambdas in the grid")->capture_default_str();

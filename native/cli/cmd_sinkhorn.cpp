@@ -29,9 +29,9 @@ std::vector<float> load_marginal(const std::string& path, const char* which, int
   NpyArray arr = load_npy(path);
   INDUCTIVE_CHECK(arr.dtype == "<f4", ErrorCode::kInvalidArgument, path, ": marginal ", which,
                   " must be float32 or float64, got ", arr.dtype);
-  INDUCTIVE_CHECK(arr.shape.size() == 1 && arr.shape[0] == expected, ErrorCode::kShapeMismatch, path,
-                  ": marginal ", which, " must be a vector of ", expected, " weights: got ", arr.shape.size(),
-                  "-d array of ", arr.numel(), " values");
+  INDUCTIVE_CHECK(arr.shape.size() == 1 && arr.shape[0] == expected, ErrorCode::kShapeMismatch, path, ": marginal ",
+                  which, " must be a vector of ", expected, " weights: got ", arr.shape.size(), "-d array of ",
+                  arr.numel(), " values");
   return arr.f32;
 }
 
@@ -39,8 +39,8 @@ void run(const SinkhornArgs& args) {
   NpyArray cost = load_npy(args.cost);
   INDUCTIVE_CHECK(cost.dtype == "<f4", ErrorCode::kInvalidArgument, args.cost,
                   ": cost must be float32 or float64, got ", cost.dtype);
-  INDUCTIVE_CHECK(cost.shape.size() == 2, ErrorCode::kShapeMismatch, args.cost, ": cost must be a matrix (n, p): got a ",
-                  cost.shape.size(), "-d array");
+  INDUCTIVE_CHECK(cost.shape.size() == 2, ErrorCode::kShapeMismatch, args.cost,
+                  ": cost must be a matrix (n, p): got a ", cost.shape.size(), "-d array");
   INDUCTIVE_CHECK(cost.shape[0] >= 1 && cost.shape[1] >= 1, ErrorCode::kInvalidArgument, args.cost,
                   ": cost is empty, got shape (", cost.shape[0], ", ", cost.shape[1], "), expected n, p >= 1");
   INDUCTIVE_CHECK(cost.shape[0] <= (1 << 30) && cost.shape[1] <= (1 << 30), ErrorCode::kInvalidArgument, args.cost,
@@ -84,9 +84,14 @@ void run(const SinkhornArgs& args) {
   if (!args.out_g.empty()) outputs.emplace_back(args.out_g, npy_bytes(g.data(), {p}));
   write_files_atomic(outputs);
 
-  nlohmann::json summary = {{"n", n},          {"p", p},       {"eps", args.eps},
-                            {"n_iter", n_iter}, {"marginal_err", err}, {"converged", converged != 0},
-                            {"cost", value},    {"backend", backend->name()}};
+  nlohmann::json summary = {{"n", n},
+                            {"p", p},
+                            {"eps", args.eps},
+                            {"n_iter", n_iter},
+                            {"marginal_err", err},
+                            {"converged", converged != 0},
+                            {"cost", value},
+                            {"backend", backend->name()}};
   std::printf("%s\n", summary.dump().c_str());
 }
 
@@ -94,7 +99,8 @@ void run(const SinkhornArgs& args) {
 
 void add_sinkhorn_command(CLI::App& app) {
   auto args = std::make_shared<SinkhornArgs>();
-  CLI::App* cmd = app.add_subcommand("sinkhorn", "Entropic optimal transport (log-domain Sinkhorn) for one cost matrix");
+  CLI::App* cmd =
+      app.add_subcommand("sinkhorn", "Entropic optimal transport (log-domain Sinkhorn) for one cost matrix");
   cmd->add_option("--cost", args->cost, "Cost matrix C (n x p), .npy float32/float64")->required();
   cmd->add_option("--a", args->a, "Row marginal a (n), .npy; default uniform 1/n");
   cmd->add_option("--b", args->b, "Column marginal b (p), .npy; default uniform 1/p");

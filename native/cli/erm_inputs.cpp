@@ -17,8 +17,7 @@ void add_erm_options(CLI::App* cmd, ErmArgs& args) {
       ->capture_default_str()
       ->needs(csv);
   cmd->add_flag("--header", args.header, "CSV: skip the first line")->needs(csv);
-  args.one_vs_rest_option =
-      cmd->add_option("--one-vs-rest", args.one_vs_rest, "Label that becomes +1 (all others -1)");
+  args.one_vs_rest_option = cmd->add_option("--one-vs-rest", args.one_vs_rest, "Label that becomes +1 (all others -1)");
   cmd->add_option("--loss", args.loss,
                   "squared_hinge | hinge | safe_logistic | logistic | interval_regression | squared")
       ->capture_default_str();

@@ -35,8 +35,8 @@ namespace {
 
 // Options that contradict each other, refused before any file is read.
 void check_data_args(const GraphDataArgs& a) {
-  INDUCTIVE_CHECK(a.task.empty() || a.task == "classification" || a.task == "regression",
-                  ErrorCode::kInvalidArgument, "--task must be classification or regression: got '", a.task, "'");
+  INDUCTIVE_CHECK(a.task.empty() || a.task == "classification" || a.task == "regression", ErrorCode::kInvalidArgument,
+                  "--task must be classification or regression: got '", a.task, "'");
   if (!a.atom_types.empty()) {
     try {
       parse_atom_typing(a.atom_types);
@@ -102,8 +102,8 @@ NamedGraphs load_graph_data(const GraphDataArgs& a) {
       INDUCTIVE_CHECK(!a.label_column.empty(), ErrorCode::kInvalidArgument,
                       "--smiles-csv needs --label-column (classes) or --task regression --target-column (values)");
       const std::vector<uint8_t> bytes = read_file_bytes(a.smiles_csv);
-      m = parse_molecule_csv(std::string(bytes.begin(), bytes.end()), a.smiles_column, a.label_column, a.smiles_csv,
-                             {}, typing);
+      m = parse_molecule_csv(std::string(bytes.begin(), bytes.end()), a.smiles_column, a.label_column, a.smiles_csv, {},
+                             typing);
     }
     out.atom_typing = typing;
     out.data = std::move(m.dataset);
@@ -148,8 +148,8 @@ void map_to_vocabulary(NamedGraphs& g, const std::vector<std::string>& vocabular
 }
 
 std::vector<int32_t> append_graphs(NamedGraphs& into, NamedGraphs more) {
-  INDUCTIVE_CHECK(into.regression == more.regression, ErrorCode::kInvalidArgument, more.source, " and ",
-                  into.source, " hold different tasks");
+  INDUCTIVE_CHECK(into.regression == more.regression, ErrorCode::kInvalidArgument, more.source, " and ", into.source,
+                  " hold different tasks");
   std::vector<std::string> vocabulary = into.node_label_names;
   for (const std::string& name : more.node_label_names)
     if (std::find(vocabulary.begin(), vocabulary.end(), name) == vocabulary.end()) vocabulary.push_back(name);
@@ -160,8 +160,8 @@ std::vector<int32_t> append_graphs(NamedGraphs& into, NamedGraphs more) {
   std::vector<int32_t> class_map(more.data.class_values.size(), -1);
   for (size_t c = 0; c < more.data.class_values.size(); ++c) {
     const auto it = std::find(values.begin(), values.end(), more.data.class_values[c]);
-    INDUCTIVE_CHECK(it != values.end(), ErrorCode::kInvalidArgument, more.source, ": class ",
-                    more.data.class_values[c], " does not occur in ", into.source);
+    INDUCTIVE_CHECK(it != values.end(), ErrorCode::kInvalidArgument, more.source, ": class ", more.data.class_values[c],
+                    " does not occur in ", into.source);
     class_map[c] = static_cast<int32_t>(it - values.begin());
   }
   std::vector<int32_t> index;
@@ -177,8 +177,8 @@ std::vector<int32_t> append_graphs(NamedGraphs& into, NamedGraphs more) {
 }
 
 void random_split(int n, double fraction, uint64_t seed, std::vector<int32_t>& train, std::vector<int32_t>& val) {
-  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument,
-                  "--val-fraction must be in (0, 1): got ", fraction);
+  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument, "--val-fraction must be in (0, 1): got ",
+                  fraction);
   INDUCTIVE_CHECK(n >= 2, ErrorCode::kInvalidArgument, "a validation split needs >= 2 graphs: got ", n);
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);

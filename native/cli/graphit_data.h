@@ -28,9 +28,9 @@ namespace inductive::cli {
 struct GraphDataArgs {
   std::string tu, name, smiles_csv, smiles_column = "smiles", label_column;
   std::vector<std::string> node_label_names, class_names;
-  std::string task;          // "classification" | "regression"; empty: classification (predict: the model's)
-  std::string target_column; // regression target column of --smiles-csv
-  std::string atom_types;    // "element" | "element-charge"; empty: element (predict: the model's)
+  std::string task;           // "classification" | "regression"; empty: classification (predict: the model's)
+  std::string target_column;  // regression target column of --smiles-csv
+  std::string atom_types;     // "element" | "element-charge"; empty: element (predict: the model's)
   bool regression() const { return task == "regression"; }
 };
 void add_graph_data_options(CLI::App* cmd, GraphDataArgs& args);
@@ -43,7 +43,7 @@ struct NamedGraphs {
   std::vector<float> targets;                 // per graph (regression)
   bool regression = false;
   AtomTyping atom_typing = AtomTyping::kElement;  // molecules: how atoms became node labels
-  std::vector<std::string> smiles;            // molecules only
+  std::vector<std::string> smiles;                // molecules only
   std::string source;
 };
 // Reads the dataset the options name; contradictory options (regression with --label-column, --target-column

@@ -49,8 +49,8 @@ void append_fasta(const std::string& path, OtkeInputs& in, int32_t label) {
 void load_classes(const std::vector<std::string>& specs, OtkeInputs& in) {
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
-    INDUCTIVE_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), ErrorCode::kInvalidArgument,
-                    "--class '", spec, "': expected NAME=FILE.fa");
+    INDUCTIVE_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), ErrorCode::kInvalidArgument, "--class '",
+                    spec, "': expected NAME=FILE.fa");
     const std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
     auto found = std::find(in.class_names.begin(), in.class_names.end(), name);
     const auto label = static_cast<int32_t>(found - in.class_names.begin());
@@ -86,8 +86,8 @@ void load_tsv(const std::string& path, OtkeInputs& in) {
   const std::set<std::string> names(label_of_sample.begin(), label_of_sample.end());
   in.class_names.assign(names.begin(), names.end());
   for (const std::string& l : label_of_sample)
-    in.labels.push_back(static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) -
-                                             in.class_names.begin()));
+    in.labels.push_back(
+        static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) - in.class_names.begin()));
 }
 
 // GLUE-style TSV of sentences (see otke_inputs.h). Splits on TAB only: sentences hold quotes and backticks, and
@@ -114,8 +114,8 @@ void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
   int sentence_col = -1, label_col = -1;
   for (size_t c = 0; c < header.size(); ++c) {
     for (size_t d = 0; d < c; ++d)
-      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, path, ": line ", header_line,
-                      ": column '", header[c], "' appears twice in the header");
+      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, path, ": line ", header_line, ": column '",
+                      header[c], "' appears twice in the header");
     if (header[c] == "sentence") sentence_col = static_cast<int>(c);
     if (header[c] == "label") label_col = static_cast<int>(c);
   }
@@ -133,12 +133,12 @@ void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
     INDUCTIVE_CHECK(fields.size() == header.size(), ErrorCode::kInvalidArgument, path, ": line ", line_no,
                     ": expected ", header.size(), " tab-separated fields (as the header), got ", fields.size());
     const std::string& sentence = fields[sentence_col];
-    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument,
-                    path, ": line ", line_no, ": empty sentence");
+    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument, path,
+                    ": line ", line_no, ": empty sentence");
     if (labelled) {
       const std::string& label = fields[label_col];
-      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos,
-                      ErrorCode::kInvalidArgument, path, ": line ", line_no,
+      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos, ErrorCode::kInvalidArgument,
+                      path, ": line ", line_no,
                       label.empty() ? ": missing label" : ": label contains a space: got '" + label + "'");
       label_of_sample.push_back(label);
     }
@@ -151,8 +151,8 @@ void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
   const std::set<std::string> names(label_of_sample.begin(), label_of_sample.end());
   in.class_names.assign(names.begin(), names.end());
   for (const std::string& l : label_of_sample)
-    in.labels.push_back(static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) -
-                                             in.class_names.begin()));
+    in.labels.push_back(
+        static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) - in.class_names.begin()));
 }
 
 std::vector<int32_t> load_int_vector(const std::string& path, const char* option, int64_t expected) {
@@ -172,15 +172,15 @@ void load_sets(const InputArgs& args, InputKind kind, OtkeInputs& in) {
   INDUCTIVE_CHECK(x.shape.size() == 3, ErrorCode::kShapeMismatch, "--sets ", args.sets,
                   ": expected shape [B, n_max, d], got ", x.shape.size(), " dimensions");
   for (int64_t s : x.shape)
-    INDUCTIVE_CHECK(s >= 1 && s <= kMaxDim, ErrorCode::kInvalidArgument, "--sets ", args.sets, ": shape [",
-                    x.shape[0], ", ", x.shape[1], ", ", x.shape[2], "] has an empty or too large dimension");
+    INDUCTIVE_CHECK(s >= 1 && s <= kMaxDim, ErrorCode::kInvalidArgument, "--sets ", args.sets, ": shape [", x.shape[0],
+                    ", ", x.shape[1], ", ", x.shape[2], "] has an empty or too large dimension");
   const int B = static_cast<int>(x.shape[0]), N = static_cast<int>(x.shape[1]), d = static_cast<int>(x.shape[2]);
   SetBatch sets(B, N, d);
   sets.x = std::move(x.f32);
   sets.n = load_int_vector(args.lengths, "--lengths", B);
   for (int b = 0; b < B; ++b) {
-    INDUCTIVE_CHECK(sets.n[b] >= 1 && sets.n[b] <= N, ErrorCode::kInvalidArgument, "--lengths ", args.lengths,
-                    ": set ", b, " has length ", sets.n[b], ", expected 1..", N, " (n_max of --sets)");
+    INDUCTIVE_CHECK(sets.n[b] >= 1 && sets.n[b] <= N, ErrorCode::kInvalidArgument, "--lengths ", args.lengths, ": set ",
+                    b, " has length ", sets.n[b], ", expected 1..", N, " (n_max of --sets)");
     // Padding is never read, but SetBatch promises zeros there: callers may pass garbage (e.g. np.empty).
     std::fill(sets.row(b, sets.n[b]), sets.row(b, 0) + static_cast<int64_t>(N) * d, 0.0f);
   }
@@ -207,8 +207,8 @@ void add_input_options(CLI::App* cmd, InputArgs& a, InputKind kind) {
   sets->needs(lengths);
   lengths->needs(sets);
   if (kind == InputKind::kLabelled) {
-    CLI::Option* cls = cmd->add_option("--class", a.classes,
-                                       "NAME=FILE.fa: FASTA sequences of class NAME (repeat for each class)");
+    CLI::Option* cls =
+        cmd->add_option("--class", a.classes, "NAME=FILE.fa: FASTA sequences of class NAME (repeat for each class)");
     CLI::Option* tsv = cmd->add_option("--tsv", a.tsv, "Labelled sequences, one 'label<TAB>sequence' per line");
     CLI::Option* labels = cmd->add_option("--labels", a.labels, "Class indices y [B], .npy int32 (with --sets)");
     CLI::Option* text = cmd->add_option(
@@ -227,8 +227,8 @@ void add_input_options(CLI::App* cmd, InputArgs& a, InputKind kind) {
         "  --sets X.npy --lengths n.npy --labels y.npy      X [B, n_max, d] float32, n [B] int32, y [B] int32");
   } else {
     CLI::Option* fasta = cmd->add_option("--fasta", a.fasta, "FASTA file of sequences to embed (repeatable)");
-    CLI::Option* text = cmd->add_option(
-        "--text", a.text, "Sentences (tokens models): TSV whose header names a 'sentence' column");
+    CLI::Option* text =
+        cmd->add_option("--text", a.text, "Sentences (tokens models): TSV whose header names a 'sentence' column");
     fasta->excludes(sets)->excludes(text);
     text->excludes(sets);
     cmd->footer(
@@ -286,13 +286,13 @@ void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std:
     const Alphabet alphabet = Alphabet::from_name(config.alphabet);
     for (size_t s = 0; s < in.sequences.size(); ++s) {
       encode_sequence(alphabet, in.sequences[s], in.names[s]);
-      INDUCTIVE_CHECK(static_cast<int>(in.sequences[s].size()) >= config.kmer, ErrorCode::kInvalidArgument,
-                      in.names[s], ": sequence shorter than k: got length ", in.sequences[s].size(),
-                      ", expected >= ", config.kmer, " (the k-mer size)");
+      INDUCTIVE_CHECK(static_cast<int>(in.sequences[s].size()) >= config.kmer, ErrorCode::kInvalidArgument, in.names[s],
+                      ": sequence shorter than k: got length ", in.sequences[s].size(), ", expected >= ", config.kmer,
+                      " (the k-mer size)");
     }
   } else {
-    INDUCTIVE_CHECK(in.vectors, ErrorCode::kInvalidArgument, model_name, ": the model reads sets of ",
-                    config.input_dim, "-dimensional vectors: give --sets/--lengths, not sequences");
+    INDUCTIVE_CHECK(in.vectors, ErrorCode::kInvalidArgument, model_name, ": the model reads sets of ", config.input_dim,
+                    "-dimensional vectors: give --sets/--lengths, not sequences");
     INDUCTIVE_CHECK(in.sets.dim == config.input_dim, ErrorCode::kShapeMismatch, model_name,
                     ": --sets holds vectors of dimension ", in.sets.dim, ", expected ", config.input_dim);
   }
@@ -303,8 +303,8 @@ std::vector<int32_t> labels_for_model(const OtkeInputs& in, const OtkeConfig& co
                   "the model has no classifier head (head.classes = 0): fit one with `inductive otke fit`");
   if (in.numeric_labels) {
     for (size_t i = 0; i < in.labels.size(); ++i)
-      INDUCTIVE_CHECK(in.labels[i] < config.classes, ErrorCode::kInvalidArgument, "--labels: label of set ", i,
-                      " is ", in.labels[i], ", but the model has classes 0..", config.classes - 1);
+      INDUCTIVE_CHECK(in.labels[i] < config.classes, ErrorCode::kInvalidArgument, "--labels: label of set ", i, " is ",
+                      in.labels[i], ", but the model has classes 0..", config.classes - 1);
     return in.labels;
   }
   std::vector<std::string> model_names = config.labels;
@@ -414,8 +414,8 @@ void check_output_path(const std::string& path, const char* option) {
 // between standard libraries) so a seed gives the same split in every build.
 void stratified_split(const std::vector<int32_t>& y, const std::vector<std::string>& names, double fraction,
                       uint64_t seed, std::vector<int>& train, std::vector<int>& val) {
-  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument,
-                  "--val-fraction must be in (0, 1): got ", fraction);
+  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument, "--val-fraction must be in (0, 1): got ",
+                  fraction);
   std::vector<int> order(y.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);

@@ -35,7 +35,7 @@ struct InputArgs {
   std::vector<std::string> classes;  // NAME=FILE.fa
   std::vector<std::string> fasta;    // unlabelled FASTA files
   std::string tsv;
-  std::string text;                  // GLUE-style TSV of sentences
+  std::string text;  // GLUE-style TSV of sentences
   std::string sets, lengths, labels;
 };
 
@@ -77,8 +77,8 @@ class Progress {
  public:
   Progress(std::string command, bool quiet);
   void operator()(const std::string& stage, double fraction);
-  double elapsed() const;          // seconds since construction
-  double lap();                    // seconds since the previous lap (or construction)
+  double elapsed() const;  // seconds since construction
+  double lap();            // seconds since the previous lap (or construction)
 
  private:
   std::string command_;

@@ -14,9 +14,9 @@ namespace inductive::cuda {
 
 struct Operand {
   const float* data;
-  int ld;                 // row stride (elements)
+  int ld;  // row stride (elements)
   bool transposed = false;
-  int64_t stride = 0;     // between the matrices of a batch (0: the same matrix for every product)
+  int64_t stride = 0;  // between the matrices of a batch (0: the same matrix for every product)
 };
 
 class Blas {

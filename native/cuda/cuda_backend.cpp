@@ -60,7 +60,7 @@ void CudaBackend::sinkhorn_log(const SinkhornProblem<float>& pr, const SinkhornO
   dp.p = p.as<int32_t>();
   dp.a = a.as<float>();
   dp.b = b.as<float>();
-  const SinkhornOutput<float> dout{plan.as<float>(), f.as<float>(),     g.as<float>(),    n_iter.as<int32_t>(),
+  const SinkhornOutput<float> dout{plan.as<float>(), f.as<float>(),      g.as<float>(),    n_iter.as<int32_t>(),
                                    err.as<float>(),  conv.as<uint8_t>(), value.as<float>()};
   sinkhorn_log_device(dp, o, dout, workspace.data(), workspace.bytes(), launch);
 

@@ -60,8 +60,8 @@ struct Mapping {
   int group;   // this thread's row slice; >= groups: idle in column passes
   int lanes;   // threads per row in row passes (power of two <= 32)
   int rows_per_warp;
-  int sub;     // lane within the row's segment
-  int seg;     // segment (row) within the warp
+  int sub;  // lane within the row's segment
+  int seg;  // segment (row) within the warp
 };
 
 // The work split of a block of `Threads` threads (kThreads unless a kernel says otherwise).

@@ -127,7 +127,7 @@ __global__ void kappa_backward_kernel(float* da, const float* kx, int64_t count,
 void normalize_rows(const float* x, float* xhat, float* norm, int64_t rows, int dim, cudaStream_t stream) {
   const int64_t threads = rows * 32;
   normalize_rows_kernel<<<static_cast<int>((threads + kBlock - 1) / kBlock), kBlock, 0, stream>>>(x, xhat, norm, rows,
-                                                                                                 dim);
+                                                                                                  dim);
   check(cudaGetLastError(), "normalize rows kernel launch");
 }
 

@@ -18,9 +18,10 @@
 namespace inductive::cuda {
 
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
-  const char* plan = " yet (it trains Nystrom and identity embeddings with OT pooling and the unrolled Sinkhorn "
-                     "gradient); "
-                     "train this model with --backend cpu";
+  const char* plan =
+      " yet (it trains Nystrom and identity embeddings with OT pooling and the unrolled Sinkhorn "
+      "gradient); "
+      "train this model with --backend cpu";
   INDUCTIVE_CHECK(c.input_type != "tokens", ErrorCode::kBackend, "cuda: OTKE training does not support token inputs",
                   plan);
   INDUCTIVE_CHECK(c.embedding == "identity" || c.embedding == "nystrom", ErrorCode::kBackend,
@@ -66,8 +67,8 @@ struct CudaOtkeStepper::State {
   AdamOptions adam_options;
   int64_t adam_steps = 0;
   int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // k: the pooled features' dimension; dim = D = q p k
-  int d = 1;            // the input features' dimension (= k for the identity embedding)
-  bool nystrom = false;  // embedding: psi = kappa(xhat W^T) factor, else psi = x
+  int d = 1;                                      // the input features' dimension (= k for the identity embedding)
+  bool nystrom = false;                           // embedding: psi = kappa(xhat W^T) factor, else psi = x
   bool train_anchors = false;
   float sigma = 0.6f;
   bool keep_norm = false;
@@ -114,11 +115,10 @@ struct CudaOtkeStepper::State {
     DeviceBuffer npsi(ny * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_anchors ? ny * k : 0),
         nda(train_anchors ? ny * k : 0);
     DeviceBuffer nx(rows * d * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
-        nw(host.config.otk.sigma_pos > 0 ? mat : 0),
-        nt(static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f), nphi(static_cast<size_t>(cb) * dim * f),
-        ndphi(static_cast<size_t>(cb) * dim * f), nlog(static_cast<size_t>(cb) * classes * f),
-        ndlog(static_cast<size_t>(cb) * classes * f), ngp(rows * p * f), nds(rows * p * f),
-        nws(sinkhorn_workspace_bytes(cb, cn, p, launch));
+        nw(host.config.otk.sigma_pos > 0 ? mat : 0), nt(static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
+        nphi(static_cast<size_t>(cb) * dim * f), ndphi(static_cast<size_t>(cb) * dim * f),
+        nlog(static_cast<size_t>(cb) * classes * f), ndlog(static_cast<size_t>(cb) * classes * f), ngp(rows * p * f),
+        nds(rows * p * f), nws(sinkhorn_workspace_bytes(cb, cn, p, launch));
     x = std::move(nx), n = std::move(nn), labels = std::move(nl), sim = std::move(ns), plan = std::move(np);
     wplan = std::move(nw), tape = std::move(nt), phi = std::move(nphi), dphi = std::move(ndphi);
     logits = std::move(nlog), dlogits = std::move(ndlog), gplan = std::move(ngp), dsim = std::move(nds);
@@ -181,8 +181,8 @@ struct CudaOtkeStepper::State {
     blas->gemm(static_cast<int>(rows()), k, d, 1.f, {xhat.as<float>(), d}, {anchors.as<float>(), d, true}, 0.f,
                kx.as<float>(), k);
     gaussian_on_sphere(kx.as<float>(), rows() * k, sigma, s());
-    blas->gemm(static_cast<int>(rows()), k, k, 1.f, {kx.as<float>(), k}, {factor.as<float>(), k}, 0.f,
-               psi.as<float>(), k);
+    blas->gemm(static_cast<int>(rows()), k, k, 1.f, {kx.as<float>(), k}, {factor.as<float>(), k}, 0.f, psi.as<float>(),
+               k);
     if (keep_norm) scale_rows(psi.as<float>(), norm.as<float>(), rows(), k, s());
   }
 
@@ -228,8 +228,8 @@ struct CudaOtkeStepper::State {
                  dphi.as<float>(), dim);
       for (int r = 0; r < q; ++r) {
         // dL/d(P o Spos)_b = c psi_b (dPhi_b^r)^T, then through the weighting to dL/dP
-        blas->gemm(n_max, p, k, scale, {xf, k, false, nk},
-                   {at(dphi, static_cast<size_t>(r) * p * k), k, true, dim}, 0.f, gplan.as<float>(), p, np, batch);
+        blas->gemm(n_max, p, k, scale, {xf, k, false, nk}, {at(dphi, static_cast<size_t>(r) * p * k), k, true, dim},
+                   0.f, gplan.as<float>(), p, np, batch);
         if (host.config.otk.sigma_pos > 0)
           positional_weighting(gplan.as<float>(), gplan.as<float>(), n.as<int32_t>(), batch, n_max, p,
                                host.config.otk.sigma_pos, s());
@@ -243,8 +243,8 @@ struct CudaOtkeStepper::State {
           // dL/dpsi_b += c (P o Spos)_b dPhi_b^r + dS_b z_r (zero on padding rows: P and dS are)
           const float* weights = host.config.otk.sigma_pos > 0 ? at(wplan, r * matrix()) : at(plan, r * matrix());
           blas->gemm(n_max, k, p, scale, {weights, p, false, np},
-                     {at(dphi, static_cast<size_t>(r) * p * k), k, false, dim}, r == 0 ? 0.f : 1.f, dpsi.as<float>(),
-                     k, nk, batch);
+                     {at(dphi, static_cast<size_t>(r) * p * k), k, false, dim}, r == 0 ? 0.f : 1.f, dpsi.as<float>(), k,
+                     nk, batch);
           blas->gemm(static_cast<int>(rows()), k, p, 1.f, {dsim.as<float>(), p}, {at(refs, r * p * k), k}, 1.f,
                      dpsi.as<float>(), k);
         }
@@ -279,9 +279,8 @@ struct CudaOtkeStepper::State {
 
   void adam(double lr) {
     ++adam_steps;
-    const elementwise::AdamCoefficients c =
-        elementwise::adam_coefficients(lr, adam_options.beta1, adam_options.beta2, adam_options.eps,
-                                       adam_options.weight_decay, adam_steps);
+    const elementwise::AdamCoefficients c = elementwise::adam_coefficients(
+        lr, adam_options.beta1, adam_options.beta2, adam_options.eps, adam_options.weight_decay, adam_steps);
     adam_step(weight.as<float>(), m_weight.as<float>(), v_weight.as<float>(), g_weight.as<float>(),
               static_cast<int64_t>(classes) * dim, c, true, s());
     adam_step(bias.as<float>(), m_bias.as<float>(), v_bias.as<float>(), g_bias.as<float>(), classes, c, false, s());
@@ -312,9 +311,10 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     : s_(std::make_unique<State>()) {
   const OtkeConfig& c = model.config;
   check_cuda_otke_support(c, lo);
-  INDUCTIVE_CHECK(c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim()),
-                  ErrorCode::kInvalidArgument, "otke (cuda): the model's head is ", model.head.weight.rows(), " x ",
-                  model.head.weight.cols(), ", expected ", c.classes, " x ", c.output_dim());
+  INDUCTIVE_CHECK(
+      c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim()),
+      ErrorCode::kInvalidArgument, "otke (cuda): the model's head is ", model.head.weight.rows(), " x ",
+      model.head.weight.cols(), ", expected ", c.classes, " x ", c.output_dim());
   State& s = *s_;
   s.device = device;
   s.host = model;
@@ -333,8 +333,8 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
   s.has_head = c.classes >= 2;
   s.dim = c.output_dim();
-  s.scale = c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q))
-                                            : static_cast<float>(s.p);
+  s.scale =
+      c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q)) : static_cast<float>(s.p);
   s.so.eps = c.otk.eps;
   s.so.max_iter = c.otk.iters;
   s.so.similarity = true;
@@ -347,7 +347,8 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   for (DeviceBuffer* b : {&s.bias, &s.g_bias, &s.m_bias, &s.v_bias}) *b = DeviceBuffer(s.classes * sizeof(float));
   s.loss = DeviceBuffer(sizeof(double));
   if (s.nystrom) {
-    const size_t kd = static_cast<size_t>(s.k) * s.d * sizeof(float), kk = static_cast<size_t>(s.k) * s.k * sizeof(float);
+    const size_t kd = static_cast<size_t>(s.k) * s.d * sizeof(float),
+                 kk = static_cast<size_t>(s.k) * s.k * sizeof(float);
     s.anchors = DeviceBuffer(kd);
     s.factor = DeviceBuffer(kk);
     s.g_wdirect = DeviceBuffer(s.train_anchors ? kd : 0);
@@ -478,8 +479,8 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
 void CudaOtkeStepper::bind(const SetBatch& d) {
   State& s = *s_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  INDUCTIVE_CHECK(d.dim == s.d, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim,
-                  ", expected ", s.d);
+  INDUCTIVE_CHECK(d.dim == s.d, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim, ", expected ",
+                  s.d);
   s.bound = &d;
   s.resident = false;
   s.data = DeviceBuffer();
@@ -511,8 +512,8 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   for (size_t i = 0; i < indices.size(); ++i) {
     INDUCTIVE_CHECK(indices[i] >= 0 && indices[i] < s.bound->batch, ErrorCode::kInvalidArgument,
                     "otke train: set index ", indices[i], " out of range");
-    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < s.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
-                    i, " out of range: got ", labels[i], ", expected 0..", s.classes - 1);
+    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < s.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ", i,
+                    " out of range: got ", labels[i], ", expected 0..", s.classes - 1);
   }
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.gather(indices, labels);
@@ -525,8 +526,8 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
 MatF CudaOtkeStepper::embed(const SetBatch& features) {
   State& s = *s_;
   features.validate("otke embed");
-  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
-                  features.dim, ", expected ", s.d);
+  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ", features.dim,
+                  ", expected ", s.d);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
   s.forward(false);
@@ -540,13 +541,12 @@ MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
   INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke predict: the model has no classifier head");
   features.validate("otke embed");
-  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
-                  features.dim, ", expected ", s.d);
+  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ", features.dim,
+                  ", expected ", s.d);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
   s.forward(false);
-  softmax_cross_entropy(s.logits.as<float>(), s.bias.as<float>(), nullptr, nullptr, nullptr, s.batch, s.classes,
-                        s.s());
+  softmax_cross_entropy(s.logits.as<float>(), s.bias.as<float>(), nullptr, nullptr, nullptr, s.batch, s.classes, s.s());
   MatF out(s.batch, s.classes);
   s.copy_out(out.data(), s.logits, static_cast<size_t>(s.batch) * s.classes);
   check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
@@ -557,10 +557,11 @@ size_t CudaOtkeStepper::device_bytes() const {
   size_t total = 0;
   const State& s = *s_;
   for (const DeviceBuffer* b :
-       {&s.refs, &s.weight, &s.bias, &s.g_refs, &s.g_weight, &s.g_bias, &s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight,
-        &s.m_bias, &s.v_bias, &s.x, &s.n, &s.labels, &s.sim, &s.plan, &s.wplan, &s.tape, &s.phi, &s.logits,
-        &s.dlogits, &s.dphi, &s.gplan, &s.dsim, &s.loss, &s.workspace, &s.index, &s.psi, &s.xhat, &s.norm, &s.kx,
-        &s.dpsi, &s.da, &s.anchors, &s.factor, &s.g_wdirect, &s.g_factor})
+       {&s.refs,     &s.weight,   &s.bias,      &s.g_refs, &s.g_weight,  &s.g_bias,  &s.m_refs, &s.v_refs,
+        &s.m_weight, &s.v_weight, &s.m_bias,    &s.v_bias, &s.x,         &s.n,       &s.labels, &s.sim,
+        &s.plan,     &s.wplan,    &s.tape,      &s.phi,    &s.logits,    &s.dlogits, &s.dphi,   &s.gplan,
+        &s.dsim,     &s.loss,     &s.workspace, &s.index,  &s.psi,       &s.xhat,    &s.norm,   &s.kx,
+        &s.dpsi,     &s.da,       &s.anchors,   &s.factor, &s.g_wdirect, &s.g_factor})
     total += b->bytes();
   return total;
 }

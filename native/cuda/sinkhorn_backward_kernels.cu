@@ -36,10 +36,10 @@ struct BackwardParams {
   const float* tape;       // [batch, iters, p_max + n_max]
   const int32_t* n;        // [batch] or nullptr
   const int32_t* p;
-  const float* a;          // [batch, n_max] or nullptr (uniform)
+  const float* a;  // [batch, n_max] or nullptr (uniform)
   const float* b;
   int n_max, p_max, iters;
-  double scale;            // -1/eps, or +1/eps for similarities
+  double scale;  // -1/eps, or +1/eps for similarities
 };
 
 __device__ __forceinline__ float logit_at(const BackwardParams& P, const float* C, int64_t e) {

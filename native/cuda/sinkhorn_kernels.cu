@@ -31,16 +31,16 @@ struct Params {
   float* logits;      // [batch, n_max, p_max]: K during the iterations, the plan at the end
   const int32_t* n;   // [batch] or nullptr
   const int32_t* p;
-  const float* a;     // [batch, n_max] or nullptr (uniform)
+  const float* a;  // [batch, n_max] or nullptr (uniform)
   const float* b;
-  float* f;           // outputs, each optional
+  float* f;  // outputs, each optional
   float* g;
   int32_t* n_iter;
   float* marginal_err;
   uint8_t* converged;
   float* cost_value;
-  float* workspace;   // [batch, 2 n_max + 3 p_max] when the vectors are not in shared memory
-  float* tape;        // [batch, max_iter, p_max + n_max] column then row LSEs per iteration, or nullptr
+  float* workspace;  // [batch, 2 n_max + 3 p_max] when the vectors are not in shared memory
+  float* tape;       // [batch, max_iter, p_max + n_max] column then row LSEs per iteration, or nullptr
   int n_max, p_max, max_iter;
   double eps, scale, tol;  // scale = -1/eps (or +1/eps for similarities), computed like the CPU
   bool shared_vectors;
@@ -190,7 +190,7 @@ __device__ void plan_rows(float* K, int ld, int n, int p, float* F, const float*
     if (w > 0.f)
       for (int j = mp.sub; j < p; j += mp.lanes) lse_add(m, s, G[j] + k[j]);
     segment_merge(m, s, mp.lanes);  // every lane of the segment now holds the row's (max, sum)
-    double rs = 0;  // double, like the CPU's row sum
+    double rs = 0;                  // double, like the CPU's row sum
     if (row) {
       if (w > 0.f && m != kNegInf) {
         const float scale = w / s;
@@ -220,8 +220,8 @@ __device__ __forceinline__ void add_column(double colsum, int j, int p, const fl
 }
 
 // Column terms of the marginal error and of the cost, from the plan (summed in double like the CPU).
-__device__ void plan_columns(const float* P, int ld, int n, int p, const float* G, const float* b,
-                             const Mapping& mp, double* part, double& err, double& value) {
+__device__ void plan_columns(const float* P, int ld, int n, int p, const float* G, const float* b, const Mapping& mp,
+                             double* part, double& err, double& value) {
   const int t = threadIdx.x;
   if (mp.group < mp.groups) {
     const int64_t step = static_cast<int64_t>(mp.groups) * ld;
@@ -386,11 +386,11 @@ struct LaunchShape {
 // Shapes the CPU's SinkhornProblem::validate would reject, with its messages (values cannot be read here).
 void check_shape(const SinkhornProblem<float>& pr) {
   INDUCTIVE_CHECK(pr.batch >= 1, ErrorCode::kInvalidArgument, "sinkhorn: batch size must be >= 1: got ", pr.batch);
-  INDUCTIVE_CHECK(pr.n_max >= 1 && pr.p_max >= 1, ErrorCode::kInvalidArgument, "sinkhorn: empty point set: got n = ",
-                  pr.n_max, ", p = ", pr.p_max, ", expected n >= 1 and p >= 1");
-  INDUCTIVE_CHECK(static_cast<int64_t>(pr.batch) * pr.n_max * pr.p_max < (int64_t{1} << 40),
-                  ErrorCode::kInvalidArgument, "sinkhorn: problem too large: batch x n x p = ",
-                  static_cast<int64_t>(pr.batch) * pr.n_max * pr.p_max);
+  INDUCTIVE_CHECK(pr.n_max >= 1 && pr.p_max >= 1, ErrorCode::kInvalidArgument,
+                  "sinkhorn: empty point set: got n = ", pr.n_max, ", p = ", pr.p_max, ", expected n >= 1 and p >= 1");
+  INDUCTIVE_CHECK(
+      static_cast<int64_t>(pr.batch) * pr.n_max * pr.p_max < (int64_t{1} << 40), ErrorCode::kInvalidArgument,
+      "sinkhorn: problem too large: batch x n x p = ", static_cast<int64_t>(pr.batch) * pr.n_max * pr.p_max);
 }
 
 LaunchShape launch_shape(int batch, int n_max, int p_max, const SinkhornLaunch& launch) {
@@ -429,8 +429,7 @@ void sinkhorn_log_device(const SinkhornProblem<float>& pr, const SinkhornOptions
                   " bytes, expected ", shape.workspace_bytes, " (see sinkhorn_workspace_bytes)");
   if (shape.shared_vectors) {
     // Always the device maximum (not this launch's size): concurrent callers then never shrink each other's limit.
-    check(cudaFuncSetAttribute(sinkhorn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               shape.max_dynamic_shared),
+    check(cudaFuncSetAttribute(sinkhorn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.max_dynamic_shared),
           "cudaFuncSetAttribute");
   }
   Params P{};

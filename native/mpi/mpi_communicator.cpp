@@ -73,9 +73,9 @@ class MpiCommunicator final : public Communicator {
     }
     for (int64_t begin = 0; begin < count; begin += INT_MAX / 2) {
       const int n = static_cast<int>(std::min<int64_t>(count - begin, INT_MAX / 2));
-      check(MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : data + begin, data + begin, n, MPI_DOUBLE, MPI_SUM, 0,
-                       MPI_COMM_WORLD),
-            "MPI_Reduce");
+      check(
+          MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : data + begin, data + begin, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD),
+          "MPI_Reduce");
       check(MPI_Bcast(data + begin, n, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
     }
   }

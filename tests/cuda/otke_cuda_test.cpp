@@ -1,8 +1,9 @@
 // OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward on masked
 // batches of every work-split class, the whole step's loss and gradients for each supported variant (identity and
-// Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the
-// errors (unsupported configurations, no device, out of device memory with the checkpoint left intact). Tests
-// that need a device skip with a message when there is none; the error tests without a device run everywhere.
+// Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam, logits, a 3-epoch training run and
+// its checkpoint/resume, and the errors (unsupported configurations, no device, out of device memory with the
+// checkpoint left intact). Tests that need a device skip with a message when there is none; the error tests without a
+// device run everywhere.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -72,13 +73,14 @@ struct BackwardCase {
 };
 
 void check_backward(const BackwardCase& c, uint32_t seed) {
-  SCOPED_TRACE("batch " + std::to_string(c.batch) + " n " + std::to_string(c.n_max) + " p " +
-               std::to_string(c.p_max) + " eps " + std::to_string(c.eps));
+  SCOPED_TRACE("batch " + std::to_string(c.batch) + " n " + std::to_string(c.n_max) + " p " + std::to_string(c.p_max) +
+               " eps " + std::to_string(c.eps));
   const size_t size = static_cast<size_t>(c.batch) * c.n_max * c.p_max;
   std::vector<float> sim = testing::random_vector<float>(size, seed, -1, 1);
   const std::vector<float> dplan = testing::random_vector<float>(size, seed + 1, -1, 1);
   std::vector<int32_t> n(c.batch), p(c.batch);
-  const auto rn = testing::random_vector<double>(c.batch, seed + 2), rp = testing::random_vector<double>(c.batch, seed + 3);
+  const auto rn = testing::random_vector<double>(c.batch, seed + 2),
+             rp = testing::random_vector<double>(c.batch, seed + 3);
   for (int b = 0; b < c.batch; ++b) {
     n[b] = b == 0 ? c.n_max : 1 + static_cast<int32_t>(rn[b] * (c.n_max - 1));
     p[b] = b == 0 ? c.p_max : 1 + static_cast<int32_t>(rp[b] * (c.p_max - 1));
@@ -124,8 +126,8 @@ void check_backward(const BackwardCase& c, uint32_t seed) {
     for (int i = 0; i < c.n_max; ++i)
       for (int j = 0; j < c.p_max; ++j)
         if (i >= n[b] || j >= p[b]) {
-          ASSERT_EQ(ggrad[(static_cast<size_t>(b) * c.n_max + i) * c.p_max + j], 0.0f) << "padding " << b << "," << i
-                                                                                         << "," << j;
+          ASSERT_EQ(ggrad[(static_cast<size_t>(b) * c.n_max + i) * c.p_max + j], 0.0f)
+              << "padding " << b << "," << i << "," << j;
         }
 }
 
@@ -133,8 +135,8 @@ TEST(CudaSinkhornBackward, MatchesTheCpuUnrolledGradientOnMaskedBatchesOfEverySh
   REQUIRE_CUDA_DEVICE();
   // p = 1, narrow (many row slices per column), OTKE's p = 64 and p = 10, wide (p > 512: several columns a thread),
   // n = 1, small eps (large logits), many iterations.
-  const BackwardCase cases[] = {{3, 17, 1, 0.5, 10},   {5, 37, 7, 0.5, 10},   {4, 300, 64, 0.5, 10},
-                                {4, 1000, 10, 0.5, 10}, {2, 50, 600, 0.5, 5},  {3, 1, 9, 0.5, 10},
+  const BackwardCase cases[] = {{3, 17, 1, 0.5, 10},    {5, 37, 7, 0.5, 10},  {4, 300, 64, 0.5, 10},
+                                {4, 1000, 10, 0.5, 10}, {2, 50, 600, 0.5, 5}, {3, 1, 9, 0.5, 10},
                                 {3, 40, 16, 0.05, 10},  {2, 30, 12, 1.0, 100}};
   uint32_t seed = 100;
   for (const BackwardCase& c : cases) check_backward(c, seed += 10);
@@ -146,11 +148,11 @@ TEST(CudaSinkhornBackward, RefusesToleranceModeAndMissingBuffers) {
   o.tol = 1e-3;
   const SinkhornProblem<float> pr{nullptr, 1, 4, 4, nullptr, nullptr, nullptr, nullptr};
   float x = 0;
-  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); },
-               ErrorCode::kInvalidArgument, "tol = 0");
+  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); }, ErrorCode::kInvalidArgument,
+               "tol = 0");
   o.tol = 0;
-  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); },
-               ErrorCode::kInvalidArgument, "must all be given");
+  expect_error([&] { cuda::sinkhorn_log_backward_device(pr, o, &x, &x, &x, &x, nullptr); }, ErrorCode::kInvalidArgument,
+               "must all be given");
 }
 
 // ---- the OTKE step ----------------------------------------------------------------------------------------------
@@ -319,7 +321,8 @@ TEST(CudaOtkeStepper, ResidentAndStreamedStepsAgreeWithTheCpu) {
   for (const auto& idx : batches) {
     std::vector<int32_t> y;
     for (int i : idx) y.push_back(y_all[i]);
-    const double lc = cpu->step_on(idx, y, 0.05), lr = resident.step_on(idx, y, 0.05), ls = streamed.step_on(idx, y, 0.05);
+    const double lc = cpu->step_on(idx, y, 0.05), lr = resident.step_on(idx, y, 0.05),
+                 ls = streamed.step_on(idx, y, 0.05);
     EXPECT_NEAR(lr, lc, 1e-4 * std::max(1.0, std::fabs(lc)));
     EXPECT_EQ(lr, ls) << "the resident and streamed paths run the same kernels on the same batch";
   }

@@ -34,10 +34,10 @@ bool device_present(std::string* why) {
   return false;
 }
 
-#define REQUIRE_CUDA_DEVICE()                                                            \
-  do {                                                                                   \
-    std::string why_;                                                                    \
-    if (!device_present(&why_)) GTEST_SKIP() << "no CUDA device (" << why_ << ")";       \
+#define REQUIRE_CUDA_DEVICE()                                                      \
+  do {                                                                             \
+    std::string why_;                                                              \
+    if (!device_present(&why_)) GTEST_SKIP() << "no CUDA device (" << why_ << ")"; \
   } while (0)
 
 std::unique_ptr<Backend> cuda_backend() {
@@ -51,12 +51,18 @@ enum class Weights { kUniform, kRandom, kWithZeros };
 
 struct Batch {
   int batch = 1, n_max = 1, p_max = 1;
-  std::vector<int32_t> n, p;  // empty: all n_max / p_max
+  std::vector<int32_t> n, p;      // empty: all n_max / p_max
   std::vector<float> cost, a, b;  // a, b empty: uniform
 
   SinkhornProblem<float> problem() const {
-    return {cost.data(), batch, n_max, p_max, n.empty() ? nullptr : n.data(), p.empty() ? nullptr : p.data(),
-            a.empty() ? nullptr : a.data(), b.empty() ? nullptr : b.data()};
+    return {cost.data(),
+            batch,
+            n_max,
+            p_max,
+            n.empty() ? nullptr : n.data(),
+            p.empty() ? nullptr : p.data(),
+            a.empty() ? nullptr : a.data(),
+            b.empty() ? nullptr : b.data()};
   }
   int n_of(int bi) const { return n.empty() ? n_max : n[bi]; }
   int p_of(int bi) const { return p.empty() ? p_max : p[bi]; }
@@ -214,8 +220,8 @@ void expect_matches_cpu(const Batch& B, const SinkhornOptions& o, const Result& 
         }
       }
       EXPECT_EQ(bad, -1) << what << "[" << bad << "]: cuda " << (bad >= 0 ? x[off + bad] : 0) << ", cpu "
-                         << (bad >= 0 ? y[off + bad] : 0) << " after removing the offset " << shift
-                         << " (tolerance " << tol.pot * pot_scale << ")";
+                         << (bad >= 0 ? y[off + bad] : 0) << " after removing the offset " << shift << " (tolerance "
+                         << tol.pot * pot_scale << ")";
       for (int k = len; k < len_max; ++k) {
         EXPECT_EQ(x[off + k], 0.0f) << what << " padding at " << k;
         if (x[off + k] != 0.0f) break;
@@ -282,7 +288,8 @@ TEST(CudaBackendFactory, WithoutADeviceIsABackendErrorNotACrash) {
   std::string why;
   if (device_present(&why)) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
   cuda::register_cuda_backend();
-  expect_error([] { make_backend("cuda"); }, ErrorCode::kBackend, "cuda: no CUDA device available (cudaGetDeviceCount: ");
+  expect_error([] { make_backend("cuda"); }, ErrorCode::kBackend,
+               "cuda: no CUDA device available (cudaGetDeviceCount: ");
   expect_error([] { make_backend("cuda:0"); }, ErrorCode::kBackend, "no CUDA device available");
   // The device-pointer entry points fail the same way instead of launching into nothing.
   expect_error([] { cuda::sinkhorn_workspace_bytes(2, 8, 8); }, ErrorCode::kBackend, "cuda: ");
@@ -324,16 +331,16 @@ TEST(CudaSinkhorn, MatchesTheCpuOnMaskedBatchesOfEveryShapeClass) {
   REQUIRE_CUDA_DEVICE();
   const auto backend = cuda_backend();
   const Shape shapes[] = {
-      {1, 1, 1, false, Weights::kUniform, Weights::kUniform, 0.5, 10},       // 1 x 1
-      {3, 1, 37, true, Weights::kRandom, Weights::kRandom, 0.1, 30},         // n = 1
-      {3, 45, 1, true, Weights::kRandom, Weights::kUniform, 0.1, 30},        // p = 1: 32 slices per column
-      {5, 12, 9, true, Weights::kRandom, Weights::kRandom, 0.1, 30},         // the core test's batch
-      {4, 70, 17, true, Weights::kUniform, Weights::kRandom, 0.05, 50},      // many slices, 4 lanes per row
-      {3, 20, 300, true, Weights::kRandom, Weights::kRandom, 0.2, 40},       // 256 < p < 512: one slice
-      {2, 30, 512, false, Weights::kRandom, Weights::kRandom, 0.2, 40},      // p = block size
-      {2, 9, 1100, true, Weights::kRandom, Weights::kUniform, 0.2, 40},      // p > block: columns per thread
-      {6, 130, 64, true, Weights::kRandom, Weights::kRandom, 0.1, 100},      // OTKE-like, masked
-      {2, 33, 1, false, Weights::kUniform, Weights::kUniform, 0.3, 5},       // all mass through one column
+      {1, 1, 1, false, Weights::kUniform, Weights::kUniform, 0.5, 10},   // 1 x 1
+      {3, 1, 37, true, Weights::kRandom, Weights::kRandom, 0.1, 30},     // n = 1
+      {3, 45, 1, true, Weights::kRandom, Weights::kUniform, 0.1, 30},    // p = 1: 32 slices per column
+      {5, 12, 9, true, Weights::kRandom, Weights::kRandom, 0.1, 30},     // the core test's batch
+      {4, 70, 17, true, Weights::kUniform, Weights::kRandom, 0.05, 50},  // many slices, 4 lanes per row
+      {3, 20, 300, true, Weights::kRandom, Weights::kRandom, 0.2, 40},   // 256 < p < 512: one slice
+      {2, 30, 512, false, Weights::kRandom, Weights::kRandom, 0.2, 40},  // p = block size
+      {2, 9, 1100, true, Weights::kRandom, Weights::kUniform, 0.2, 40},  // p > block: columns per thread
+      {6, 130, 64, true, Weights::kRandom, Weights::kRandom, 0.1, 100},  // OTKE-like, masked
+      {2, 33, 1, false, Weights::kUniform, Weights::kUniform, 0.3, 5},   // all mass through one column
   };
   for (const Shape& s : shapes) {
     SCOPED_TRACE(::testing::Message() << "shape batch " << s.batch << " x " << s.n_max << " x " << s.p_max);
@@ -555,10 +562,16 @@ Result solve_device(const Batch& B, const SinkhornOptions& o, bool allow_shared,
   cuda::DeviceBuffer err = to_device(std::vector<float>(B.batch, 9.0f));
   cuda::DeviceBuffer conv = to_device(std::vector<uint8_t>(B.batch, 7));
   cuda::DeviceBuffer value = to_device(std::vector<float>(B.batch, 9.0f));
-  SinkhornProblem<float> pr{in_place ? plan.as<float>() : cost.as<float>(), B.batch, B.n_max, B.p_max,
-                            n.as<int32_t>(), p.as<int32_t>(), a.as<float>(), b.as<float>()};
-  const SinkhornOutput<float> out{plan.as<float>(), f.as<float>(), g.as<float>(), iters.as<int32_t>(),
-                                  err.as<float>(), conv.as<uint8_t>(), value.as<float>()};
+  SinkhornProblem<float> pr{in_place ? plan.as<float>() : cost.as<float>(),
+                            B.batch,
+                            B.n_max,
+                            B.p_max,
+                            n.as<int32_t>(),
+                            p.as<int32_t>(),
+                            a.as<float>(),
+                            b.as<float>()};
+  const SinkhornOutput<float> out{plan.as<float>(), f.as<float>(),      g.as<float>(),    iters.as<int32_t>(),
+                                  err.as<float>(),  conv.as<uint8_t>(), value.as<float>()};
   cuda::SinkhornLaunch launch;
   launch.allow_shared_vectors = allow_shared;
   const size_t ws_bytes = cuda::sinkhorn_workspace_bytes(B.batch, B.n_max, B.p_max, launch);
@@ -566,7 +579,7 @@ Result solve_device(const Batch& B, const SinkhornOptions& o, bool allow_shared,
   cuda::DeviceBuffer ws(ws_bytes);
   cuda::sinkhorn_log_device(pr, o, out, ws.data(), ws.bytes(), launch);
   cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  return {to_host<float>(plan),  to_host<float>(f),      to_host<float>(g),     to_host<float>(err),
+  return {to_host<float>(plan),  to_host<float>(f),       to_host<float>(g),     to_host<float>(err),
           to_host<float>(value), to_host<int32_t>(iters), to_host<uint8_t>(conv)};
 }
 

@@ -14,6 +14,8 @@ namespace inductive::fuzz {
   std::abort();
 }
 
-inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 }  // namespace inductive::fuzz

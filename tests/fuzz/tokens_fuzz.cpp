@@ -19,8 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = inductive::fuzz::text(data + 1, size - 1);
   std::vector<std::string> lines(1);
   for (char c : text) {
-    if (c == '\n') lines.emplace_back();
-    else lines.back().push_back(c);
+    if (c == '\n')
+      lines.emplace_back();
+    else
+      lines.back().push_back(c);
   }
   for (const std::string& line : lines)
     for (const std::string& t : inductive::tokenize(line, lowercase)) {
@@ -35,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const inductive::Vocabulary v = inductive::Vocabulary::build(lines, o);
     for (const std::string& line : lines) {
       const std::vector<int32_t> ids = v.encode(line);
-      if (ids.size() != inductive::tokenize(line, lowercase).size()) finding("tokens_fuzz", "one index per token expected");
+      if (ids.size() != inductive::tokenize(line, lowercase).size())
+        finding("tokens_fuzz", "one index per token expected");
       for (int32_t id : ids)
         if (id < 0 || id >= v.size()) finding("tokens_fuzz", "an index outside the vocabulary");
     }

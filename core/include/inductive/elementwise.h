@@ -23,7 +23,9 @@ INDUCTIVE_HD float logit(double scale, float c) {
   const double x = scale * static_cast<double>(c);
   return static_cast<float>(x < -kMaxLogit ? -kMaxLogit : (x > kMaxLogit ? kMaxLogit : x));
 }
-INDUCTIVE_HD bool logit_clamped(double scale, float c) { return std::fabs(scale * static_cast<double>(c)) >= kMaxLogit; }
+INDUCTIVE_HD bool logit_clamped(double scale, float c) {
+  return std::fabs(scale * static_cast<double>(c)) >= kMaxLogit;
+}
 
 // OTK's positional weight exp(-(i/n - j/p)^2 / sigma^2) for element i of a set of n and support j of p; inv_sigma2
 // = 1 / sigma^2 in double (thesis ch. 2, §1.6).
@@ -36,17 +38,17 @@ INDUCTIVE_HD float positional_weight(int i, int n, int j, int p, double inv_sigm
 // double on the host from the options and the step count t >= 1, then rounded once.
 struct AdamCoefficients {
   float beta1, beta2;
-  float step;     // lr / (1 - beta1^t)
-  float inv_c2;   // 1 / (1 - beta2^t)
+  float step;    // lr / (1 - beta1^t)
+  float inv_c2;  // 1 / (1 - beta2^t)
   float eps;
-  float decay;    // lr * weight_decay (0: plain Adam)
+  float decay;  // lr * weight_decay (0: plain Adam)
 };
 inline AdamCoefficients adam_coefficients(double lr, double beta1, double beta2, double eps, double weight_decay,
                                           long long t) {
   const double c1 = 1.0 - std::pow(beta1, static_cast<double>(t));
   const double c2 = 1.0 - std::pow(beta2, static_cast<double>(t));
-  return {static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(lr / c1),
-          static_cast<float>(1.0 / c2), static_cast<float>(eps), static_cast<float>(lr * weight_decay)};
+  return {static_cast<float>(beta1),    static_cast<float>(beta2), static_cast<float>(lr / c1),
+          static_cast<float>(1.0 / c2), static_cast<float>(eps),   static_cast<float>(lr * weight_decay)};
 }
 
 // Updates one parameter and its moments in place; `decay` says whether this parameter takes weight decay.

@@ -42,7 +42,7 @@ struct GcknOptions {
   int kmeans_iter = 100;
   uint64_t seed = 0;
   bool standardize = true;
-  bool use_node_attributes = false;         // paths over node attributes instead of one-hot labels
+  bool use_node_attributes = false;  // paths over node attributes instead of one-hot labels
   void validate() const;
   std::string describe() const;  // stable text of every option, for cache keys
 };
@@ -69,8 +69,7 @@ class GcknPathFeatures {
   // With `factors` (kappa(Z Z^T)^-1/2 per length, as stored in a model file) the layers are restored bit for bit
   // (no renormalisation, no eigendecomposition: the same features on every build); without, they are recomputed.
   static GcknPathFeatures from_stored(std::vector<MatF> anchors, VecF mean, VecF stddev, int feature_dim,
-                                      bool use_attributes, const GcknOptions& options,
-                                      std::vector<MatF> factors = {});
+                                      bool use_attributes, const GcknOptions& options, std::vector<MatF> factors = {});
 
   // n x (path_size * n_filters), standardised when options.standardize.
   MatF transform(const Graph& g) const;

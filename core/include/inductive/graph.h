@@ -31,11 +31,11 @@ namespace inductive {
 struct Graph {
   int n_nodes = 0;
   std::vector<std::array<int32_t, 2>> edges;  // undirected, u < v, sorted, unique
-  int n_self_loops = 0;                        // self-loops seen in the input and dropped
-  std::vector<int32_t> node_labels;            // n_nodes categorical labels in [0, vocabulary size)
-  MatF node_attributes;                        // n_nodes x a continuous attributes, or 0 x 0 when absent
-  int32_t label = -1;                          // class in [0, C) for classification; -1 when none
-  float target = 0.0f;                         // regression target (meaningful when has_target)
+  int n_self_loops = 0;                       // self-loops seen in the input and dropped
+  std::vector<int32_t> node_labels;           // n_nodes categorical labels in [0, vocabulary size)
+  MatF node_attributes;                       // n_nodes x a continuous attributes, or 0 x 0 when absent
+  int32_t label = -1;                         // class in [0, C) for classification; -1 when none
+  float target = 0.0f;                        // regression target (meaningful when has_target)
   bool has_target = false;
 
   // Builds a graph from any list of (u, v) pairs (either direction, duplicates allowed): self-loops are counted and

@@ -72,19 +72,19 @@ struct GraphitConfig {
   int d = 64;
   int layers = 3;
   int heads = 4;
-  int ffn = 128;                         // hidden width of the feed-forward block (reference: 2 d)
-  std::string norm = "layer";            // "layer" | "batch"
+  int ffn = 128;               // hidden width of the feed-forward block (reference: 2 d)
+  std::string norm = "layer";  // "layer" | "batch"
   double dropout = 0.0;
-  bool kernel = true;                    // false: plain transformer ("T"), softmax attention
-  bool degree_scaling = true;            // residual x + (1 + deg)^-1/2 attn (JSON default: = kernel; set it
-                                         // to false yourself with kernel = false in C++ for the reference "T")
+  bool kernel = true;          // false: plain transformer ("T"), softmax attention
+  bool degree_scaling = true;  // residual x + (1 + deg)^-1/2 attn (JSON default: = kernel; set it
+                               // to false yourself with kernel = false in C++ for the reference "T")
   // readout
-  std::string pooling = "mean";          // "mean" | "sum"
-  int hidden = 64;                       // width of the head's hidden layer (reference: d)
+  std::string pooling = "mean";  // "mean" | "sum"
+  int hidden = 64;               // width of the head's hidden layer (reference: d)
   // task
-  std::string task = "classification";   // "classification" (cross-entropy) | "regression" (L1)
-  int outputs = 2;                       // classes (>= 2) or regression targets (>= 1)
-  std::vector<std::string> class_labels; // empty or `outputs` names (classification)
+  std::string task = "classification";    // "classification" (cross-entropy) | "regression" (L1)
+  int outputs = 2;                        // classes (>= 2) or regression targets (>= 1)
+  std::vector<std::string> class_labels;  // empty or `outputs` names (classification)
   // graph: how graphs become inputs (kernel, LapPE, GCKN; inductive/graphit_inputs.h). Optional: a model trained
   // on precomputed GraphitGraphs may not say; one without it cannot prepare() graphs itself.
   bool has_graph = false;
@@ -100,13 +100,13 @@ struct GraphitConfig {
 
 // Trainable parameters. The same struct holds gradients (same shapes). Linear weights are out x in.
 struct GraphitLayerParams {
-  MatF q_weight, v_weight, out_weight;  // d x d
-  VecF out_bias;                        // d
+  MatF q_weight, v_weight, out_weight;                      // d x d
+  VecF out_bias;                                            // d
   VecF norm1_weight, norm1_bias, norm2_weight, norm2_bias;  // d
-  MatF ffn1_weight;                     // ffn x d
-  VecF ffn1_bias;                       // ffn
-  MatF ffn2_weight;                     // d x ffn
-  VecF ffn2_bias;                       // d
+  MatF ffn1_weight;                                         // ffn x d
+  VecF ffn1_bias;                                           // ffn
+  MatF ffn2_weight;                                         // d x ffn
+  VecF ffn2_bias;                                           // d
 };
 
 struct GraphitParams {
@@ -117,10 +117,10 @@ struct GraphitParams {
   MatF path_weight;      // d x path_dim
   VecF path_bias;        // d
   std::vector<GraphitLayerParams> layers;
-  MatF hidden_weight;    // hidden x d
-  VecF hidden_bias;      // hidden
-  MatF out_weight;       // outputs x hidden
-  VecF out_bias;         // outputs
+  MatF hidden_weight;  // hidden x d
+  VecF hidden_bias;    // hidden
+  MatF out_weight;     // outputs x hidden
+  VecF out_bias;       // outputs
 
   // Every parameter tensor the config implies, in a fixed order, with its model-file name and shape. The
   // non-const form allocates (zero-filled) members whose shape differs; the const form throws
@@ -177,25 +177,25 @@ struct GraphitBatch {
 // What the forward pass keeps for the backward pass; reusable across calls (buffers are kept).
 struct GraphitCache {
   struct Norm {
-    MatF xhat;   // n_nodes x d
-    VecF rstd;   // n_nodes (layer) or d (batch)
+    MatF xhat;  // n_nodes x d
+    VecF rstd;  // n_nodes (layer) or d (batch)
   };
   struct Layer {
-    MatF x_in, q, v, heads;      // n_nodes x d; `heads` = [A_1 V_1 ... A_H V_H] (pre out-projection)
-    std::vector<float> probs;    // per graph, per head: A (n x n, row-major), pre-dropout
+    MatF x_in, q, v, heads;        // n_nodes x d; `heads` = [A_1 V_1 ... A_H V_H] (pre out-projection)
+    std::vector<float> probs;      // per graph, per head: A (n x n, row-major), pre-dropout
     std::vector<float> drop_attn;  // dropout multipliers of A (same layout); empty without dropout
     std::vector<uint8_t> floored;  // per graph, head, row: rowsum(E ⊙ K) <= 1e-6 (the floor is active)
     std::vector<int32_t> argmax;   // per graph, head, row: column of the row max of S
     MatF drop1, drop_ffn, drop2;   // dropout multipliers; empty without dropout
     Norm norm1, norm2;
-    MatF x1;                       // output of norm1
-    MatF ffn;                      // ReLU(x1 W1^T + b1), n_nodes x ffn, pre-dropout
+    MatF x1;   // output of norm1
+    MatF ffn;  // ReLU(x1 W1^T + b1), n_nodes x ffn, pre-dropout
   };
   std::vector<Layer> layers;
-  MatF x_out;    // n_nodes x d, the encoder's output
-  MatF pooled;   // n_graphs x d
-  MatF hidden;   // n_graphs x hidden, post-ReLU
-  MatF output;   // n_graphs x outputs
+  MatF x_out;   // n_nodes x d, the encoder's output
+  MatF pooled;  // n_graphs x d
+  MatF hidden;  // n_graphs x hidden, post-ReLU
+  MatF output;  // n_graphs x outputs
   bool training = false;
   bool dropout = false;
   // Scratch space reused between calls (no allocation in the per-graph loops once warmed up).
@@ -254,9 +254,9 @@ class GraphitModel {
   // kernel row) and per-node saliency = column mass of
   // that matrix divided by n (sums to 1 when no row is floored): the atoms the others look at (thesis §3.5).
   struct Attention {
-    std::vector<MatF> layers;     // layers x (n x n)
-    std::vector<VecF> saliency;   // layers x n
-    VecF mean_saliency;           // n, the mean over layers
+    std::vector<MatF> layers;    // layers x (n x n)
+    std::vector<VecF> saliency;  // layers x n
+    VecF mean_saliency;          // n, the mean over layers
   };
   Attention attention(const GraphitGraph& graph) const;
 

@@ -32,7 +32,7 @@ struct GraphitInputSpec {
   int lap_pe = 0;
   bool gckn = false;
   GcknOptions gckn_options;
-  int gckn_feature_dim = 0;  // one-hot width / attribute count the GCKN anchors were fitted on
+  int gckn_feature_dim = 0;                       // one-hot width / attribute count the GCKN anchors were fitted on
   AtomTyping atom_typing = AtomTyping::kElement;  // molecules: how atoms become node labels
 
   void validate() const;

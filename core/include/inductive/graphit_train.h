@@ -32,11 +32,11 @@ struct GraphitTrainOptions {
   int epochs = 300;
   int batch_size = 32;
   AdamOptions adam{1e-3, 0.9, 0.999, 1e-8, 1e-4};  // the reference's AdamW (decay on every parameter)
-  int lr_halve_every = 50;  // epochs; 0: constant
+  int lr_halve_every = 50;                         // epochs; 0: constant
   double lr_factor = 0.5;
-  int warmup_steps = 0;     // > 0: lr * min(1, step / warmup_steps), step counted from 1 over the whole run
+  int warmup_steps = 0;  // > 0: lr * min(1, step / warmup_steps), step counted from 1 over the whole run
   uint64_t seed = 0;
-  bool shuffle = true;      // the reference does not shuffle; we do by default
+  bool shuffle = true;        // the reference does not shuffle; we do by default
   bool flip_pe_signs = true;  // random LapPE sign flips per graph and batch (training only; no-op without PE)
   // Called on every training batch after packing (and sign flips), before the forward pass: augmentation.
   // Draw randomness from `rng` only, to keep runs reproducible.
@@ -62,9 +62,9 @@ struct GraphitTrainReport {
   std::vector<GraphitEpoch> history;  // every epoch since the start, resumed ones included
   bool resumed = false;
   int resumed_from_epoch = 0;
-  int best_epoch = 0;           // best validation metric (first on ties); 0 without validation set
+  int best_epoch = 0;  // best validation metric (first on ties); 0 without validation set
   double best_val_metric = 0;
-  double test_at_best = 0;      // test metric at best_epoch (NaN without test set)
+  double test_at_best = 0;  // test metric at best_epoch (NaN without test set)
   // Mean test metric over the last k epochs of the history (fewer when the history is shorter).
   double mean_test_metric_last(int k) const;
 };

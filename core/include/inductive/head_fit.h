@@ -27,7 +27,7 @@ struct Standardizer {
 // The few-labels recipe: lambda given (> 0), or chosen by stratified K-fold cross-validation over 2^1 .. 2^-20 when
 // every class has >= min_per_class labels, else the default 2^-4 (measured in web/README.md, "Fitting a head").
 struct HeadFitOptions {
-  double lambda = 0;        // > 0: use it; 0: choose
+  double lambda = 0;  // > 0: use it; 0: choose
   int min_per_class = 10;
   int max_folds = 5;
   LogisticOptions logistic;
@@ -36,7 +36,7 @@ struct HeadFitOptions {
 };
 
 struct HeadFit {
-  LinearHead head;          // on raw embeddings
+  LinearHead head;  // on raw embeddings
   double lambda = 0;
   std::string lambda_choice;  // "given" | "cross-validation" | "default"
   int folds = 0;

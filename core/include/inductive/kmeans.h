@@ -16,16 +16,16 @@ namespace inductive {
 struct KMeansOptions {
   int k = 8;
   int max_iter = 100;
-  double tol = 1e-4;        // stop when the relative change of the objective is below tol
-  bool spherical = false;   // cosine similarity, unit-norm centres (data rows should be unit norm)
+  double tol = 1e-4;       // stop when the relative change of the objective is below tol
+  bool spherical = false;  // cosine similarity, unit-norm centres (data rows should be unit norm)
   uint64_t seed = 0;
   std::function<void(int iter, double objective)> progress;  // optional, called once per iteration
 };
 
 struct KMeansResult {
-  MatF centers;                   // k x d
+  MatF centers;  // k x d
   std::vector<int32_t> assignment;
-  double objective = 0;           // mean squared distance (Euclidean) or mean (1 - cosine) (spherical)
+  double objective = 0;  // mean squared distance (Euclidean) or mean (1 - cosine) (spherical)
   int iterations = 0;
 };
 

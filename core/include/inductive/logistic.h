@@ -22,8 +22,8 @@ struct LogisticOptions {
 };
 
 struct LinearHead {
-  MatF weight;  // C x D
-  VecF bias;    // C
+  MatF weight;                                         // C x D
+  VecF bias;                                           // C
   MatF logits(const Eigen::Ref<const MatF>& x) const;  // m x C
 };
 

@@ -45,8 +45,8 @@ struct TensorInfo {
 // A parsed model file. Tensor data is a view into the bytes given to read_model (no copy); keep them alive.
 struct ModelView {
   int format_version = 0;
-  std::string model;              // model kind, e.g. "otke"
-  nlohmann::json config;          // parsed config object
+  std::string model;      // model kind, e.g. "otke"
+  nlohmann::json config;  // parsed config object
   std::string producer;
   std::vector<TensorInfo> tensors;  // in file order (ascending offsets)
   const uint8_t* data = nullptr;    // start of the data section

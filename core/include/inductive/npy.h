@@ -14,10 +14,10 @@
 namespace inductive {
 
 struct NpyArray {
-  std::string dtype;            // "<f4" | "<i4" (float64 input is converted to "<f4")
+  std::string dtype;  // "<f4" | "<i4" (float64 input is converted to "<f4")
   std::vector<int64_t> shape;
-  std::vector<float> f32;       // filled when dtype == "<f4"
-  std::vector<int32_t> i32;     // filled when dtype == "<i4"
+  std::vector<float> f32;    // filled when dtype == "<f4"
+  std::vector<int32_t> i32;  // filled when dtype == "<i4"
   int64_t numel() const;
 };
 

@@ -17,8 +17,8 @@
 namespace inductive {
 
 struct NystromOptions {
-  float sigma = 0.6f;    // Gaussian bandwidth on unit vectors (thesis: 0.6 unsupervised, 0.5 supervised)
-  float reg = 1e-2f;     // added to sqrt(eigenvalue) before inverting
+  float sigma = 0.6f;  // Gaussian bandwidth on unit vectors (thesis: 0.6 unsupervised, 0.5 supervised)
+  float reg = 1e-2f;   // added to sqrt(eigenvalue) before inverting
   bool keep_norm = false;
   void validate() const;
 };
@@ -46,9 +46,9 @@ class Nystrom {
 
   // What backward needs from forward, per call.
   struct Cache {
-    MatF xhat;   // m x d
-    VecF norm;   // m (||x|| before flooring)
-    MatF kx;     // kappa(xhat W^T), m x K
+    MatF xhat;  // m x d
+    VecF norm;  // m (||x|| before flooring)
+    MatF kx;    // kappa(xhat W^T), m x K
   };
   MatF forward(const Eigen::Ref<const MatF>& x, Cache& cache) const;
 

@@ -6,14 +6,16 @@
 //            | {"type": "tokens", "vocab": V, "dim": E, "lowercase": true, "tokens": ["<unk>", ...]}
 //                  (text: a sentence is the set of its tokens' rows in a trainable V x E table; the V tokens, index
 //                   0 = "<unk>", are stored in the config; tokeniser and vocabulary: inductive/tokens.h)
-//   embedding: {"type": "nystrom", "anchors": 128, "sigma": 0.6, "reg": 0.01, "keep_norm": false} | {"type": "identity"}
+//   embedding: {"type": "nystrom", "anchors": 128, "sigma": 0.6, "reg": 0.01, "keep_norm": false} | {"type":
+//   "identity"}
 //            | {"type": "conv", "filters": 64}   (ReLU(W x + b) on the k-mers = a Conv1d of width k + ReLU, the
 //                                                   thesis' DeepSEA front end; learned by supervised training only)
 //   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper"}
 //            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
 //   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
-// Tensors: "tokens.embedding" [V, E] (tokens only), "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight" [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D],
-// "head.bias" [C]; D = q p K (otk) or K (mean/max); d = k |alphabet| (sequence), dim (vectors) or E (tokens).
+// Tensors: "tokens.embedding" [V, E] (tokens only), "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight"
+// [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D], "head.bias" [C]; D = q p K (otk) or K
+// (mean/max); d = k |alphabet| (sequence), dim (vectors) or E (tokens).
 //
 // Inputs of the model (what embed() and otke_loss() take): local features (k-mers, vectors) as a SetBatch of dim
 // d, except for tokens models, whose inputs are token indices: a SetBatch of dim 1 holding each index as a float
@@ -42,22 +44,22 @@ struct OtkeConfig {
   std::string input_type = "sequence";  // "sequence" | "vectors" | "tokens"
   std::string alphabet = "dna";
   int kmer = 10;
-  int input_dim = 0;                    // vectors: d; tokens: E, the token embedding dimension
-  std::vector<std::string> tokens;      // tokens: the vocabulary, index 0 = "<unk>" (V = tokens.size())
-  bool lowercase = true;                // tokens: the tokeniser lowercases ASCII
-  std::string embedding = "nystrom";    // "nystrom" | "identity" | "conv"
-  int anchors = 128;                    // K for nystrom
-  int filters = 64;                     // K for conv
+  int input_dim = 0;                  // vectors: d; tokens: E, the token embedding dimension
+  std::vector<std::string> tokens;    // tokens: the vocabulary, index 0 = "<unk>" (V = tokens.size())
+  bool lowercase = true;              // tokens: the tokeniser lowercases ASCII
+  std::string embedding = "nystrom";  // "nystrom" | "identity" | "conv"
+  int anchors = 128;                  // K for nystrom
+  int filters = 64;                   // K for conv
   NystromOptions nystrom;
-  std::string pooling = "otk";          // "otk" | "mean" | "max"
+  std::string pooling = "otk";  // "otk" | "mean" | "max"
   OtkOptions otk;
   int classes = 0;
   std::vector<std::string> labels;
 
-  int feature_dim() const;   // d: k * |alphabet| or input_dim (vectors, tokens)
-  int input_width() const;   // dim of the model's input batch: 1 (token indices) for tokens, else feature_dim()
-  int embed_dim() const;     // K: anchors (nystrom), filters (conv) or d (identity)
-  int output_dim() const;    // q p K (otk) or K (mean/max)
+  int feature_dim() const;  // d: k * |alphabet| or input_dim (vectors, tokens)
+  int input_width() const;  // dim of the model's input batch: 1 (token indices) for tokens, else feature_dim()
+  int embed_dim() const;    // K: anchors (nystrom), filters (conv) or d (identity)
+  int output_dim() const;   // q p K (otk) or K (mean/max)
   void validate() const;
   nlohmann::json to_json() const;
   static OtkeConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
@@ -66,16 +68,17 @@ struct OtkeConfig {
 class OtkeModel {
  public:
   OtkeConfig config;
-  MatF token_table;     // when config.input_type == "tokens": V x E, row v = the local feature of token v
-  Nystrom nystrom;      // when config.embedding == "nystrom"
-  MatF conv_weight;     // when config.embedding == "conv": K x d
-  VecF conv_bias;       // K
-  OtkPooling pooling;   // when config.pooling == "otk"
-  LinearHead head;      // when config.classes > 0
+  MatF token_table;    // when config.input_type == "tokens": V x E, row v = the local feature of token v
+  Nystrom nystrom;     // when config.embedding == "nystrom"
+  MatF conv_weight;    // when config.embedding == "conv": K x d
+  VecF conv_bias;      // K
+  OtkPooling pooling;  // when config.pooling == "otk"
+  LinearHead head;     // when config.classes > 0
 
   // The model's inputs for strings: k-mers of sequences (input "sequence"; letters validated), or token indices of
   // sentences (input "tokens"; a sentence without any token throws, naming it). `names` name the strings in errors.
-  SetBatch sequence_features(const std::vector<std::string>& sequences, const std::vector<std::string>& names = {}) const;
+  SetBatch sequence_features(const std::vector<std::string>& sequences,
+                             const std::vector<std::string>& names = {}) const;
   // Tokens models: the vocabulary of the config (an index of config.tokens, built on each call: O(V)).
   Vocabulary vocabulary() const;
   // Tokens models: the local features of a batch of token indices (rows of token_table); others: a copy.
@@ -104,7 +107,7 @@ class OtkeModel {
 struct OtkeFitOptions {
   int64_t max_samples = 300000;  // local features sampled for k-means (thesis: 300k)
   int kmeans_iters = 100;
-  int wkmeans_iters = 5;         // q > 1
+  int wkmeans_iters = 5;  // q > 1
   uint64_t seed = 0;
   std::function<void(const std::string& stage, double fraction)> progress;
 };

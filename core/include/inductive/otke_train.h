@@ -19,18 +19,18 @@ namespace inductive {
 
 // Gradients with the parameters' shapes (empty when the parameter does not exist or is frozen).
 struct OtkeGradients {
-  MatF tokens;                // V x E (tokens input): dense; rows of tokens absent from the batch are 0
-  MatF anchors;               // K x d, tangent to the sphere (see Nystrom::anchor_gradient)
-  MatF conv_weight;           // K x d
-  VecF conv_bias;             // K
+  MatF tokens;                   // V x E (tokens input): dense; rows of tokens absent from the batch are 0
+  MatF anchors;                  // K x d, tangent to the sphere (see Nystrom::anchor_gradient)
+  MatF conv_weight;              // K x d
+  VecF conv_bias;                // K
   std::vector<MatF> references;  // q x (p x K)
-  MatF head_weight;           // C x D
-  VecF head_bias;             // C
+  MatF head_weight;              // C x D
+  VecF head_bias;                // C
 };
 
 struct OtkeLossOptions {
-  bool tokens = true;      // compute the gradient of the token table (tokens input)
-  bool anchors = true;     // compute gradients for the embedding layer (nystrom anchors / conv filters)
+  bool tokens = true;   // compute the gradient of the token table (tokens input)
+  bool anchors = true;  // compute gradients for the embedding layer (nystrom anchors / conv filters)
   bool references = true;
   bool head = true;
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;
@@ -48,16 +48,16 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
 struct OtkeTrainOptions {
   int epochs = 100;
   int batch_size = 64;
-  AdamOptions adam{0.01};       // thesis: lr 0.01
-  int lr_patience = 5;          // halve lr when the validation loss has not improved for this many epochs
+  AdamOptions adam{0.01};  // thesis: lr 0.01
+  int lr_patience = 5;     // halve lr when the validation loss has not improved for this many epochs
   double lr_factor = 0.5;
   double min_lr = 1e-6;
-  int early_stop_patience = 20; // stop when the validation loss has not improved for this many epochs
-  bool train_tokens = true;     // the token table (tokens input; Adam over the full table)
+  int early_stop_patience = 20;  // stop when the validation loss has not improved for this many epochs
+  bool train_tokens = true;      // the token table (tokens input; Adam over the full table)
   bool train_anchors = true;
   bool train_references = true;
-  int head_refit_every = 0;     // > 0: every N epochs refit the head by L-BFGS (thesis' alternating scheme)
-  double head_lambda = 1e-4;    // L2 penalty of those refits
+  int head_refit_every = 0;   // > 0: every N epochs refit the head by L-BFGS (thesis' alternating scheme)
+  double head_lambda = 1e-4;  // L2 penalty of those refits
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;  // see the memory note at the top
   uint64_t seed = 0;
   std::string backend = "cpu";  // where steps run: "cpu", "cuda" or "cuda:<device>" (inductive/backend.h)

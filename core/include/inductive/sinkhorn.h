@@ -24,25 +24,25 @@
 namespace inductive {
 
 struct SinkhornOptions {
-  double eps = 0.5;        // entropic regularisation, > 0, in the units of the cost (thesis default for SCOP)
-  int max_iter = 100;      // iterations; a fixed count when tol == 0 (thesis: 10 supervised, 100 unsupervised)
-  double tol = 0.0;        // > 0: stop early once the L1 column-marginal error <= tol
-  bool similarity = false; // the matrix holds similarities S, the cost is -S (OTKE: S = <psi(x_i), z_j>)
+  double eps = 0.5;         // entropic regularisation, > 0, in the units of the cost (thesis default for SCOP)
+  int max_iter = 100;       // iterations; a fixed count when tol == 0 (thesis: 10 supervised, 100 unsupervised)
+  double tol = 0.0;         // > 0: stop early once the L1 column-marginal error <= tol
+  bool similarity = false;  // the matrix holds similarities S, the cost is -S (OTKE: S = <psi(x_i), z_j>)
 
-  void validate() const;   // throws Error{kInvalidArgument} naming the bad field
+  void validate() const;  // throws Error{kInvalidArgument} naming the bad field
 };
 
 // A batch of problems; pointers are borrowed, never owned.
 template <typename T>
 struct SinkhornProblem {
-  const T* cost = nullptr;       // [batch, n_max, p_max]
+  const T* cost = nullptr;  // [batch, n_max, p_max]
   int batch = 1;
   int n_max = 0;
   int p_max = 0;
-  const int32_t* n = nullptr;    // [batch] true row counts; nullptr: all n_max
-  const int32_t* p = nullptr;    // [batch] true column counts; nullptr: all p_max
-  const T* a = nullptr;          // [batch, n_max] row marginals; nullptr: uniform 1/n
-  const T* b = nullptr;          // [batch, p_max] column marginals; nullptr: uniform 1/p
+  const int32_t* n = nullptr;  // [batch] true row counts; nullptr: all n_max
+  const int32_t* p = nullptr;  // [batch] true column counts; nullptr: all p_max
+  const T* a = nullptr;        // [batch, n_max] row marginals; nullptr: uniform 1/n
+  const T* b = nullptr;        // [batch, p_max] column marginals; nullptr: uniform 1/p
 
   void validate(const char* where) const;  // shapes, lengths, finiteness, marginals (see sinkhorn_log)
 };
@@ -64,9 +64,9 @@ struct SinkhornOutput {
 // backward pass needs besides C, so memory stays O(n p + iters (n + p)) whatever the number of iterations.
 template <typename T>
 struct SinkhornTape {
-  std::vector<T> lse;               // concatenated per problem: iters x (p column LSEs, n row LSEs)
-  std::vector<int64_t> offset;      // [batch] start of each problem in `lse`
-  std::vector<int32_t> n_iter;      // [batch]
+  std::vector<T> lse;           // concatenated per problem: iters x (p column LSEs, n row LSEs)
+  std::vector<int64_t> offset;  // [batch] start of each problem in `lse`
+  std::vector<int32_t> n_iter;  // [batch]
 };
 
 // How a training step differentiates through Sinkhorn.

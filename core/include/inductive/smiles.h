@@ -25,11 +25,11 @@
 namespace inductive {
 
 struct Molecule {
-  std::vector<std::string> symbols;              // element symbols, capitalised ("C", "Cl"; aromatic "c" -> "C")
-  std::vector<uint8_t> aromatic;                 // 1 for atoms written in aromatic (lower-case) form
-  std::vector<int8_t> charges;                   // formal charges of bracket atoms (0 otherwise)
-  std::vector<std::array<int32_t, 2>> bonds;     // u < v, in the order the string closes them
-  std::vector<uint8_t> bond_orders;              // 1, 2, 3, 4 (quadruple) or 5 for aromatic (':' or implicit)
+  std::vector<std::string> symbols;           // element symbols, capitalised ("C", "Cl"; aromatic "c" -> "C")
+  std::vector<uint8_t> aromatic;              // 1 for atoms written in aromatic (lower-case) form
+  std::vector<int8_t> charges;                // formal charges of bracket atoms (0 otherwise)
+  std::vector<std::array<int32_t, 2>> bonds;  // u < v, in the order the string closes them
+  std::vector<uint8_t> bond_orders;           // 1, 2, 3, 4 (quadruple) or 5 for aromatic (':' or implicit)
   int n_atoms() const { return static_cast<int>(symbols.size()); }
 };
 
@@ -73,8 +73,7 @@ struct MoleculeDataset {
 };
 MoleculeDataset parse_molecule_csv(const std::string& text, const std::string& smiles_column,
                                    const std::string& label_column, const std::string& what,
-                                   std::vector<std::string> atom_types = {},
-                                   AtomTyping typing = AtomTyping::kElement);
+                                   std::vector<std::string> atom_types = {}, AtomTyping typing = AtomTyping::kElement);
 MoleculeDataset parse_molecule_regression_csv(const std::string& text, const std::string& smiles_column,
                                               const std::string& target_column, const std::string& what,
                                               std::vector<std::string> atom_types = {},

@@ -27,8 +27,8 @@ inline constexpr const char* kUnknownToken = "<unk>";
 std::vector<std::string> tokenize(const std::string& text, bool lowercase);
 
 struct VocabularyOptions {
-  int min_count = 1;        // tokens seen fewer times map to <unk>
-  int max_size = 1 << 20;   // entries including <unk>
+  int min_count = 1;       // tokens seen fewer times map to <unk>
+  int max_size = 1 << 20;  // entries including <unk>
   bool lowercase = true;
   void validate() const;
 };

@@ -36,8 +36,8 @@ CsvMolecules read_rows(const std::string& text, const std::string& smiles_column
       if (header[k] == name) return static_cast<int>(k);
     std::string names;
     for (const auto& h : header) names += (names.empty() ? "" : ", ") + h;
-    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": no column '", name, "' in the header (its columns: ",
-                   names, ")");
+    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": no column '", name, "' in the header (its columns: ", names,
+                   ")");
   };
   const int sc = column(smiles_column), tc = column(target_column);
   CsvMolecules rows;
@@ -59,8 +59,8 @@ CsvMolecules read_rows(const std::string& text, const std::string& smiles_column
     rows.line_of.push_back(lines.number());
     out.smiles.push_back(f[sc]);
   }
-  INDUCTIVE_CHECK(!rows.molecules.empty(), ErrorCode::kInvalidArgument, what, ": no molecule with a '",
-                  target_column, "' value");
+  INDUCTIVE_CHECK(!rows.molecules.empty(), ErrorCode::kInvalidArgument, what, ": no molecule with a '", target_column,
+                  "' value");
   return rows;
 }
 

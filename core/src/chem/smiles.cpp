@@ -18,13 +18,13 @@ namespace {
 // Elements a bracket atom may name (periodic table up to Og).
 const std::set<std::string>& elements() {
   static const std::set<std::string> e = {
-      "H",  "He", "Li", "Be", "B",  "C",  "N",  "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",  "S",  "Cl", "Ar", "K",
-      "Ca", "Sc", "Ti", "V",  "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As", "Se", "Br", "Kr", "Rb", "Sr",
-      "Y",  "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In", "Sn", "Sb", "Te", "I",  "Xe", "Cs", "Ba", "La",
-      "Ce", "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W",  "Re", "Os",
-      "Ir", "Pt", "Au", "Hg", "Tl", "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U",  "Np", "Pu", "Am",
-      "Cm", "Bk", "Cf", "Es", "Fm", "Md", "No", "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl",
-      "Mc", "Lv", "Ts", "Og"};
+      "H",  "He", "Li", "Be", "B",  "C",  "N",  "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",  "S",  "Cl",
+      "Ar", "K",  "Ca", "Sc", "Ti", "V",  "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", "Ga", "Ge", "As", "Se",
+      "Br", "Kr", "Rb", "Sr", "Y",  "Zr", "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In", "Sn", "Sb",
+      "Te", "I",  "Xe", "Cs", "Ba", "La", "Ce", "Pr", "Nd", "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er",
+      "Tm", "Yb", "Lu", "Hf", "Ta", "W",  "Re", "Os", "Ir", "Pt", "Au", "Hg", "Tl", "Pb", "Bi", "Po", "At",
+      "Rn", "Fr", "Ra", "Ac", "Th", "Pa", "U",  "Np", "Pu", "Am", "Cm", "Bk", "Cf", "Es", "Fm", "Md", "No",
+      "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl", "Mc", "Lv", "Ts", "Og"};
   return e;
 }
 
@@ -41,8 +41,8 @@ class Parser {
 
   Molecule run() {
     INDUCTIVE_CHECK(!s_.empty(), ErrorCode::kInvalidArgument, "smiles: empty string");
-    int prev = -1;           // atom the next atom bonds to (-1: none, after '.' or at the start)
-    int pending_order = 0;   // bond symbol read since the last atom (0: none)
+    int prev = -1;          // atom the next atom bonds to (-1: none, after '.' or at the start)
+    int pending_order = 0;  // bond symbol read since the last atom (0: none)
     std::vector<int> branch_stack;
     while (i_ < s_.size()) {
       const char c = s_[i_];
@@ -69,7 +69,8 @@ class Parser {
         }
         INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "two bond symbols in a row");
         pending_directional_ = c == '/' || c == '\\';
-        INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "bond symbol '", c, "' with no atom before it");
+        INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "bond symbol '", c,
+                        "' with no atom before it");
         pending_order = bond_order(c);
         ++i_;
       } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '%') {
@@ -101,12 +102,20 @@ class Parser {
  private:
   static int bond_order(char c) {
     switch (c) {
-      case '-': case '/': case '\\': return 1;
-      case '=': return 2;
-      case '#': return 3;
-      case '$': return 4;
-      case ':': return 5;
-      default: return 0;
+      case '-':
+      case '/':
+      case '\\':
+        return 1;
+      case '=':
+        return 2;
+      case '#':
+        return 3;
+      case '$':
+        return 4;
+      case ':':
+        return 5;
+      default:
+        return 0;
     }
   }
 
@@ -278,8 +287,8 @@ class Parser {
     const std::array<int32_t, 2> e{std::min(u, v), std::max(u, v)};
     // A hash set, not a scan of the bonds: the scan made long chains quadratic (200,000 atoms took minutes).
     const uint64_t key = (static_cast<uint64_t>(e[0]) << 32) | static_cast<uint32_t>(e[1]);
-    INDUCTIVE_CHECK(bond_set_.insert(key).second, ErrorCode::kInvalidArgument, "smiles: position ", at + 1,
-                    ": atoms ", e[0] + 1, " and ", e[1] + 1, " are bonded twice");
+    INDUCTIVE_CHECK(bond_set_.insert(key).second, ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": atoms ",
+                    e[0] + 1, " and ", e[1] + 1, " are bonded twice");
     if (order == 0) order = atoms_[u].aromatic && atoms_[v].aromatic ? 5 : 1;
     bonds_.push_back(e);
     orders_.push_back(static_cast<uint8_t>(order));

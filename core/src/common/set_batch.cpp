@@ -89,8 +89,8 @@ SetBatch make_set_batch(const std::vector<std::vector<float>>& sets, int dim) {
   INDUCTIVE_CHECK(dim >= 1, ErrorCode::kInvalidArgument, "set batch: dim must be >= 1: got ", dim);
   int longest = 0;
   for (size_t b = 0; b < sets.size(); ++b) {
-    INDUCTIVE_CHECK(sets[b].size() % dim == 0, ErrorCode::kShapeMismatch, "set batch: set ", b, " has ",
-                    sets[b].size(), " values, not a multiple of dim ", dim);
+    INDUCTIVE_CHECK(sets[b].size() % dim == 0, ErrorCode::kShapeMismatch, "set batch: set ", b, " has ", sets[b].size(),
+                    " values, not a multiple of dim ", dim);
     longest = std::max<int>(longest, static_cast<int>(sets[b].size() / dim));
   }
   SetBatch out(static_cast<int>(sets.size()), longest, dim);

@@ -19,7 +19,10 @@ Dataset parse_csv(const std::string& text, const CsvOptions& options, const std:
   while (lines.next(line)) {
     const size_t ln = lines.number();
     if (detail::trim(line).empty()) continue;
-    if (!skipped_header) { skipped_header = true; continue; }
+    if (!skipped_header) {
+      skipped_header = true;
+      continue;
+    }
     fields.clear();
     size_t start = 0;
     for (;;) {
@@ -42,10 +45,12 @@ Dataset parse_csv(const std::string& text, const CsvOptions& options, const std:
                     ": got ", fields.size(), " columns, expected ", columns, " (as on the first data line)");
     for (int c = 0; c < columns; ++c) {
       double v;
-      INDUCTIVE_CHECK(detail::parse_double(fields[c], v), ErrorCode::kInvalidArgument, what, ": line ", ln,
-                      ", column ", c + 1, ": '", fields[c], "' is not a finite number");
-      if (c == label) y.push_back(v);
-      else values.push_back(static_cast<float>(v));
+      INDUCTIVE_CHECK(detail::parse_double(fields[c], v), ErrorCode::kInvalidArgument, what, ": line ", ln, ", column ",
+                      c + 1, ": '", fields[c], "' is not a finite number");
+      if (c == label)
+        y.push_back(v);
+      else
+        values.push_back(static_cast<float>(v));
     }
     ++rows;
   }

@@ -35,10 +35,14 @@ class Inflater {
     while (!last) {
       last = bits(1) == 1;
       const int type = static_cast<int>(bits(2));
-      if (type == 0) stored();
-      else if (type == 1) fixed();
-      else if (type == 2) dynamic();
-      else fail("invalid deflate block type 3");
+      if (type == 0)
+        stored();
+      else if (type == 1)
+        fixed();
+      else if (type == 2)
+        dynamic();
+      else
+        fail("invalid deflate block type 3");
     }
     bit_count_ = 0;  // the trailer starts at the next byte boundary
     return pos_;
@@ -115,14 +119,17 @@ class Inflater {
                                               31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
     static constexpr uint8_t kLenExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                               2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    static constexpr uint16_t kDistBase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,
-                                               33,  49,  65,  97,  129, 193,  257,  385,  513,  769,
+    static constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                               33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
                                                1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-    static constexpr uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
+    static constexpr uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
     for (;;) {
       const int sym = decode(lit);
-      if (sym < 256) { emit(static_cast<uint8_t>(sym)); continue; }
+      if (sym < 256) {
+        emit(static_cast<uint8_t>(sym));
+        continue;
+      }
       if (sym == 256) return;
       const int li = sym - 257;
       if (li >= 29) fail("invalid length symbol");
@@ -158,7 +165,10 @@ class Inflater {
     int k = 0;
     while (k < nlen + ndist) {
       const int sym = decode(clh);
-      if (sym < 16) { len[k++] = static_cast<uint8_t>(sym); continue; }
+      if (sym < 16) {
+        len[k++] = static_cast<uint8_t>(sym);
+        continue;
+      }
       uint8_t value = 0;
       int repeat = 0;
       if (sym == 16) {

@@ -27,8 +27,9 @@ std::vector<double> to_signed_labels(const std::vector<double>& labels) {
   std::vector<double> values = labels;
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  INDUCTIVE_CHECK(values.size() == 2, ErrorCode::kInvalidArgument, "labels: binary classification needs two distinct labels: got ",
-                  values.size(), values.size() > 2 ? " (use one_vs_rest)" : "");
+  INDUCTIVE_CHECK(values.size() == 2, ErrorCode::kInvalidArgument,
+                  "labels: binary classification needs two distinct labels: got ", values.size(),
+                  values.size() > 2 ? " (use one_vs_rest)" : "");
   std::vector<double> y(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) y[i] = labels[i] == values[1] ? 1.0 : -1.0;
   return y;

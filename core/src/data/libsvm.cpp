@@ -35,14 +35,14 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
     std::string tok;
     if (!next_token(tok)) continue;  // blank or comment-only line
     double label;
-    INDUCTIVE_CHECK(detail::parse_double(tok, label), ErrorCode::kInvalidArgument, what, ": line ", ln,
-                    ": label '", tok, "' is not a finite number");
+    INDUCTIVE_CHECK(detail::parse_double(tok, label), ErrorCode::kInvalidArgument, what, ": line ", ln, ": label '",
+                    tok, "' is not a finite number");
     row.clear();
     while (next_token(tok)) {
       if (tok.compare(0, 4, "qid:") == 0) continue;
       const size_t colon = tok.find(':');
-      INDUCTIVE_CHECK(colon != std::string::npos, ErrorCode::kInvalidArgument, what, ": line ", ln, ": feature '",
-                      tok, "' is not index:value");
+      INDUCTIVE_CHECK(colon != std::string::npos, ErrorCode::kInvalidArgument, what, ": line ", ln, ": feature '", tok,
+                      "' is not index:value");
       long index;
       double value;
       if (!detail::parse_index(tok.substr(0, colon), index)) {
@@ -52,16 +52,18 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
                        digits ? "' is too large: indices go up to 2147483646 (feature counts are 32-bit integers)"
                               : "' is not a non-negative integer");
       }
-      INDUCTIVE_CHECK(detail::parse_double(tok.substr(colon + 1), value), ErrorCode::kInvalidArgument, what,
-                      ": line ", ln, ": value '", tok.substr(colon + 1), "' of feature ", index,
-                      " is not a finite number");
+      INDUCTIVE_CHECK(detail::parse_double(tok.substr(colon + 1), value), ErrorCode::kInvalidArgument, what, ": line ",
+                      ln, ": value '", tok.substr(colon + 1), "' of feature ", index, " is not a finite number");
       row.emplace_back(index, value);
     }
     std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t k = 0; k < row.size(); ++k) {
       INDUCTIVE_CHECK(k == 0 || row[k].first != row[k - 1].first, ErrorCode::kInvalidArgument, what, ": line ", ln,
                       ": feature index ", row[k].first, " appears twice");
-      if (row[k].first > max_index) { max_index = row[k].first; max_line = ln; }
+      if (row[k].first > max_index) {
+        max_index = row[k].first;
+        max_line = ln;
+      }
       if (min_index < 0 || row[k].first < min_index) {
         min_index = row[k].first;
         if (min_index == 0) zero_line = ln;
@@ -74,8 +76,8 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
     y.push_back(label);
   }
   INDUCTIVE_CHECK(!y.empty(), ErrorCode::kInvalidArgument, what, ": no sample (every line is blank or a comment)");
-  const bool zero_based = options.index_base == IndexBase::kZero ||
-                          (options.index_base == IndexBase::kAuto && min_index == 0);
+  const bool zero_based =
+      options.index_base == IndexBase::kZero || (options.index_base == IndexBase::kAuto && min_index == 0);
   INDUCTIVE_CHECK(zero_based || min_index != 0, ErrorCode::kInvalidArgument, what, ": line ", zero_line,
                   ": feature index 0 in a 1-based file (use index base 0 or auto)");
   if (!zero_based)
@@ -93,8 +95,10 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
   Dataset d;
   auto csr = std::make_shared<CsrDesign>(static_cast<int>(y.size()), n_features, std::move(ptr), std::move(col),
                                          std::move(val));
-  if (options.dense) d.x = std::make_shared<DenseDesign>(csr->to_dense());
-  else d.x = std::move(csr);
+  if (options.dense)
+    d.x = std::make_shared<DenseDesign>(csr->to_dense());
+  else
+    d.x = std::move(csr);
   d.y = std::move(y);
   return d;
 }

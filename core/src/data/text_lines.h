@@ -1,4 +1,5 @@
-// Strict number parsing (and line splitting, from inductive/text_lines.h) for the text dataset readers. Internal to core.
+// Strict number parsing (and line splitting, from inductive/text_lines.h) for the text dataset readers. Internal to
+// core.
 #pragma once
 
 #include <cerrno>

@@ -15,13 +15,12 @@ namespace {
 
 constexpr int kChunk = 2048;  // paths embedded per matrix product
 
-void dfs(const std::vector<std::vector<int32_t>>& adj, std::vector<int32_t>& path, std::vector<char>& on_path,
-         int k, int64_t max_paths, int64_t& count, const Graph& g,
-         const std::function<void(const int32_t*, int)>& visit) {
+void dfs(const std::vector<std::vector<int32_t>>& adj, std::vector<int32_t>& path, std::vector<char>& on_path, int k,
+         int64_t max_paths, int64_t& count, const Graph& g, const std::function<void(const int32_t*, int)>& visit) {
   INDUCTIVE_CHECK(++count <= max_paths, ErrorCode::kInvalidArgument, "gckn paths: a graph with ", g.n_nodes,
                   " nodes and ", g.n_edges(), " edges has more than ", max_paths, " simple paths of 1..", k,
-                  " nodes (reached from start node ", path[0], "): expected at most max_paths_per_graph = ",
-                  max_paths, "; lower path_size or raise the cap");
+                  " nodes (reached from start node ", path[0], "): expected at most max_paths_per_graph = ", max_paths,
+                  "; lower path_size or raise the cap");
   visit(path.data(), static_cast<int>(path.size()));
   if (static_cast<int>(path.size()) == k) return;
   for (int32_t v : adj[path.back()]) {
@@ -62,12 +61,11 @@ void GcknOptions::validate() const {
                   "gckn: sigma must be a finite number > 0: got ", sigma);
   INDUCTIVE_CHECK(std::isfinite(reg) && reg > 0, ErrorCode::kInvalidArgument,
                   "gckn: reg must be a finite number > 0: got ", reg);
-  INDUCTIVE_CHECK(max_paths_per_graph >= 1, ErrorCode::kInvalidArgument,
-                  "gckn: max_paths_per_graph must be >= 1: got ", max_paths_per_graph);
+  INDUCTIVE_CHECK(max_paths_per_graph >= 1, ErrorCode::kInvalidArgument, "gckn: max_paths_per_graph must be >= 1: got ",
+                  max_paths_per_graph);
   INDUCTIVE_CHECK(n_sampled_paths >= 1, ErrorCode::kInvalidArgument, "gckn: n_sampled_paths must be >= 1: got ",
                   n_sampled_paths);
-  INDUCTIVE_CHECK(kmeans_iter >= 1, ErrorCode::kInvalidArgument, "gckn: kmeans_iter must be >= 1: got ",
-                  kmeans_iter);
+  INDUCTIVE_CHECK(kmeans_iter >= 1, ErrorCode::kInvalidArgument, "gckn: kmeans_iter must be >= 1: got ", kmeans_iter);
 }
 
 std::string GcknOptions::describe() const {
@@ -75,16 +73,15 @@ std::string GcknOptions::describe() const {
   out.precision(9);
   out << "gckn(k=" << path_size << ",filters=" << n_filters << ",sigma=" << sigma << ",reg=" << reg
       << ",max_paths=" << max_paths_per_graph << ",sampled=" << n_sampled_paths << ",kmeans_iter=" << kmeans_iter
-      << ",seed=" << seed << ",standardize=" << (standardize ? 1 : 0)
-      << ",attributes=" << (use_node_attributes ? 1 : 0) << ")";
+      << ",seed=" << seed << ",standardize=" << (standardize ? 1 : 0) << ",attributes=" << (use_node_attributes ? 1 : 0)
+      << ")";
   return out.str();
 }
 
 void for_each_path(const Graph& g, int k, int64_t max_paths,
                    const std::function<void(const int32_t* path, int l)>& visit) {
   INDUCTIVE_CHECK(k >= 1, ErrorCode::kInvalidArgument, "gckn paths: path size k must be >= 1: got ", k);
-  INDUCTIVE_CHECK(max_paths >= 1, ErrorCode::kInvalidArgument, "gckn paths: max_paths must be >= 1: got ",
-                  max_paths);
+  INDUCTIVE_CHECK(max_paths >= 1, ErrorCode::kInvalidArgument, "gckn paths: max_paths must be >= 1: got ", max_paths);
   g.validate("gckn paths");
   const auto adj = g.neighbours();
   std::vector<int32_t> path;
@@ -144,10 +141,9 @@ GcknPathFeatures GcknPathFeatures::fit(const std::vector<Graph>& graphs, const s
   std::mt19937_64 rng(o.seed);
   for (int32_t t : train) {
     const Graph& g = graphs[t];
-    INDUCTIVE_CHECK(!f.use_attributes_ || g.node_attributes.cols() == f.feature_dim_,
-                    ErrorCode::kShapeMismatch, "gckn fit: graph ", t, " has ", g.node_attributes.cols(),
-                    " node attributes, expected ", f.use_attributes_ ? f.feature_dim_ : 0, " (as graph ", train[0],
-                    ")");
+    INDUCTIVE_CHECK(!f.use_attributes_ || g.node_attributes.cols() == f.feature_dim_, ErrorCode::kShapeMismatch,
+                    "gckn fit: graph ", t, " has ", g.node_attributes.cols(), " node attributes, expected ",
+                    f.use_attributes_ ? f.feature_dim_ : 0, " (as graph ", train[0], ")");
     for_each_path(g, k, o.max_paths_per_graph, [&](const int32_t* path, int l) {
       auto& r = reservoir[l - 1];
       const int64_t index = seen[l - 1]++;
@@ -235,15 +231,13 @@ GcknPathFeatures GcknPathFeatures::fit(const std::vector<Graph>& graphs, const s
 }
 
 GcknPathFeatures GcknPathFeatures::from_stored(std::vector<MatF> anchors, VecF mean, VecF stddev, int feature_dim,
-                                               bool use_attributes, const GcknOptions& o,
-                                               std::vector<MatF> factors) {
+                                               bool use_attributes, const GcknOptions& o, std::vector<MatF> factors) {
   o.validate();
   INDUCTIVE_CHECK(static_cast<int>(anchors.size()) == o.path_size, ErrorCode::kShapeMismatch, "gckn: got ",
                   anchors.size(), " anchor matrices, expected path_size = ", o.path_size);
-  INDUCTIVE_CHECK(feature_dim >= 1, ErrorCode::kInvalidArgument, "gckn: feature_dim must be >= 1: got ",
-                  feature_dim);
-  INDUCTIVE_CHECK(use_attributes == o.use_node_attributes, ErrorCode::kInvalidArgument,
-                  "gckn: stored features use ", use_attributes ? "node attributes" : "one-hot labels",
+  INDUCTIVE_CHECK(feature_dim >= 1, ErrorCode::kInvalidArgument, "gckn: feature_dim must be >= 1: got ", feature_dim);
+  INDUCTIVE_CHECK(use_attributes == o.use_node_attributes, ErrorCode::kInvalidArgument, "gckn: stored features use ",
+                  use_attributes ? "node attributes" : "one-hot labels",
                   " but the options say use_node_attributes = ", o.use_node_attributes);
   GcknPathFeatures f;
   f.options_ = o;
@@ -268,8 +262,7 @@ GcknPathFeatures GcknPathFeatures::from_stored(std::vector<MatF> anchors, VecF m
     }
   }
   INDUCTIVE_CHECK(mean.size() == f.dim() && stddev.size() == f.dim(), ErrorCode::kShapeMismatch,
-                  "gckn: standardisation has ", mean.size(), " means and ", stddev.size(), " stds, expected ",
-                  f.dim());
+                  "gckn: standardisation has ", mean.size(), " means and ", stddev.size(), " stds, expected ", f.dim());
   INDUCTIVE_CHECK(mean.allFinite() && stddev.allFinite() && (stddev.array() > 0).all(), ErrorCode::kInvalidArgument,
                   "gckn: standardisation must be finite with std > 0");
   f.mean_ = std::move(mean);

@@ -9,8 +9,8 @@ namespace inductive {
 
 Graph Graph::from_edges(int n_nodes, const std::vector<std::array<int32_t, 2>>& pairs,
                         std::vector<int32_t> node_labels) {
-  INDUCTIVE_CHECK(n_nodes >= 1, ErrorCode::kInvalidArgument, "graph: a graph needs at least one node: got ",
-                  n_nodes, " nodes");
+  INDUCTIVE_CHECK(n_nodes >= 1, ErrorCode::kInvalidArgument, "graph: a graph needs at least one node: got ", n_nodes,
+                  " nodes");
   Graph g;
   g.n_nodes = n_nodes;
   g.edges.reserve(pairs.size());
@@ -55,8 +55,7 @@ std::vector<std::vector<int32_t>> Graph::neighbours() const {
 }
 
 void Graph::validate(const std::string& what, int vocabulary) const {
-  INDUCTIVE_CHECK(n_nodes >= 1, ErrorCode::kInvalidArgument, what, ": a graph needs at least one node: got ",
-                  n_nodes);
+  INDUCTIVE_CHECK(n_nodes >= 1, ErrorCode::kInvalidArgument, what, ": a graph needs at least one node: got ", n_nodes);
   for (size_t e = 0; e < edges.size(); ++e) {
     const auto& uv = edges[e];
     INDUCTIVE_CHECK(uv[0] >= 0 && uv[1] < n_nodes && uv[0] < uv[1], ErrorCode::kInvalidArgument, what, ": edge ", e,

@@ -59,8 +59,8 @@ class Reader {
  public:
   Reader(const uint8_t* p, size_t n, const std::string& what) : p_(p), n_(n), what_(what) {}
   void need(uint64_t bytes, const char* field) {
-    INDUCTIVE_CHECK(bytes <= n_ - pos_, ErrorCode::kBadModelFile, what_, ": truncated graph cache: ", field,
-                    " needs ", bytes, " bytes at offset ", pos_, ", got ", n_ - pos_);
+    INDUCTIVE_CHECK(bytes <= n_ - pos_, ErrorCode::kBadModelFile, what_, ": truncated graph cache: ", field, " needs ",
+                    bytes, " bytes at offset ", pos_, ", got ", n_ - pos_);
   }
   uint32_t u32(const char* field) {
     need(4, field);
@@ -89,8 +89,7 @@ class Reader {
       const uint32_t bits = u32(field);
       std::memcpy(m.data() + i, &bits, 4);
     }
-    INDUCTIVE_CHECK(m.allFinite(), ErrorCode::kBadModelFile, what_, ": graph cache: ", field,
-                    " contains NaN or Inf");
+    INDUCTIVE_CHECK(m.allFinite(), ErrorCode::kBadModelFile, what_, ": graph cache: ", field, " contains NaN or Inf");
     return m;
   }
   size_t pos() const { return pos_; }
@@ -196,9 +195,8 @@ PrecomputedDataset parse_graph_cache(const uint8_t* bytes, size_t size, const st
   Reader r(bytes, size - 8, what);
   r.text(8, "magic");
   const uint32_t version = r.u32("format version");
-  INDUCTIVE_CHECK(version == kGraphCacheVersion, ErrorCode::kUnsupportedVersion, what,
-                  ": graph cache format version ", version, ", this build writes and reads version ",
-                  kGraphCacheVersion);
+  INDUCTIVE_CHECK(version == kGraphCacheVersion, ErrorCode::kUnsupportedVersion, what, ": graph cache format version ",
+                  version, ", this build writes and reads version ", kGraphCacheVersion);
   const uint32_t key_len = r.u32("key length");
   const std::string key = r.text(key_len, "key");
   INDUCTIVE_CHECK(key == expected_key, ErrorCode::kInvalidArgument, what, ": stale graph cache: key \"",
@@ -217,8 +215,8 @@ PrecomputedDataset parse_graph_cache(const uint8_t* bytes, size_t size, const st
     g.gckn = r.matrix("gckn features");
   }
   const uint32_t has_gckn = r.u32("gckn flag");
-  INDUCTIVE_CHECK(has_gckn == (o.gckn ? 1u : 0u), ErrorCode::kBadModelFile, what, ": graph cache gckn flag ",
-                  has_gckn, ", expected ", o.gckn ? 1 : 0);
+  INDUCTIVE_CHECK(has_gckn == (o.gckn ? 1u : 0u), ErrorCode::kBadModelFile, what, ": graph cache gckn flag ", has_gckn,
+                  ", expected ", o.gckn ? 1 : 0);
   if (o.gckn) {
     const int feature_dim = static_cast<int>(r.u32("gckn feature dim"));
     const bool use_attributes = r.u32("gckn attribute flag") != 0;
@@ -241,16 +239,19 @@ PrecomputedDataset parse_graph_cache(const uint8_t* bytes, size_t size, const st
 
 const char* graph_cache_status_name(GraphCacheStatus status) {
   switch (status) {
-    case GraphCacheStatus::kHit: return "hit";
-    case GraphCacheStatus::kMissing: return "missing";
-    case GraphCacheStatus::kStale: return "stale";
-    case GraphCacheStatus::kCorrupt: return "corrupt";
+    case GraphCacheStatus::kHit:
+      return "hit";
+    case GraphCacheStatus::kMissing:
+      return "missing";
+    case GraphCacheStatus::kStale:
+      return "stale";
+    case GraphCacheStatus::kCorrupt:
+      return "corrupt";
   }
   return "unknown";
 }
 
-CachedGraphData load_or_precompute(const std::string& path, const GraphDataset& ds,
-                                   const GraphPrecomputeOptions& o) {
+CachedGraphData load_or_precompute(const std::string& path, const GraphDataset& ds, const GraphPrecomputeOptions& o) {
   o.validate(ds.n_graphs());
   const std::string key = graph_cache_key(ds, o);
   CachedGraphData result;

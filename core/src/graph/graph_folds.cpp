@@ -17,11 +17,10 @@ std::vector<int32_t> parse_index_list(const std::string& text, const std::string
     const std::string t = detail::trim(line);
     if (t.empty()) continue;
     long index;
-    INDUCTIVE_CHECK(detail::parse_index(t, index), ErrorCode::kInvalidArgument, what, ": line ", reader.number(),
-                    ": '", t.substr(0, 40), "' is not a non-negative integer graph index");
-    INDUCTIVE_CHECK(index < n_graphs, ErrorCode::kInvalidArgument, what, ": line ", reader.number(),
-                    ": graph index ", index, " is out of range: expected 0..", n_graphs - 1, " (the dataset has ",
-                    n_graphs, " graphs)");
+    INDUCTIVE_CHECK(detail::parse_index(t, index), ErrorCode::kInvalidArgument, what, ": line ", reader.number(), ": '",
+                    t.substr(0, 40), "' is not a non-negative integer graph index");
+    INDUCTIVE_CHECK(index < n_graphs, ErrorCode::kInvalidArgument, what, ": line ", reader.number(), ": graph index ",
+                    index, " is out of range: expected 0..", n_graphs - 1, " (the dataset has ", n_graphs, " graphs)");
     INDUCTIVE_CHECK(seen_on[index] == 0, ErrorCode::kInvalidArgument, what, ": line ", reader.number(),
                     ": graph index ", index, " repeats line ", seen_on[index], ": expected unique indices");
     seen_on[index] = reader.number();
@@ -34,8 +33,7 @@ std::vector<int32_t> parse_index_list(const std::string& text, const std::string
 std::vector<GraphFold> read_graphit_folds(const std::string& dir, int n_graphs, int n_folds) {
   INDUCTIVE_CHECK(n_graphs >= 1, ErrorCode::kInvalidArgument, "graphit folds: the dataset has ", n_graphs,
                   " graphs: expected >= 1");
-  INDUCTIVE_CHECK(n_folds >= 1, ErrorCode::kInvalidArgument, "graphit folds: n_folds is ", n_folds,
-                  ": expected >= 1");
+  INDUCTIVE_CHECK(n_folds >= 1, ErrorCode::kInvalidArgument, "graphit folds: n_folds is ", n_folds, ": expected >= 1");
   auto read = [&](const std::string& path) {
     const auto bytes = read_dataset_bytes(path);
     return parse_index_list(std::string(bytes.begin(), bytes.end()), path, n_graphs);
@@ -54,9 +52,8 @@ std::vector<GraphFold> read_graphit_folds(const std::string& dir, int n_graphs, 
     const std::vector<int32_t>* lists[3] = {&f.train, &f.val, &f.test};
     for (int s = 0; s < 3; ++s)
       for (int32_t i : *lists[s]) {
-        INDUCTIVE_CHECK(owner[i] < 0, ErrorCode::kInvalidArgument, "graphit folds: ", dir, ": fold ", k,
-                        ": graph ", i, " is in both ", names[owner[i]], " and ", names[s],
-                        ": expected disjoint train/val/test");
+        INDUCTIVE_CHECK(owner[i] < 0, ErrorCode::kInvalidArgument, "graphit folds: ", dir, ": fold ", k, ": graph ", i,
+                        " is in both ", names[owner[i]], " and ", names[s], ": expected disjoint train/val/test");
         owner[i] = static_cast<int8_t>(s);
       }
     const size_t covered = f.train.size() + f.val.size() + f.test.size();

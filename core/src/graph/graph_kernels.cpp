@@ -29,13 +29,12 @@ GraphSpectrum graph_spectrum(const Graph& g) {
   // Dense n x n matrices and an O(n^3) eigendecomposition: refuse graphs where that would take minutes or
   // gigabytes (in the browser, past the 2 GiB heap) instead of appearing to hang.
   INDUCTIVE_CHECK(g.n_nodes <= kMaxSpectrumNodes, ErrorCode::kInvalidArgument, "graph spectrum: the graph has ",
-                  g.n_nodes, " nodes; kernels on graphs and LapPE are dense, limited to ", kMaxSpectrumNodes,
-                  " nodes");
+                  g.n_nodes, " nodes; kernels on graphs and LapPE are dense, limited to ", kMaxSpectrumNodes, " nodes");
   GraphSpectrum s;
   s.laplacian = normalized_laplacian(g);
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s.laplacian);
-  INDUCTIVE_CHECK(eig.info() == Eigen::Success, ErrorCode::kInternal,
-                  "graph spectrum: eigendecomposition of a ", g.n_nodes, "-node Laplacian failed");
+  INDUCTIVE_CHECK(eig.info() == Eigen::Success, ErrorCode::kInternal, "graph spectrum: eigendecomposition of a ",
+                  g.n_nodes, "-node Laplacian failed");
   s.eigenvalues = eig.eigenvalues().cwiseMax(0.0).cwiseMin(2.0);
   s.eigenvectors = eig.eigenvectors();
   for (Eigen::Index j = 0; j < s.eigenvectors.cols(); ++j) {
@@ -89,9 +88,12 @@ GraphKernelType parse_graph_kernel_type(const std::string& name) {
 
 const char* graph_kernel_type_name(GraphKernelType type) {
   switch (type) {
-    case GraphKernelType::kDiffusion: return "diffusion";
-    case GraphKernelType::kPStep: return "pstep";
-    case GraphKernelType::kAdjacency: return "adjacency";
+    case GraphKernelType::kDiffusion:
+      return "diffusion";
+    case GraphKernelType::kPStep:
+      return "pstep";
+    case GraphKernelType::kAdjacency:
+      return "adjacency";
   }
   return "unknown";
 }
@@ -113,8 +115,7 @@ MatF graph_kernel(const GraphSpectrum& s, const GraphKernelOptions& o) {
     Eigen::VectorXd f(n);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double lambda = s.eigenvalues[i];
-      f[i] = o.type == GraphKernelType::kDiffusion ? std::exp(-o.beta * lambda)
-                                                   : std::pow(1.0 - o.gamma * lambda, o.p);
+      f[i] = o.type == GraphKernelType::kDiffusion ? std::exp(-o.beta * lambda) : std::pow(1.0 - o.gamma * lambda, o.p);
     }
     k = s.eigenvectors * f.asDiagonal() * s.eigenvectors.transpose();
     k = 0.5 * (k + k.transpose()).eval();
@@ -148,8 +149,8 @@ std::vector<float> draw_pe_signs(int m, std::mt19937_64& rng) {
 }
 
 void apply_pe_signs(MatF& pe, const std::vector<float>& signs) {
-  INDUCTIVE_CHECK(static_cast<Eigen::Index>(signs.size()) == pe.cols(), ErrorCode::kShapeMismatch,
-                  "laplacian pe: got ", signs.size(), " signs for ", pe.cols(), " columns");
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(signs.size()) == pe.cols(), ErrorCode::kShapeMismatch, "laplacian pe: got ",
+                  signs.size(), " signs for ", pe.cols(), " columns");
   for (Eigen::Index j = 0; j < pe.cols(); ++j) pe.col(j) *= signs[j];
 }
 

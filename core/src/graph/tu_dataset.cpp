@@ -81,9 +81,8 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
-  const std::string f_ind = name + "_graph_indicator.txt", f_a = name + "_A.txt",
-                    f_gl = name + "_graph_labels.txt", f_nl = name + "_node_labels.txt",
-                    f_na = name + "_node_attributes.txt";
+  const std::string f_ind = name + "_graph_indicator.txt", f_a = name + "_A.txt", f_gl = name + "_graph_labels.txt",
+                    f_nl = name + "_node_labels.txt", f_na = name + "_node_attributes.txt";
   // Graph indicator: graph id of each node, 1, 1, ..., 2, ... with no gap (a graph without nodes) and no return.
   const std::vector<Line> ind = records(texts.graph_indicator, f_ind);
   INDUCTIVE_CHECK(!ind.empty(), ErrorCode::kInvalidArgument, f_ind, ": no node: expected one graph id per node");
@@ -95,11 +94,11 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t gid = integer_record(ind[i], f_ind, "graph id");
     // The first node opens graph 1 (a first id of 0 used to pass as "the current graph" without opening one).
-    INDUCTIVE_CHECK(i > 0 || gid == 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number, ": graph id ",
-                    gid, ": expected 1 (graphs numbered from 1 in order)");
+    INDUCTIVE_CHECK(i > 0 || gid == 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number, ": graph id ", gid,
+                    ": expected 1 (graphs numbered from 1 in order)");
     if (gid != current) {
-      INDUCTIVE_CHECK(gid == current + 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number,
-                      ": graph id ", gid, " after ", current, ": expected ", current, " or ", current + 1,
+      INDUCTIVE_CHECK(gid == current + 1, ErrorCode::kInvalidArgument, f_ind, ": line ", ind[i].number, ": graph id ",
+                      gid, " after ", current, ": expected ", current, " or ", current + 1,
                       " (graphs numbered from 1 in order, each with at least one node)");
       current = gid;
       first_node.push_back(static_cast<int32_t>(i));
@@ -140,8 +139,8 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
       size_t start = 0;
       while (true) {
         const size_t comma = na[i].text.find(',', start);
-        const std::string tok = detail::trim(na[i].text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                                                : comma - start));
+        const std::string tok =
+            detail::trim(na[i].text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         double v;
         INDUCTIVE_CHECK(detail::parse_double(tok, v), ErrorCode::kInvalidArgument, f_na, ": line ", na[i].number,
                         ": attribute ", row.size() + 1, " '", tok.substr(0, 40), "' is not a finite number");
@@ -166,10 +165,10 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
     int64_t ends[2];
     const std::string toks[2] = {detail::trim(l.text.substr(0, comma)), detail::trim(l.text.substr(comma + 1))};
     for (int k = 0; k < 2; ++k) {
-      INDUCTIVE_CHECK(parse_int(toks[k], ends[k]), ErrorCode::kInvalidArgument, f_a, ": line ", l.number,
-                      ": node id '", toks[k].substr(0, 40), "' is not an integer");
-      INDUCTIVE_CHECK(ends[k] >= 1 && ends[k] <= n, ErrorCode::kInvalidArgument, f_a, ": line ", l.number,
-                      ": node id ", ends[k], " is out of range: expected 1..", n, " (the nodes of ", f_ind, ")");
+      INDUCTIVE_CHECK(parse_int(toks[k], ends[k]), ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": node id '",
+                      toks[k].substr(0, 40), "' is not an integer");
+      INDUCTIVE_CHECK(ends[k] >= 1 && ends[k] <= n, ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": node id ",
+                      ends[k], " is out of range: expected 1..", n, " (the nodes of ", f_ind, ")");
     }
     const int32_t u = static_cast<int32_t>(ends[0] - 1), v = static_cast<int32_t>(ends[1] - 1);
     INDUCTIVE_CHECK(graph_of[u] == graph_of[v], ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": edge (",

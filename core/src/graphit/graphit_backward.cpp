@@ -24,9 +24,11 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
                   "graphit backward: d_output is ", d_output.rows(), " x ", d_output.cols(), ", expected ", B, " x ",
                   c.outputs);
   INDUCTIVE_CHECK(static_cast<int>(cache.layers.size()) == L && cache.output.rows() == B && cache.x_out.rows() == N,
-                  ErrorCode::kInvalidArgument, "graphit backward: the cache does not come from a forward pass on this batch");
+                  ErrorCode::kInvalidArgument,
+                  "graphit backward: the cache does not come from a forward pass on this batch");
   INDUCTIVE_CHECK(static_cast<int>(grads.layers.size()) == L && grads.out_weight.rows() == c.outputs,
-                  ErrorCode::kShapeMismatch, "graphit backward: gradients lack the config's shapes (use GraphitParams::zeros)");
+                  ErrorCode::kShapeMismatch,
+                  "graphit backward: gradients lack the config's shapes (use GraphitParams::zeros)");
   const bool batch_norm = c.norm == "batch";
   const bool drop = cache.dropout;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
@@ -91,44 +93,44 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
 #pragma omp parallel if (B >= 8)
 #endif
     {
-    std::vector<float> local(work.size());
+      std::vector<float> local(work.size());
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 4)
 #endif
-    for (int g = 0; g < B; ++g) {
-      const int o = b.offsets[g], n = b.size(g);
-      MapF dA(local.data(), n, n);
-      MapF Ad(local.data() + static_cast<size_t>(n) * n, n, n);
-      for (int h = 0; h < H; ++h) {
-        const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
-        const CMapF A(ly.probs.data() + at, n, n);
-        const auto dO = dheads.block(o, h * dh, n, dh);
-        const auto Vh = ly.v.block(o, h * dh, n, dh);
-        const auto Qh = ly.q.block(o, h * dh, n, dh);
-        dA.noalias() = dO * Vh.transpose();
-        if (drop) {
-          const CMapF m(ly.drop_attn.data() + at, n, n);
-          Ad = A.cwiseProduct(m);
-          dv.block(o, h * dh, n, dh).noalias() = Ad.transpose() * dO;
-          dA.array() *= m.array();
-        } else {
-          dv.block(o, h * dh, n, dh).noalias() = A.transpose() * dO;
-        }
-        // dA -> dS (in place), see the header comment.
-        const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;
-        for (int i = 0; i < n; ++i) {
-          const float sigma = dA.row(i).dot(A.row(i));
-          if (!ly.floored[row0 + i]) {
-            dA.row(i) = (dA.row(i).array() - sigma) * A.row(i).array();
+      for (int g = 0; g < B; ++g) {
+        const int o = b.offsets[g], n = b.size(g);
+        MapF dA(local.data(), n, n);
+        MapF Ad(local.data() + static_cast<size_t>(n) * n, n, n);
+        for (int h = 0; h < H; ++h) {
+          const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
+          const CMapF A(ly.probs.data() + at, n, n);
+          const auto dO = dheads.block(o, h * dh, n, dh);
+          const auto Vh = ly.v.block(o, h * dh, n, dh);
+          const auto Qh = ly.q.block(o, h * dh, n, dh);
+          dA.noalias() = dO * Vh.transpose();
+          if (drop) {
+            const CMapF m(ly.drop_attn.data() + at, n, n);
+            Ad = A.cwiseProduct(m);
+            dv.block(o, h * dh, n, dh).noalias() = Ad.transpose() * dO;
+            dA.array() *= m.array();
           } else {
-            dA.row(i).array() *= A.row(i).array();
-            dA(i, ly.argmax[row0 + i]) -= sigma;
+            dv.block(o, h * dh, n, dh).noalias() = A.transpose() * dO;
           }
+          // dA -> dS (in place), see the header comment.
+          const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;
+          for (int i = 0; i < n; ++i) {
+            const float sigma = dA.row(i).dot(A.row(i));
+            if (!ly.floored[row0 + i]) {
+              dA.row(i) = (dA.row(i).array() - sigma) * A.row(i).array();
+            } else {
+              dA.row(i).array() *= A.row(i).array();
+              dA(i, ly.argmax[row0 + i]) -= sigma;
+            }
+          }
+          Ad = dA + dA.transpose();
+          dq.block(o, h * dh, n, dh).noalias() += scale * (Ad * Qh);
         }
-        Ad = dA + dA.transpose();
-        dq.block(o, h * dh, n, dh).noalias() += scale * (Ad * Qh);
       }
-    }
     }  // omp parallel
     add_transposed_product(gp.q_weight, dq, ly.x_in);
     add_transposed_product(gp.v_weight, dv, ly.x_in);
@@ -156,8 +158,9 @@ double GraphitModel::loss(const GraphitBatch& b, const GraphitRunOptions& run, G
   const GraphitConfig& c = config;
   const int B = b.n_graphs, C = c.outputs;
   if (c.classification())
-    INDUCTIVE_CHECK(static_cast<int>(b.classes.size()) == B, ErrorCode::kInvalidArgument, "graphit loss: the batch has ",
-                    b.classes.size(), " class labels for ", B, " graphs (pack it with classes)");
+    INDUCTIVE_CHECK(static_cast<int>(b.classes.size()) == B, ErrorCode::kInvalidArgument,
+                    "graphit loss: the batch has ", b.classes.size(), " class labels for ", B,
+                    " graphs (pack it with classes)");
   else
     INDUCTIVE_CHECK(static_cast<int64_t>(b.values.size()) == static_cast<int64_t>(B) * C, ErrorCode::kInvalidArgument,
                     "graphit loss: the batch has ", b.values.size(), " target values for ", B, " graphs x ", C,

@@ -31,8 +31,8 @@ void GraphitConfig::validate() const {
   auto in_range = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
   INDUCTIVE_CHECK(in_range(vocab, 0, 1 << 20) && in_range(features, 0, 1 << 20) && in_range(pe_dim, 0, 1 << 16) &&
                       in_range(path_dim, 0, 1 << 20),
-                  ErrorCode::kInvalidArgument, "graphit config: input dimensions must be in 0..2^20: got vocab ",
-                  vocab, ", features ", features, ", pe ", pe_dim, ", path ", path_dim);
+                  ErrorCode::kInvalidArgument, "graphit config: input dimensions must be in 0..2^20: got vocab ", vocab,
+                  ", features ", features, ", pe ", pe_dim, ", path ", path_dim);
   INDUCTIVE_CHECK(vocab > 0 || features > 0 || pe_dim > 0 || path_dim > 0, ErrorCode::kInvalidArgument,
                   "graphit config: no node input (input.vocab, features, pe and path are all 0)");
   INDUCTIVE_CHECK(node_labels.empty() || static_cast<int>(node_labels.size()) == vocab, ErrorCode::kInvalidArgument,
@@ -42,8 +42,8 @@ void GraphitConfig::validate() const {
     INDUCTIVE_CHECK(unique.size() == node_labels.size(), ErrorCode::kInvalidArgument,
                     "graphit config: input.node_labels has duplicate entries");
   }
-  INDUCTIVE_CHECK(in_range(d, 1, 65536), ErrorCode::kInvalidArgument, "graphit config: encoder.d must be in 1..65536: got ",
-                  d);
+  INDUCTIVE_CHECK(in_range(d, 1, 65536), ErrorCode::kInvalidArgument,
+                  "graphit config: encoder.d must be in 1..65536: got ", d);
   INDUCTIVE_CHECK(in_range(layers, 0, 1024), ErrorCode::kInvalidArgument,
                   "graphit config: encoder.layers must be in 0..1024: got ", layers);
   INDUCTIVE_CHECK(heads >= 1 && d % heads == 0, ErrorCode::kInvalidArgument, "graphit config: encoder.heads (", heads,
@@ -66,9 +66,10 @@ void GraphitConfig::validate() const {
   else
     INDUCTIVE_CHECK(in_range(outputs, 1, 100000), ErrorCode::kInvalidArgument,
                     "graphit config: task.outputs (targets) must be >= 1: got ", outputs);
-  INDUCTIVE_CHECK(class_labels.empty() || (task == "classification" && static_cast<int>(class_labels.size()) == outputs),
-                  ErrorCode::kInvalidArgument, "graphit config: task.labels has ", class_labels.size(),
-                  " names for ", outputs, " classes");
+  INDUCTIVE_CHECK(
+      class_labels.empty() || (task == "classification" && static_cast<int>(class_labels.size()) == outputs),
+      ErrorCode::kInvalidArgument, "graphit config: task.labels has ", class_labels.size(), " names for ", outputs,
+      " classes");
   if (has_graph) {
     graph.validate();
     INDUCTIVE_CHECK(graph.kernel == kernel, ErrorCode::kInvalidArgument, "graphit config: encoder.kernel is ",
@@ -83,11 +84,10 @@ void GraphitConfig::validate() const {
 
 nlohmann::json GraphitConfig::to_json() const {
   json j;
-  j["input"] = json{{"vocab", vocab}, {"features", features}, {"pe", pe_dim}, {"path", path_dim},
-                    {"node_labels", node_labels}};
-  j["encoder"] = json{{"d", d},         {"layers", layers},   {"heads", heads},
-                      {"ffn", ffn},     {"norm", norm},       {"dropout", dropout},
-                      {"kernel", kernel}, {"degree_scaling", degree_scaling}};
+  j["input"] =
+      json{{"vocab", vocab}, {"features", features}, {"pe", pe_dim}, {"path", path_dim}, {"node_labels", node_labels}};
+  j["encoder"] = json{{"d", d},       {"layers", layers},   {"heads", heads},   {"ffn", ffn},
+                      {"norm", norm}, {"dropout", dropout}, {"kernel", kernel}, {"degree_scaling", degree_scaling}};
   j["readout"] = json{{"pooling", pooling}, {"hidden", hidden}};
   j["task"] = json{{"type", task}, {"outputs", outputs}, {"labels", class_labels}};
   if (has_graph) j["graph"] = graph.to_json();

@@ -84,11 +84,13 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
     ly.floored.resize(static_cast<size_t>(N) * H);
     ly.argmax.resize(static_cast<size_t>(N) * H);
-    if (drop) ly.drop_attn.resize(ly.probs.size());
-    else ly.drop_attn.clear();
+    if (drop)
+      ly.drop_attn.resize(ly.probs.size());
+    else
+      ly.drop_attn.clear();
 
-    // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
-    // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
+      // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
+      // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 4) if (!drop && b.n_graphs >= 8)
 #endif
@@ -112,8 +114,10 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
           exp_row = ((A.row(i).transpose().array() - rowmax) * scale).exp().matrix();
           A.row(i) = exp_row.transpose();
           float r;
-          if (K) r = A.row(i).dot(K->row(i));
-          else r = A.row(i).sum();
+          if (K)
+            r = A.row(i).dot(K->row(i));
+          else
+            r = A.row(i).sum();
           const bool floored = !(r > kRowSumFloor);
           ly.floored[row0 + i] = floored;
           if (floored) {

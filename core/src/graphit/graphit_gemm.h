@@ -24,8 +24,8 @@ constexpr Eigen::Index kMinRowsPerThread = 256;
 inline int row_threads(Eigen::Index rows) {
 #if defined(_OPENMP)
   if (omp_in_parallel()) return 1;
-  return static_cast<int>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(omp_get_max_threads(),
-                                                                           rows / kMinRowsPerThread)));
+  return static_cast<int>(
+      std::max<Eigen::Index>(1, std::min<Eigen::Index>(omp_get_max_threads(), rows / kMinRowsPerThread)));
 #else
   (void)rows;
   return 1;
@@ -43,8 +43,10 @@ void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
   if (!accumulate) out.resize(a.rows(), b.cols());
   const int T = row_threads(a.rows());
   if (T == 1) {
-    if (accumulate) out.noalias() += a * b;
-    else out.noalias() = a * b;
+    if (accumulate)
+      out.noalias() += a * b;
+    else
+      out.noalias() = a * b;
     return;
   }
 #if defined(_OPENMP)
@@ -52,8 +54,10 @@ void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
 #endif
   for (int t = 0; t < T; ++t) {
     const auto [r0, r1] = row_block(a.rows(), t, T);
-    if (accumulate) out.middleRows(r0, r1 - r0).noalias() += a.middleRows(r0, r1 - r0) * b;
-    else out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+    if (accumulate)
+      out.middleRows(r0, r1 - r0).noalias() += a.middleRows(r0, r1 - r0) * b;
+    else
+      out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
   }
 }
 

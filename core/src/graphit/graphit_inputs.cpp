@@ -54,10 +54,14 @@ nlohmann::json GraphitInputSpec::to_json() const {
   }
   j["lap_pe"] = lap_pe;
   if (gckn) {
-    j["gckn"] = {{"path_size", gckn_options.path_size}, {"n_filters", gckn_options.n_filters},
-                 {"sigma", gckn_options.sigma},         {"reg", gckn_options.reg},
-                 {"standardize", gckn_options.standardize}, {"attributes", gckn_options.use_node_attributes},
-                 {"max_paths", gckn_options.max_paths_per_graph}, {"feature_dim", gckn_feature_dim}};
+    j["gckn"] = {{"path_size", gckn_options.path_size},
+                 {"n_filters", gckn_options.n_filters},
+                 {"sigma", gckn_options.sigma},
+                 {"reg", gckn_options.reg},
+                 {"standardize", gckn_options.standardize},
+                 {"attributes", gckn_options.use_node_attributes},
+                 {"max_paths", gckn_options.max_paths_per_graph},
+                 {"feature_dim", gckn_feature_dim}};
   } else {
     j["gckn"] = nullptr;
   }
@@ -138,7 +142,8 @@ PrecomputedGraph prepare_graph_inputs(const Graph& g, const GraphitInputSpec& sp
     if (spec.lap_pe > 0) out.lap_pe = laplacian_pe(s, spec.lap_pe);
   }
   if (spec.gckn) {
-    INDUCTIVE_CHECK(gckn != nullptr, ErrorCode::kInvalidArgument, "graphit: the model uses GCKN path features but "
+    INDUCTIVE_CHECK(gckn != nullptr, ErrorCode::kInvalidArgument,
+                    "graphit: the model uses GCKN path features but "
                     "holds no fitted GCKN layer");
     out.gckn = gckn->transform(g);
   }

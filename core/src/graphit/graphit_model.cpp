@@ -53,8 +53,8 @@ std::vector<std::pair<std::string, const float*>> GraphitModel::state_tensors() 
     const GraphitNormStats& s = norm_stats[l];
     INDUCTIVE_CHECK(s.mean1.size() == config.d && s.var1.size() == config.d && s.mean2.size() == config.d &&
                         s.var2.size() == config.d,
-                    ErrorCode::kShapeMismatch, "graphit: running statistics of layer ", l, " do not have d = ", config.d,
-                    " entries");
+                    ErrorCode::kShapeMismatch, "graphit: running statistics of layer ", l,
+                    " do not have d = ", config.d, " entries");
     t.push_back({pre + "norm1.running_mean", s.mean1.data()});
     t.push_back({pre + "norm1.running_var", s.var1.data()});
     t.push_back({pre + "norm2.running_mean", s.mean2.data()});
@@ -72,9 +72,10 @@ ModelContents GraphitModel::to_contents() const {
   for (const auto& t : params.tensors(config)) have[t.name] = {t.data, t.size()};  // throws on a wrong shape
   for (const auto& [name, data] : state_tensors()) have[name] = {data, config.d};
   if (config.has_graph && config.graph.gckn) {
-    INDUCTIVE_CHECK(gckn.dim() == config.path_dim && !gckn.layers().empty(), ErrorCode::kInvalidArgument,
-                    "graphit: the config uses GCKN path features but the model holds no fitted GCKN layer of dimension ",
-                    config.path_dim);
+    INDUCTIVE_CHECK(
+        gckn.dim() == config.path_dim && !gckn.layers().empty(), ErrorCode::kInvalidArgument,
+        "graphit: the config uses GCKN path features but the model holds no fitted GCKN layer of dimension ",
+        config.path_dim);
     for (const TensorData& t : gckn_tensors(gckn)) {
       int64_t size = 1;
       for (int64_t d : t.shape) size *= d;
@@ -146,8 +147,8 @@ std::vector<int32_t> GraphitModel::label_indices(const std::vector<std::string>&
   std::vector<int32_t> out(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     auto it = index.find(labels[i]);
-    INDUCTIVE_CHECK(it != index.end(), ErrorCode::kInvalidArgument, "graphit: node label '", labels[i],
-                    "' (node ", i, ") is not in the model's vocabulary of ", config.node_labels.size(), " labels");
+    INDUCTIVE_CHECK(it != index.end(), ErrorCode::kInvalidArgument, "graphit: node label '", labels[i], "' (node ", i,
+                    ") is not in the model's vocabulary of ", config.node_labels.size(), " labels");
     out[i] = it->second;
   }
   return out;

@@ -32,8 +32,8 @@ std::vector<View> list_tensors(P& params, const GraphitConfig& c, Mat&& fix_mat,
     mat("path.weight", params.path_weight, d, c.path_dim);
     vec("path.bias", params.path_bias, d);
   }
-  INDUCTIVE_CHECK(static_cast<int>(params.layers.size()) == c.layers, ErrorCode::kShapeMismatch, "graphit: parameters for ",
-                  params.layers.size(), " layers, the config has ", c.layers);
+  INDUCTIVE_CHECK(static_cast<int>(params.layers.size()) == c.layers, ErrorCode::kShapeMismatch,
+                  "graphit: parameters for ", params.layers.size(), " layers, the config has ", c.layers);
   for (int l = 0; l < c.layers; ++l) {
     auto& p = params.layers[l];
     const std::string pre = "layers." + std::to_string(l) + ".";
@@ -95,8 +95,8 @@ void GraphitParams::set_zero() {
   for (VecF* v : {&pe_bias, &path_bias, &hidden_bias, &out_bias}) v->setZero();
   for (GraphitLayerParams& p : layers) {
     for (MatF* m : {&p.q_weight, &p.v_weight, &p.out_weight, &p.ffn1_weight, &p.ffn2_weight}) m->setZero();
-    for (VecF* v : {&p.out_bias, &p.norm1_weight, &p.norm1_bias, &p.norm2_weight, &p.norm2_bias, &p.ffn1_bias,
-                    &p.ffn2_bias})
+    for (VecF* v :
+         {&p.out_bias, &p.norm1_weight, &p.norm1_bias, &p.norm2_weight, &p.norm2_bias, &p.ffn1_bias, &p.ffn2_bias})
       v->setZero();
   }
 }
@@ -205,9 +205,11 @@ GraphitBatch GraphitBatch::pack(const GraphitConfig& c, const std::vector<Graphi
         b.labels[o + i] = gr.node_labels[i];
       }
     }
-    if (c.features > 0) shape(gr.node_features, c.features, "node_features"), b.features.middleRows(o, n) = gr.node_features;
+    if (c.features > 0)
+      shape(gr.node_features, c.features, "node_features"), b.features.middleRows(o, n) = gr.node_features;
     if (c.pe_dim > 0) shape(gr.pe, c.pe_dim, "pe"), b.pe.middleRows(o, n) = gr.pe;
-    if (c.path_dim > 0) shape(gr.path_features, c.path_dim, "path_features"), b.path.middleRows(o, n) = gr.path_features;
+    if (c.path_dim > 0)
+      shape(gr.path_features, c.path_dim, "path_features"), b.path.middleRows(o, n) = gr.path_features;
     if (c.kernel) {
       shape(gr.kernel, n, "kernel");
       b.kernels[k] = &gr.kernel;
@@ -216,8 +218,8 @@ GraphitBatch GraphitBatch::pack(const GraphitConfig& c, const std::vector<Graphi
       INDUCTIVE_CHECK(gr.degree.size() == n, ErrorCode::kShapeMismatch, "graphit: graph ", g, ": degree has ",
                       gr.degree.size(), " entries for ", n, " nodes");
       for (int i = 0; i < n; ++i) {
-        INDUCTIVE_CHECK(std::isfinite(gr.degree[i]) && gr.degree[i] >= 0, ErrorCode::kInvalidArgument, "graphit: graph ",
-                        g, ": node ", i, " has degree ", gr.degree[i], ", expected >= 0");
+        INDUCTIVE_CHECK(std::isfinite(gr.degree[i]) && gr.degree[i] >= 0, ErrorCode::kInvalidArgument,
+                        "graphit: graph ", g, ": node ", i, " has degree ", gr.degree[i], ", expected >= 0");
         b.residual_scale[o + i] = 1.0f / std::sqrt(1.0f + gr.degree[i]);
       }
     } else {
@@ -226,13 +228,15 @@ GraphitBatch GraphitBatch::pack(const GraphitConfig& c, const std::vector<Graphi
     if (classes) {
       const int32_t y = (*classes)[g];
       INDUCTIVE_CHECK(c.classification() && y >= 0 && y < c.outputs, ErrorCode::kInvalidArgument, "graphit: graph ", g,
-                      " has class ", y, ", expected 0..", c.outputs - 1, c.classification() ? "" : " (regression model)");
+                      " has class ", y, ", expected 0..", c.outputs - 1,
+                      c.classification() ? "" : " (regression model)");
       b.classes.push_back(y);
     }
     if (values) {
       for (int t = 0; t < c.outputs; ++t) {
         const float v = (*values)[static_cast<size_t>(g) * c.outputs + t];
-        INDUCTIVE_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, "graphit: graph ", g, " has a non-finite target");
+        INDUCTIVE_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, "graphit: graph ", g,
+                        " has a non-finite target");
         b.values.push_back(v);
       }
     }

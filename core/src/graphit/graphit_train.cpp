@@ -63,9 +63,7 @@ double metric_of(const GraphitConfig& c, const MatF& out, const GraphitBatch& b)
 
 // JSON has no NaN: absent metrics are stored as null.
 nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
-double num(const nlohmann::json& j) {
-  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
-}
+double num(const nlohmann::json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
 
 // Checkpoint = one safetensors file of kind "graphit-checkpoint": the model's tensors (parameters and BatchNorm
 // running statistics) under "model/", Adam's moments under "adam.m/" and "adam.v/", and in the config the model
@@ -78,10 +76,16 @@ void save_checkpoint(const std::string& path, const GraphitModel& model, const A
   ck.model = "graphit-checkpoint";
   nlohmann::json hist = nlohmann::json::array();
   for (const auto& e : history)
-    hist.push_back({{"epoch", e.epoch}, {"lr", e.lr}, {"train_loss", num(e.train_loss)},
-                    {"train_metric", num(e.train_metric)}, {"val_loss", num(e.val_loss)},
-                    {"val_metric", num(e.val_metric)}, {"test_loss", num(e.test_loss)},
-                    {"test_metric", num(e.test_metric)}, {"seconds", e.seconds}, {"eta_seconds", e.eta_seconds}});
+    hist.push_back({{"epoch", e.epoch},
+                    {"lr", e.lr},
+                    {"train_loss", num(e.train_loss)},
+                    {"train_metric", num(e.train_metric)},
+                    {"val_loss", num(e.val_loss)},
+                    {"val_metric", num(e.val_metric)},
+                    {"test_loss", num(e.test_loss)},
+                    {"test_metric", num(e.test_metric)},
+                    {"seconds", e.seconds},
+                    {"eta_seconds", e.eta_seconds}});
   ck.config = {{"model", cur.config},
                {"state",
                 {{"epoch", epoch},
@@ -113,11 +117,10 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
                     ErrorCode::kInvalidArgument,
                     "checkpoint was written for another model configuration; delete it or use the same options");
     const auto& s = ck.config["state"];
-    INDUCTIVE_CHECK(s.at("seed").get<std::string>() == std::to_string(o.seed) &&
-                        s.at("batch_size").get<int>() == o.batch_size,
-                    ErrorCode::kInvalidArgument, "checkpoint was written with seed ", s.at("seed").get<std::string>(),
-                    " and batch size ", s.at("batch_size").get<int>(),
-                    "; resume with the same options to continue the same run");
+    INDUCTIVE_CHECK(
+        s.at("seed").get<std::string>() == std::to_string(o.seed) && s.at("batch_size").get<int>() == o.batch_size,
+        ErrorCode::kInvalidArgument, "checkpoint was written with seed ", s.at("seed").get<std::string>(),
+        " and batch size ", s.at("batch_size").get<int>(), "; resume with the same options to continue the same run");
     ModelView v = ck;
     v.model = "graphit";
     v.config = ck.config["model"];
@@ -279,8 +282,8 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   report.test_at_best = nan;
   if (val)
     for (const GraphitEpoch& e : report.history) {
-      const bool better = report.best_epoch == 0 ||
-                          (c.classification() ? e.val_metric > report.best_val_metric : e.val_metric < report.best_val_metric);
+      const bool better = report.best_epoch == 0 || (c.classification() ? e.val_metric > report.best_val_metric
+                                                                        : e.val_metric < report.best_val_metric);
       if (better) {
         report.best_epoch = e.epoch;
         report.best_val_metric = e.val_metric;

@@ -49,10 +49,11 @@ std::string write_temp(const std::string& path, const uint8_t* data, size_t size
   INDUCTIVE_CHECK(!path.empty(), ErrorCode::kInvalidArgument, "write: empty output path");
   remove_stale_temps(path);
   static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
-                          std::to_string(counter.fetch_add(1));
+  const std::string tmp =
+      path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" + std::to_string(counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': cannot create temporary file: ", std::strerror(errno));
+  if (fd < 0)
+    INDUCTIVE_FAIL(ErrorCode::kIo, "write '", path, "': cannot create temporary file: ", std::strerror(errno));
   auto fail = [&](const char* step) {
     const int e = errno;
     ::close(fd);

@@ -87,8 +87,10 @@ std::vector<int8_t> encode_sequence(const Alphabet& alphabet, const std::string&
     if (idx < 0) {
       const unsigned char c = static_cast<unsigned char>(sequence[i]);
       char shown[16];
-      if (std::isprint(c)) std::snprintf(shown, sizeof shown, "'%c'", c);
-      else std::snprintf(shown, sizeof shown, "byte 0x%02x", c);
+      if (std::isprint(c))
+        std::snprintf(shown, sizeof shown, "'%c'", c);
+      else
+        std::snprintf(shown, sizeof shown, "byte 0x%02x", c);
       INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": invalid letter ", shown, " at position ", i + 1,
                      ": expected one of ", alphabet.letters(), " (alphabet ", alphabet.name(), ")");
     }

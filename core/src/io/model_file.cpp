@@ -24,8 +24,10 @@ using safetensors::shape_string;
 
 const char* dtype_name(DType d) noexcept {
   switch (d) {
-    case DType::kF32: return "F32";
-    case DType::kI32: return "I32";
+    case DType::kF32:
+      return "F32";
+    case DType::kI32:
+      return "I32";
   }
   return "?";
 }
@@ -188,8 +190,8 @@ const uint8_t* typed(const ModelView& view, const std::string& name, DType dtype
                   printable(view.model), "')");
   INDUCTIVE_CHECK(t->dtype == dtype, ErrorCode::kBadModelFile, "model file: tensor '", name, "': dtype: got ",
                   dtype_name(t->dtype), ", expected ", dtype_name(dtype));
-  INDUCTIVE_CHECK(t->shape == shape, ErrorCode::kBadModelFile, "model file: tensor '", name,
-                  "' has wrong shape: got ", shape_string(t->shape), ", expected ", shape_string(shape));
+  INDUCTIVE_CHECK(t->shape == shape, ErrorCode::kBadModelFile, "model file: tensor '", name, "' has wrong shape: got ",
+                  shape_string(t->shape), ", expected ", shape_string(shape));
   const uint8_t* p = view.data + t->begin;
   // A view cannot fix alignment without copying; files we write are always aligned (8-byte header padding).
   INDUCTIVE_CHECK(reinterpret_cast<uintptr_t>(p) % 4 == 0, ErrorCode::kBadModelFile, "model file: tensor '", name,

@@ -27,7 +27,8 @@ std::string dict_value(const std::string& header, const std::string& key, const 
   const auto k = header.find(needle);
   INDUCTIVE_CHECK(k != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header has no '", key, "' entry");
   auto pos = header.find(':', k + needle.size());
-  INDUCTIVE_CHECK(pos != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header is malformed near '", key, "'");
+  INDUCTIVE_CHECK(pos != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header is malformed near '", key,
+                  "'");
   ++pos;
   while (pos < header.size() && header[pos] == ' ') ++pos;
   size_t end = pos;
@@ -70,8 +71,8 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
   INDUCTIVE_CHECK(size >= 10 && std::memcmp(bytes, "\x93NUMPY", 6) == 0, ErrorCode::kBadModelFile, what,
                   ": not a .npy file (missing \\x93NUMPY magic)");
   const int major = bytes[6];
-  INDUCTIVE_CHECK(major >= 1 && major <= 3, ErrorCode::kBadModelFile, what, ": unsupported npy format version ",
-                  major, ".", int(bytes[7]), ", expected 1.0, 2.0 or 3.0");
+  INDUCTIVE_CHECK(major >= 1 && major <= 3, ErrorCode::kBadModelFile, what, ": unsupported npy format version ", major,
+                  ".", int(bytes[7]), ", expected 1.0, 2.0 or 3.0");
   size_t header_len = 0, start = 0;
   if (major == 1) {
     header_len = bytes[8] | (size_t(bytes[9]) << 8);
@@ -99,9 +100,10 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
   const uint8_t* data = bytes + start + header_len;
   const size_t avail = size - start - header_len;
   auto need = [&](size_t item) {
-    INDUCTIVE_CHECK(avail == static_cast<size_t>(numel) * item, ErrorCode::kBadModelFile, what,
-                    ": npy data has ", avail, " bytes, expected ", static_cast<size_t>(numel) * item, " for shape ",
-                    dict_value(header, "shape", what), (avail < static_cast<size_t>(numel) * item ? " (truncated)" : ""));
+    INDUCTIVE_CHECK(avail == static_cast<size_t>(numel) * item, ErrorCode::kBadModelFile, what, ": npy data has ",
+                    avail, " bytes, expected ", static_cast<size_t>(numel) * item, " for shape ",
+                    dict_value(header, "shape", what),
+                    (avail < static_cast<size_t>(numel) * item ? " (truncated)" : ""));
   };
   if (descr == "'<f4'" || descr == "'|f4'") {
     need(4);

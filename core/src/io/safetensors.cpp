@@ -16,7 +16,8 @@ using nlohmann::json;
 uint64_t dtype_size(DType d) noexcept {
   switch (d) {
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+      return 4;
   }
   return 4;
 }
@@ -184,10 +185,10 @@ std::vector<int64_t> parse_shape(const std::string& name, const json& v) {
   for (const json& d : v) {
     INDUCTIVE_CHECK(!d.is_number_integer() || d.is_number_unsigned(), ErrorCode::kBadModelFile, "model file: tensor '",
                     name, "': shape ", brief(v), ": got dimension ", brief(d), ", expected >= 0");
-    INDUCTIVE_CHECK(d.is_number_unsigned() &&
-                        d.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
-                    ErrorCode::kBadModelFile, "model file: tensor '", name, "': shape ", brief(v),
-                    ": got dimension ", brief(d), ", expected a non-negative integer below 2^63");
+    INDUCTIVE_CHECK(
+        d.is_number_unsigned() && d.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+        ErrorCode::kBadModelFile, "model file: tensor '", name, "': shape ", brief(v), ": got dimension ", brief(d),
+        ", expected a non-negative integer below 2^63");
     shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
   }
   return shape;
@@ -264,8 +265,8 @@ Header parse_header(const uint8_t* bytes, size_t size) {
   Header h;
   h.json = parse_json(text, static_cast<size_t>(n), "header", "tensor");
   // Unreachable after the '{' check and a successful parse, kept so the invariant does not rest on the lexer.
-  INDUCTIVE_CHECK(h.json.is_object(), ErrorCode::kBadModelFile, "model file: header: got a JSON ",
-                  h.json.type_name(), ", expected an object");
+  INDUCTIVE_CHECK(h.json.is_object(), ErrorCode::kBadModelFile, "model file: header: got a JSON ", h.json.type_name(),
+                  ", expected an object");
   h.data = bytes + 8 + n;
   h.data_size = rest - n;
 
@@ -295,8 +296,8 @@ std::vector<TensorInfo> parse_tensors(const Header& header) {
   // Bounds first: a truncated file then reads as such, not as a gap or overlap further on.
   for (const TensorInfo& t : tensors) {
     INDUCTIVE_CHECK(t.end <= header.data_size, ErrorCode::kBadModelFile, "model file: tensor '", printable(t.name),
-                    "': data_offsets [", t.begin, ", ", t.end, "] end beyond the data section: got ",
-                    header.data_size, " bytes of data, expected at least ", t.end, " (truncated file?)");
+                    "': data_offsets [", t.begin, ", ", t.end, "] end beyond the data section: got ", header.data_size,
+                    " bytes of data, expected at least ", t.end, " (truncated file?)");
   }
   // Contiguous from 0 with no holes: the reference format forbids holes so that no other content can hide in a
   // model file (polyglot files), and it makes the data section exactly the sum of the tensors.
@@ -304,8 +305,8 @@ std::vector<TensorInfo> parse_tensors(const Header& header) {
   const TensorInfo* prev = nullptr;
   for (const TensorInfo& t : tensors) {
     if (t.begin < at) {
-      INDUCTIVE_FAIL(ErrorCode::kBadModelFile, "model file: tensors '", printable(prev->name), "' [", prev->begin,
-                     ", ", prev->end, "] and '", printable(t.name), "' [", t.begin, ", ", t.end, "] overlap");
+      INDUCTIVE_FAIL(ErrorCode::kBadModelFile, "model file: tensors '", printable(prev->name), "' [", prev->begin, ", ",
+                     prev->end, "] and '", printable(t.name), "' [", t.begin, ", ", t.end, "] overlap");
     }
     if (t.begin > at) {
       INDUCTIVE_FAIL(ErrorCode::kBadModelFile, "model file: tensor '", printable(t.name), "': data_offsets begin at ",
@@ -316,9 +317,8 @@ std::vector<TensorInfo> parse_tensors(const Header& header) {
     at = t.end;
     prev = &t;
   }
-  INDUCTIVE_CHECK(at == header.data_size, ErrorCode::kBadModelFile, "model file: data section: got ",
-                  header.data_size, " bytes, expected ", at, " (the end of the last tensor): ",
-                  header.data_size - at, " trailing bytes");
+  INDUCTIVE_CHECK(at == header.data_size, ErrorCode::kBadModelFile, "model file: data section: got ", header.data_size,
+                  " bytes, expected ", at, " (the end of the last tensor): ", header.data_size - at, " trailing bytes");
   return tensors;
 }
 
@@ -344,8 +344,8 @@ std::vector<uint8_t> serialise(const std::map<std::string, std::string>& metadat
       INDUCTIVE_CHECK(i == 0 || order[i - 1]->name != t.name, ErrorCode::kInvalidArgument, "write_model: tensor '",
                       t.name, "' is given twice, expected unique names");
       uint64_t bytes = 0;
-      INDUCTIVE_CHECK(byte_size(t.shape, t.dtype, &bytes), ErrorCode::kInvalidArgument, "write_model: tensor '",
-                      t.name, "': shape ", shape_string(t.shape),
+      INDUCTIVE_CHECK(byte_size(t.shape, t.dtype, &bytes), ErrorCode::kInvalidArgument, "write_model: tensor '", t.name,
+                      "': shape ", shape_string(t.shape),
                       ", expected non-negative dimensions whose byte size fits 64 bits");
       INDUCTIVE_CHECK(t.data != nullptr || bytes == 0, ErrorCode::kInvalidArgument, "write_model: tensor '", t.name,
                       "': data is null, expected ", bytes, " bytes");
@@ -372,8 +372,7 @@ std::vector<uint8_t> serialise(const std::map<std::string, std::string>& metadat
     uint64_t bytes = 0;
     byte_size(t->shape, t->dtype, &bytes);
     INDUCTIVE_CHECK(!__builtin_add_overflow(total, bytes, &total) && total <= std::numeric_limits<size_t>::max(),
-                    ErrorCode::kInvalidArgument, "write_model: the model does not fit in memory (", total,
-                    "+ bytes)");
+                    ErrorCode::kInvalidArgument, "write_model: the model does not fit in memory (", total, "+ bytes)");
   }
   std::vector<uint8_t> out(static_cast<size_t>(total));
   const uint64_t n = h.size();

@@ -92,8 +92,8 @@ MatF Nystrom::forward(const Eigen::Ref<const MatF>& x) const {
 }
 
 MatF Nystrom::forward(const Eigen::Ref<const MatF>& x, Cache& cache) const {
-  INDUCTIVE_CHECK(x.cols() == anchors_.cols(), ErrorCode::kShapeMismatch, "nystrom: features have dimension ",
-                  x.cols(), ", expected ", anchors_.cols(), " (the anchors' dimension)");
+  INDUCTIVE_CHECK(x.cols() == anchors_.cols(), ErrorCode::kShapeMismatch, "nystrom: features have dimension ", x.cols(),
+                  ", expected ", anchors_.cols(), " (the anchors' dimension)");
   cache.norm = x.rowwise().norm();
   cache.xhat = x;
   for (Eigen::Index i = 0; i < x.rows(); ++i) cache.xhat.row(i) /= std::max(cache.norm[i], kNormFloor);
@@ -133,7 +133,8 @@ void Nystrom::backward(const Cache& cache, const Eigen::Ref<const MatF>& grad_ps
     } else {
       grad_x->row(i) = dxhat.row(i) / kNormFloor;
     }
-    if (options_.keep_norm && nrm > 0) grad_x->row(i) += grad_norm[i] * cache.xhat.row(i) * (nrm > kNormFloor ? 1.0f : nrm / kNormFloor);
+    if (options_.keep_norm && nrm > 0)
+      grad_x->row(i) += grad_norm[i] * cache.xhat.row(i) * (nrm > kNormFloor ? 1.0f : nrm / kNormFloor);
   }
 }
 
@@ -149,9 +150,8 @@ MatF Nystrom::anchor_gradient(const MatF& grad_w_direct, const MatF& grad_factor
     for (Eigen::Index j = 0; j < k; ++j) {
       const double li = eigval_[i], lj = eigval_[j];
       const double scale = std::max({std::fabs(li), std::fabs(lj), 1e-30});
-      const double dd = std::fabs(li - lj) > 1e-9 * scale
-                            ? (inv_sqrt_reg(li, reg) - inv_sqrt_reg(lj, reg)) / (li - lj)
-                            : inv_sqrt_reg_prime(0.5 * (li + lj), reg);
+      const double dd = std::fabs(li - lj) > 1e-9 * scale ? (inv_sqrt_reg(li, reg) - inv_sqrt_reg(lj, reg)) / (li - lj)
+                                                          : inv_sqrt_reg_prime(0.5 * (li + lj), reg);
       h(i, j) *= dd;
     }
   const MatD dkww = eigvec_ * h * eigvec_.transpose();

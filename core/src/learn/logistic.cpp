@@ -60,7 +60,8 @@ struct Problem {
   // Objective and gradient at theta.
   double eval(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
     const Eigen::Index m = x.rows(), D = x.cols();
-    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> w(theta.data(), classes, D);
+    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> w(theta.data(), classes,
+                                                                                               D);
     Eigen::Map<const Eigen::VectorXd> b(theta.data() + classes * D, classes);
     const MatF wf = w.cast<float>();
     MatF logits;
@@ -124,8 +125,10 @@ LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int3
       alpha[i] = s_hist[i].dot(q) / y_hist[i].dot(s_hist[i]);
       q -= alpha[i] * y_hist[i];
     }
-    if (!s_hist.empty()) q *= s_hist.back().dot(y_hist.back()) / y_hist.back().squaredNorm();
-    else q /= std::max(1.0, grad.norm());
+    if (!s_hist.empty())
+      q *= s_hist.back().dot(y_hist.back()) / y_hist.back().squaredNorm();
+    else
+      q /= std::max(1.0, grad.norm());
     for (size_t i = 0; i < s_hist.size(); ++i) {
       const double beta = y_hist[i].dot(q) / y_hist[i].dot(s_hist[i]);
       q += s_hist[i] * (alpha[i] - beta);
@@ -162,9 +165,9 @@ LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int3
     f = f_new;
     if (flat) break;
   }
-  fit.head.weight = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-                        theta.data(), classes, D)
-                        .cast<float>();
+  fit.head.weight =
+      Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(theta.data(), classes, D)
+          .cast<float>();
   fit.head.bias = theta.tail(classes).cast<float>();
   fit.loss = f;
   fit.iterations = it;

@@ -38,8 +38,8 @@ double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& pos
     INDUCTIVE_CHECK(!std::isnan(scores[i]), ErrorCode::kInvalidArgument, "roc_auc: score ", i, " is NaN");
   const int64_t n_pos = std::count_if(positive.begin(), positive.end(), [](uint8_t v) { return v != 0; });
   const int64_t n_neg = static_cast<int64_t>(positive.size()) - n_pos;
-  INDUCTIVE_CHECK(n_pos > 0 && n_neg > 0, ErrorCode::kInvalidArgument,
-                  "roc_auc: undefined without both classes: got ", n_pos, " positive and ", n_neg, " negative samples");
+  INDUCTIVE_CHECK(n_pos > 0 && n_neg > 0, ErrorCode::kInvalidArgument, "roc_auc: undefined without both classes: got ",
+                  n_pos, " positive and ", n_neg, " negative samples");
   // Mann-Whitney U from ranks: tied scores share their mean rank, which counts each tied (positive, negative) pair
   // as 1/2 - exactly the trapezoid the ROC curve draws through a tie. O(m log m) instead of O(n_pos n_neg).
   std::vector<size_t> order(scores.size());
@@ -96,8 +96,7 @@ double top_k_accuracy(const Eigen::Ref<const MatF>& scores, const std::vector<in
     const float s = scores(i, y[i]);
     // Rank of the true class: classes scoring higher, plus equal-scoring classes with a lower index (argmax rule).
     int ahead = 0;
-    for (Eigen::Index j = 0; j < scores.cols(); ++j)
-      ahead += scores(i, j) > s || (scores(i, j) == s && j < y[i]);
+    for (Eigen::Index j = 0; j < scores.cols(); ++j) ahead += scores(i, j) > s || (scores(i, j) == s && j < y[i]);
     hits += ahead < k;
   }
   return static_cast<double>(hits) / static_cast<double>(scores.rows());

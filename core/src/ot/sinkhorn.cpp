@@ -24,7 +24,7 @@ using detail::OneResult;
 // Wide problems (p not small next to the SIMD width): rows of K are contiguous and each update streams over them.
 template <typename T>
 OneResult solve_rows(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out,
-                       std::vector<T>* tape) {
+                     std::vector<T>* tape) {
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p, ld = s.ld;
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
@@ -66,8 +66,10 @@ OneResult solve_rows(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan
   for (int i = 0; i < n; ++i) {
     T* row = plan + static_cast<int64_t>(i) * ld;
     const T w = detail::marginal_at(s.a, n, i);
-    if (w > 0) F[i] = la[i] - kern.plan_row(row, G.data(), w, row, p);  // same F as the last update, recomputed
-    else std::fill(row, row + p, T(0));
+    if (w > 0)
+      F[i] = la[i] - kern.plan_row(row, G.data(), w, row, p);  // same F as the last update, recomputed
+    else
+      std::fill(row, row + p, T(0));
   }
   detail::summarise_plan(s, o, plan, F.data(), G.data(), f_out, g_out, r);
   return r;
@@ -87,8 +89,9 @@ void sinkhorn_log(const SinkhornProblem<T>& pr, const SinkhornOptions& o, const 
     const int64_t off = static_cast<int64_t>(bi) * pr.n_max * pr.p_max;
     T* f = out.f ? out.f + static_cast<int64_t>(bi) * pr.n_max : nullptr;
     T* g = out.g ? out.g + static_cast<int64_t>(bi) * pr.p_max : nullptr;
-    const auto r = detail::solve_narrow(s) ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
-                                           : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
+    const auto r = detail::solve_narrow(s)
+                       ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
+                       : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
     detail::zero_padding(out.plan + off, pr.n_max, pr.p_max, s.n, s.p);
     if (f) std::fill(f + s.n, f + pr.n_max, T(0));
     if (g) std::fill(g + s.p, g + pr.p_max, T(0));

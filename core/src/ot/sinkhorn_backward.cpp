@@ -34,8 +34,8 @@ void check_tape(const SinkhornProblem<T>& pr, const SinkhornTape<T>& tape) {
 }
 
 template <typename T>
-void backward_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, const T* lse, int n_iter,
-                  const T* plan, const T* dplan, T* dcost) {
+void backward_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, const T* lse, int n_iter, const T* plan,
+                  const T* dplan, T* dcost) {
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p, ld = s.ld;
   std::vector<T> K(static_cast<size_t>(n) * ld);
@@ -132,7 +132,7 @@ template void sinkhorn_cost_backward<float>(const SinkhornProblem<float>&, const
                                             const SinkhornTape<float>&, const float*, const float*, const float*,
                                             float*);
 template void sinkhorn_cost_backward<double>(const SinkhornProblem<double>&, const SinkhornOptions&,
-                                             const SinkhornTape<double>&, const double*, const double*,
-                                             const double*, double*);
+                                             const SinkhornTape<double>&, const double*, const double*, const double*,
+                                             double*);
 
 }  // namespace inductive

@@ -137,8 +137,8 @@ void backward_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
 
 template OneResult solve_columns<float>(const ProblemSlice<float>&, const SinkhornOptions&, float*, float*, float*,
                                         std::vector<float>*);
-template OneResult solve_columns<double>(const ProblemSlice<double>&, const SinkhornOptions&, double*, double*,
-                                         double*, std::vector<double>*);
+template OneResult solve_columns<double>(const ProblemSlice<double>&, const SinkhornOptions&, double*, double*, double*,
+                                         std::vector<double>*);
 template void backward_columns<float>(const ProblemSlice<float>&, const SinkhornOptions&, const float*, int,
                                       const float*, const float*, float*);
 template void backward_columns<double>(const ProblemSlice<double>&, const SinkhornOptions&, const double*, int,

@@ -52,8 +52,7 @@ template <typename T>
 void log_marginal(const T* w, int len, std::vector<T>& out) {
   out.resize(len);
   for (int i = 0; i < len; ++i)
-    out[i] = w ? (w[i] > 0 ? static_cast<T>(std::log(static_cast<double>(w[i])))
-                           : -std::numeric_limits<T>::infinity())
+    out[i] = w ? (w[i] > 0 ? static_cast<T>(std::log(static_cast<double>(w[i]))) : -std::numeric_limits<T>::infinity())
                : static_cast<T>(-std::log(static_cast<double>(len)));
 }
 
@@ -100,8 +99,8 @@ void backward_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
 // G = g/eps; writes f and g in cost units when asked. The cost is eps (sum_i F_i r_i + sum_j G_j c_j - mass), equal
 // to <P, C> - eps H(P) because log P_ij = F_i + G_j + K_ij (clamped entries excepted).
 template <typename T>
-void summarise_plan(const ProblemSlice<T>& s, const SinkhornOptions& o, const T* plan, const T* F, const T* G,
-                    T* f_out, T* g_out, OneResult& r) {
+void summarise_plan(const ProblemSlice<T>& s, const SinkhornOptions& o, const T* plan, const T* F, const T* G, T* f_out,
+                    T* g_out, OneResult& r) {
   const int n = s.n, p = s.p;
   std::vector<double> colsum(p, 0.0);
   double err = 0, value = 0, mass = 0;

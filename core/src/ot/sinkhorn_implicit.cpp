@@ -27,8 +27,7 @@ namespace {
 
 // Returns false when the Schur complement could not be factorised (it runs inside the OpenMP loop: no throwing).
 template <typename T>
-bool implicit_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, const T* plan, const T* dplan,
-                  T* dcost) {
+bool implicit_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, const T* plan, const T* dplan, T* dcost) {
   const int n = s.n, p = s.p, ld = s.ld;
   using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   MatD P(n, p);
@@ -113,7 +112,7 @@ SinkhornGradient parse_sinkhorn_gradient(const std::string& name) {
 
 template void sinkhorn_implicit_backward<float>(const SinkhornProblem<float>&, const SinkhornOptions&, const float*,
                                                 const float*, float*);
-template void sinkhorn_implicit_backward<double>(const SinkhornProblem<double>&, const SinkhornOptions&,
-                                                 const double*, const double*, double*);
+template void sinkhorn_implicit_backward<double>(const SinkhornProblem<double>&, const SinkhornOptions&, const double*,
+                                                 const double*, double*);
 
 }  // namespace inductive

@@ -22,8 +22,8 @@ template <typename T>
 double check_marginal(const char* where, const char* name, int b, const T* w, int len) {
   double mass = 0;
   for (int i = 0; i < len; ++i) {
-    INDUCTIVE_CHECK(std::isfinite(static_cast<double>(w[i])), ErrorCode::kInvalidArgument, where, ": marginal ",
-                    name, " of problem ", b, " has a non-finite value at index ", i, ": got ", w[i]);
+    INDUCTIVE_CHECK(std::isfinite(static_cast<double>(w[i])), ErrorCode::kInvalidArgument, where, ": marginal ", name,
+                    " of problem ", b, " has a non-finite value at index ", i, ": got ", w[i]);
     INDUCTIVE_CHECK(w[i] >= 0, ErrorCode::kInvalidArgument, where, ": marginal ", name, " of problem ", b,
                     " has a negative weight at index ", i, ": got ", w[i], ", expected >= 0");
     mass += w[i];
@@ -38,10 +38,10 @@ double check_marginal(const char* where, const char* name, int b, const T* w, in
 template <typename T>
 void SinkhornProblem<T>::validate(const char* where) const {
   INDUCTIVE_CHECK(batch >= 1, ErrorCode::kInvalidArgument, where, ": batch size must be >= 1: got ", batch);
-  INDUCTIVE_CHECK(n_max >= 1 && p_max >= 1, ErrorCode::kInvalidArgument, where,
-                  ": empty point set: got n = ", n_max, ", p = ", p_max, ", expected n >= 1 and p >= 1");
-  INDUCTIVE_CHECK(static_cast<int64_t>(batch) * n_max * p_max < (int64_t{1} << 40), ErrorCode::kInvalidArgument,
-                  where, ": problem too large: batch x n x p = ", static_cast<int64_t>(batch) * n_max * p_max);
+  INDUCTIVE_CHECK(n_max >= 1 && p_max >= 1, ErrorCode::kInvalidArgument, where, ": empty point set: got n = ", n_max,
+                  ", p = ", p_max, ", expected n >= 1 and p >= 1");
+  INDUCTIVE_CHECK(static_cast<int64_t>(batch) * n_max * p_max < (int64_t{1} << 40), ErrorCode::kInvalidArgument, where,
+                  ": problem too large: batch x n x p = ", static_cast<int64_t>(batch) * n_max * p_max);
   INDUCTIVE_CHECK(cost != nullptr, ErrorCode::kInvalidArgument, where, ": no cost matrix given");
   for (int bi = 0; bi < batch; ++bi) {
     const int nb = n ? n[bi] : n_max;
@@ -60,8 +60,8 @@ void SinkhornProblem<T>::validate(const char* where) const {
     const double ma = a ? check_marginal(where, "a", bi, a + static_cast<int64_t>(bi) * n_max, nb) : 1.0;
     const double mb = b ? check_marginal(where, "b", bi, b + static_cast<int64_t>(bi) * p_max, pb) : 1.0;
     INDUCTIVE_CHECK(std::fabs(ma - mb) <= 1e-4 * std::max(ma, mb), ErrorCode::kInvalidArgument, where,
-                    ": marginals of problem ", bi, " do not have the same mass: got sum(a) = ", ma,
-                    ", sum(b) = ", mb, ", expected equal within 1e-4 relative");
+                    ": marginals of problem ", bi, " do not have the same mass: got sum(a) = ", ma, ", sum(b) = ", mb,
+                    ", expected equal within 1e-4 relative");
   }
 }
 

@@ -21,8 +21,8 @@ OtkScale parse_otk_scale(const std::string& name) {
 void OtkOptions::validate() const {
   INDUCTIVE_CHECK(p >= 1 && p <= 65536, ErrorCode::kInvalidArgument, "otk: p (supports) must be in 1..65536: got ", p);
   INDUCTIVE_CHECK(q >= 1 && q <= 1024, ErrorCode::kInvalidArgument, "otk: q (references) must be in 1..1024: got ", q);
-  INDUCTIVE_CHECK(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument, "otk: eps must be a finite number > 0: got ",
-                  eps);
+  INDUCTIVE_CHECK(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument,
+                  "otk: eps must be a finite number > 0: got ", eps);
   INDUCTIVE_CHECK(iters >= 1 && iters <= 100000, ErrorCode::kInvalidArgument, "otk: iters must be in 1..100000: got ",
                   iters);
   INDUCTIVE_CHECK(std::isfinite(sigma_pos) && sigma_pos >= 0, ErrorCode::kInvalidArgument,
@@ -41,13 +41,13 @@ OtkPooling::OtkPooling(std::vector<MatF> references, OtkOptions options) : optio
 }
 
 void OtkPooling::set_references(std::vector<MatF> references) {
-  INDUCTIVE_CHECK(static_cast<int>(references.size()) == options_.q, ErrorCode::kShapeMismatch, "otk: expected q = ",
-                  options_.q, " references, got ", references.size());
+  INDUCTIVE_CHECK(static_cast<int>(references.size()) == options_.q, ErrorCode::kShapeMismatch,
+                  "otk: expected q = ", options_.q, " references, got ", references.size());
   for (size_t r = 0; r < references.size(); ++r) {
-    INDUCTIVE_CHECK(references[r].rows() == options_.p && references[r].cols() >= 1 &&
-                        references[r].cols() == references[0].cols(),
-                    ErrorCode::kShapeMismatch, "otk: reference ", r, " must be p x k = ", options_.p, " x ",
-                    references[0].cols(), ": got ", references[r].rows(), " x ", references[r].cols());
+    INDUCTIVE_CHECK(
+        references[r].rows() == options_.p && references[r].cols() >= 1 && references[r].cols() == references[0].cols(),
+        ErrorCode::kShapeMismatch, "otk: reference ", r, " must be p x k = ", options_.p, " x ", references[0].cols(),
+        ": got ", references[r].rows(), " x ", references[r].cols());
     INDUCTIVE_CHECK(references[r].allFinite(), ErrorCode::kInvalidArgument, "otk: reference ", r,
                     " contains NaN or Inf");
   }

@@ -73,20 +73,25 @@ void OtkeConfig::validate() const {
 nlohmann::json OtkeConfig::to_json() const {
   json j;
   j["input"] = input_type == "sequence" ? json{{"type", input_type}, {"alphabet", alphabet}, {"k", kmer}}
-               : input_type == "tokens"
-                   ? json{{"type", input_type}, {"vocab", tokens.size()}, {"dim", input_dim}, {"lowercase", lowercase},
-                          {"tokens", tokens}}
-                   : json{{"type", input_type}, {"dim", input_dim}};
+               : input_type == "tokens" ? json{{"type", input_type},
+                                               {"vocab", tokens.size()},
+                                               {"dim", input_dim},
+                                               {"lowercase", lowercase},
+                                               {"tokens", tokens}}
+                                        : json{{"type", input_type}, {"dim", input_dim}};
   j["embedding"] = embedding == "nystrom" ? json{{"type", embedding},
                                                  {"anchors", anchors},
                                                  {"sigma", nystrom.sigma},
                                                  {"reg", nystrom.reg},
                                                  {"keep_norm", nystrom.keep_norm}}
-                         : embedding == "conv" ? json{{"type", embedding}, {"filters", filters}}
-                                               : json{{"type", embedding}};
-  j["pooling"] = pooling == "otk" ? json{{"type", pooling},          {"p", otk.p},
-                                         {"q", otk.q},               {"eps", otk.eps},
-                                         {"iters", otk.iters},       {"sigma_pos", otk.sigma_pos},
+                   : embedding == "conv"  ? json{{"type", embedding}, {"filters", filters}}
+                                          : json{{"type", embedding}};
+  j["pooling"] = pooling == "otk" ? json{{"type", pooling},
+                                         {"p", otk.p},
+                                         {"q", otk.q},
+                                         {"eps", otk.eps},
+                                         {"iters", otk.iters},
+                                         {"sigma_pos", otk.sigma_pos},
                                          {"scale", otk_scale_name(otk.scale)}}
                                   : json{{"type", pooling}};
   j["head"] = json{{"classes", classes}, {"labels", labels}};
@@ -112,8 +117,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     } else if (c.input_type == "tokens") {
       // "vocab" is redundant with the list; it is required and checked so that a truncated list is caught.
       const json& in = JsonSection::of(j, "input");
-      INDUCTIVE_CHECK(in.contains("vocab") && in.contains("tokens") && in.contains("dim"),
-                      ErrorCode::kInvalidArgument,
+      INDUCTIVE_CHECK(in.contains("vocab") && in.contains("tokens") && in.contains("dim"), ErrorCode::kInvalidArgument,
                       "otke config: input of type tokens needs 'vocab', 'dim' and 'tokens'");
       const int vocab = s.integer("vocab", 0);
       c.input_dim = s.integer("dim", c.input_dim);

@@ -34,11 +34,11 @@ void check_otke_batch(const OtkeModel& model, const SetBatch& features, const st
   INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
                   ErrorCode::kInvalidArgument, "otke loss: the model needs a head of ", c.classes, " x ",
                   c.output_dim(), " (head.classes >= 2)");
-  INDUCTIVE_CHECK(static_cast<int>(labels.size()) == features.batch, ErrorCode::kShapeMismatch, "otke loss: ",
-                  labels.size(), " labels for ", features.batch, " sets");
+  INDUCTIVE_CHECK(static_cast<int>(labels.size()) == features.batch, ErrorCode::kShapeMismatch,
+                  "otke loss: ", labels.size(), " labels for ", features.batch, " sets");
   for (size_t i = 0; i < labels.size(); ++i)
-    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ",
-                    i, " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
+    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ", i,
+                    " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
 }
 
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,

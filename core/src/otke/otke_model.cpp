@@ -24,8 +24,8 @@ SetBatch token_inputs(const Vocabulary& vocab, const std::vector<std::string>& s
   int n_max = 0;
   for (size_t s = 0; s < sentences.size(); ++s) {
     ids[s] = vocab.encode(sentences[s]);
-    INDUCTIVE_CHECK(!ids[s].empty(), ErrorCode::kInvalidArgument, "otke: ",
-                    s < names.size() ? names[s] : "sentence " + std::to_string(s),
+    INDUCTIVE_CHECK(!ids[s].empty(), ErrorCode::kInvalidArgument,
+                    "otke: ", s < names.size() ? names[s] : "sentence " + std::to_string(s),
                     ": no token (an empty or all-whitespace sentence); every set needs >= 1 element");
     n_max = std::max(n_max, static_cast<int>(ids[s].size()));
   }
@@ -55,8 +55,8 @@ SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
 }
 
 void OtkeModel::check_dim(const SetBatch& features) const {
-  INDUCTIVE_CHECK(features.dim == config.input_width(), ErrorCode::kShapeMismatch, "otke: ",
-                  config.input_type == "tokens" ? "token indices have" : "features have", " dimension ",
+  INDUCTIVE_CHECK(features.dim == config.input_width(), ErrorCode::kShapeMismatch,
+                  "otke: ", config.input_type == "tokens" ? "token indices have" : "features have", " dimension ",
                   features.dim, ", expected ", config.input_width(), " (from the model config)");
 }
 
@@ -72,8 +72,8 @@ SetBatch OtkeModel::local_features(const SetBatch& inputs) const {
   for (int b = 0; b < inputs.batch; ++b)
     for (int i = 0; i < inputs.n[b]; ++i) {
       const float v = *inputs.row(b, i);
-      INDUCTIVE_CHECK(v >= 0 && v < V && v == std::floor(v), ErrorCode::kInvalidArgument, "otke: set ", b,
-                      " element ", i, " holds token index ", v, ", expected an integer in 0..", V - 1);
+      INDUCTIVE_CHECK(v >= 0 && v < V && v == std::floor(v), ErrorCode::kInvalidArgument, "otke: set ", b, " element ",
+                      i, " holds token index ", v, ", expected an integer in 0..", V - 1);
       MapF(out.row(b, i), 1, E) = token_table.row(static_cast<Eigen::Index>(v));
     }
   return out;
@@ -129,8 +129,10 @@ MatF max_pool(const SetBatch& x) {
 MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
   SetBatch embedded;
   const bool in_place = config.embedding == "identity" && config.input_type != "tokens";
-  if (!in_place) embedded = embed_elements(features);
-  else features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
+  if (!in_place)
+    embedded = embed_elements(features);
+  else
+    features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
   const SetBatch& psi = in_place ? features : embedded;
   if (config.pooling == "mean") return mean_pool(psi);
   if (config.pooling == "max") return max_pool(psi);
@@ -255,9 +257,7 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
   return m;
 }
 
-OtkeModel OtkeModel::from_bytes(const uint8_t* bytes, size_t size) {
-  return from_view(read_model(bytes, size));
-}
+OtkeModel OtkeModel::from_bytes(const uint8_t* bytes, size_t size) { return from_view(read_model(bytes, size)); }
 
 OtkeModel OtkeModel::load(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);

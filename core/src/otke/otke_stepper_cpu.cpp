@@ -39,12 +39,10 @@ OtkeGradients zero_gradients(const OtkeModel& m, const OtkeLossOptions& lo) {
 
 // Every gradient tensor, in one fixed order (the order ranks sum them in).
 std::vector<std::pair<float*, int64_t>> tensors_of(OtkeGradients& g) {
-  std::vector<std::pair<float*, int64_t>> t = {{g.head_weight.data(), g.head_weight.size()},
-                                               {g.head_bias.data(), g.head_bias.size()},
-                                               {g.tokens.data(), g.tokens.size()},
-                                               {g.anchors.data(), g.anchors.size()},
-                                               {g.conv_weight.data(), g.conv_weight.size()},
-                                               {g.conv_bias.data(), g.conv_bias.size()}};
+  std::vector<std::pair<float*, int64_t>> t = {
+      {g.head_weight.data(), g.head_weight.size()}, {g.head_bias.data(), g.head_bias.size()},
+      {g.tokens.data(), g.tokens.size()},           {g.anchors.data(), g.anchors.size()},
+      {g.conv_weight.data(), g.conv_weight.size()}, {g.conv_bias.data(), g.conv_bias.size()}};
   for (MatF& z : g.references) t.push_back({z.data(), z.size()});
   return t;
 }
@@ -126,15 +124,17 @@ class CpuOtkeStepper final : public OtkeStepper {
     blocks.push_back({"head.weight", model_.head.weight.data(), g.head_weight.data(), model_.head.weight.size(), true});
     blocks.push_back({"head.bias", model_.head.bias.data(), g.head_bias.data(), model_.head.bias.size(), false});
     if (lo_.tokens)
-      blocks.push_back({"tokens.embedding", model_.token_table.data(), g.tokens.data(), model_.token_table.size(), true});
+      blocks.push_back(
+          {"tokens.embedding", model_.token_table.data(), g.tokens.data(), model_.token_table.size(), true});
     if (anchors.size()) blocks.push_back({"nystrom.anchors", anchors.data(), g.anchors.data(), anchors.size(), false});
     if (lo_.anchors && c.embedding == "conv") {
-      blocks.push_back({"conv.weight", model_.conv_weight.data(), g.conv_weight.data(), model_.conv_weight.size(), true});
+      blocks.push_back(
+          {"conv.weight", model_.conv_weight.data(), g.conv_weight.data(), model_.conv_weight.size(), true});
       blocks.push_back({"conv.bias", model_.conv_bias.data(), g.conv_bias.data(), model_.conv_bias.size(), false});
     }
     for (size_t r = 0; r < refs.size(); ++r)
-      blocks.push_back({"otk.references." + std::to_string(r), refs[r].data(), g.references[r].data(), refs[r].size(),
-                        false});
+      blocks.push_back(
+          {"otk.references." + std::to_string(r), refs[r].data(), g.references[r].data(), refs[r].size(), false});
     adam_.options().lr = lr;
     adam_.step(blocks);
     if (anchors.size()) model_.nystrom.set_anchors(std::move(anchors));

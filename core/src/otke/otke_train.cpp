@@ -17,7 +17,8 @@ namespace inductive {
 void OtkeTrainOptions::validate() const {
   adam.validate();
   INDUCTIVE_CHECK(epochs >= 1, ErrorCode::kInvalidArgument, "otke train: epochs must be >= 1: got ", epochs);
-  INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "otke train: batch size must be >= 1: got ", batch_size);
+  INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "otke train: batch size must be >= 1: got ",
+                  batch_size);
   INDUCTIVE_CHECK(lr_patience >= 1 && early_stop_patience >= 1, ErrorCode::kInvalidArgument,
                   "otke train: patiences must be >= 1");
   INDUCTIVE_CHECK(lr_factor > 0 && lr_factor < 1, ErrorCode::kInvalidArgument,
@@ -90,13 +91,22 @@ void save_checkpoint(const std::string& path, const OtkeModel& model, const Otke
   ck.model = "otke-checkpoint";
   nlohmann::json hist = nlohmann::json::array();
   for (const auto& e : history)
-    hist.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss},
-                    {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds}});
+    hist.push_back({{"epoch", e.epoch},
+                    {"train_loss", e.train_loss},
+                    {"val_loss", e.val_loss},
+                    {"val_accuracy", e.val_accuracy},
+                    {"lr", e.lr},
+                    {"seconds", e.seconds}});
   ck.config = {{"model", cur.config},
                {"state",
-                {{"epoch", st.epoch}, {"lr", st.lr}, {"best_val_loss", st.best_val_loss},
-                 {"best_val_accuracy", st.best_val_accuracy}, {"best_epoch", st.best_epoch},
-                 {"bad_epochs", st.bad_epochs}, {"lr_bad_epochs", st.lr_bad_epochs}, {"adam_steps", adam.steps()},
+                {{"epoch", st.epoch},
+                 {"lr", st.lr},
+                 {"best_val_loss", st.best_val_loss},
+                 {"best_val_accuracy", st.best_val_accuracy},
+                 {"best_epoch", st.best_epoch},
+                 {"bad_epochs", st.bad_epochs},
+                 {"lr_bad_epochs", st.lr_bad_epochs},
+                 {"adam_steps", adam.steps()},
                  {"history", hist}}}};
   for (auto t : cur.tensors) ck.tensors.push_back({"model/" + t.name, t.dtype, t.shape, t.data});
   for (auto t : bst.tensors) ck.tensors.push_back({"best/" + t.name, t.dtype, t.shape, t.data});
@@ -184,8 +194,9 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   INDUCTIVE_CHECK(static_cast<int>(y_train.size()) == train.batch && static_cast<int>(y_val.size()) == val.batch,
                   ErrorCode::kShapeMismatch, "otke train: labels do not match the number of sets");
   Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
-  INDUCTIVE_CHECK(!comm || options.backend == "cpu", ErrorCode::kInvalidArgument, "otke train: data-parallel training (",
-                  comm ? comm->name() : "", ") runs on the cpu backend only for now, not ", options.backend);
+  INDUCTIVE_CHECK(!comm || options.backend == "cpu", ErrorCode::kInvalidArgument,
+                  "otke train: data-parallel training (", comm ? comm->name() : "",
+                  ") runs on the cpu backend only for now, not ", options.backend);
   const bool writer = !comm || comm->writer();
   auto say = [&](const std::string& line) {
     if (options.progress && writer) options.progress(line);
@@ -265,8 +276,8 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, secs});
     st.epoch = epoch;
     char line[200];
-    std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs",
-                  epoch, options.epochs, train_loss, val_loss, val_acc, adam.options().lr, secs);
+    std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs", epoch,
+                  options.epochs, train_loss, val_loss, val_acc, adam.options().lr, secs);
     say(line);
     if (!options.checkpoint_path.empty() && writer)
       save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);

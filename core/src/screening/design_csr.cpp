@@ -6,28 +6,27 @@
 
 namespace inductive {
 
-CsrDesign::CsrDesign(int rows, int cols, std::vector<int64_t> row_ptr, std::vector<int32_t> col,
-                     std::vector<float> val)
+CsrDesign::CsrDesign(int rows, int cols, std::vector<int64_t> row_ptr, std::vector<int32_t> col, std::vector<float> val)
     : rows_(rows), cols_(cols), row_ptr_(std::move(row_ptr)), col_(std::move(col)), val_(std::move(val)) {
-  INDUCTIVE_CHECK(rows >= 0 && cols >= 0, ErrorCode::kInvalidArgument, "csr matrix: negative shape: got ", rows,
-                  " x ", cols);
+  INDUCTIVE_CHECK(rows >= 0 && cols >= 0, ErrorCode::kInvalidArgument, "csr matrix: negative shape: got ", rows, " x ",
+                  cols);
   INDUCTIVE_CHECK(row_ptr_.size() == static_cast<size_t>(rows) + 1, ErrorCode::kShapeMismatch,
                   "csr matrix: row_ptr has ", row_ptr_.size(), " entries, expected rows + 1 = ", rows + 1);
   INDUCTIVE_CHECK(col_.size() == val_.size(), ErrorCode::kShapeMismatch, "csr matrix: ", col_.size(),
                   " column indices for ", val_.size(), " values");
   INDUCTIVE_CHECK(row_ptr_.front() == 0 && row_ptr_.back() == static_cast<int64_t>(val_.size()),
-                  ErrorCode::kInvalidArgument, "csr matrix: row_ptr must run from 0 to nnz = ", val_.size(),
-                  ": got ", row_ptr_.front(), " .. ", row_ptr_.back());
+                  ErrorCode::kInvalidArgument, "csr matrix: row_ptr must run from 0 to nnz = ", val_.size(), ": got ",
+                  row_ptr_.front(), " .. ", row_ptr_.back());
   for (int i = 0; i < rows; ++i) {
     INDUCTIVE_CHECK(row_ptr_[i] <= row_ptr_[i + 1], ErrorCode::kInvalidArgument,
                     "csr matrix: row_ptr decreases at row ", i);
     for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) {
-      INDUCTIVE_CHECK(col_[k] >= 0 && col_[k] < cols, ErrorCode::kInvalidArgument, "csr matrix: row ", i,
-                      ": column ", col_[k], " out of range 0..", cols - 1);
-      INDUCTIVE_CHECK(k == row_ptr_[i] || col_[k - 1] < col_[k], ErrorCode::kInvalidArgument, "csr matrix: row ",
-                      i, ": column indices must increase strictly: got ", col_[k - 1], " then ", col_[k]);
-      INDUCTIVE_CHECK(std::isfinite(val_[k]), ErrorCode::kInvalidArgument, "csr matrix: row ", i, ", column ",
-                      col_[k], ": value must be finite: got ", val_[k]);
+      INDUCTIVE_CHECK(col_[k] >= 0 && col_[k] < cols, ErrorCode::kInvalidArgument, "csr matrix: row ", i, ": column ",
+                      col_[k], " out of range 0..", cols - 1);
+      INDUCTIVE_CHECK(k == row_ptr_[i] || col_[k - 1] < col_[k], ErrorCode::kInvalidArgument, "csr matrix: row ", i,
+                      ": column indices must increase strictly: got ", col_[k - 1], " then ", col_[k]);
+      INDUCTIVE_CHECK(std::isfinite(val_[k]), ErrorCode::kInvalidArgument, "csr matrix: row ", i, ", column ", col_[k],
+                      ": value must be finite: got ", val_[k]);
     }
   }
 }
@@ -76,7 +75,8 @@ void CsrDesign::rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& 
   for (size_t r = 0; r < rows.size(); ++r) {
     const int i = rows[r];
     acc.setZero();
-    for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) acc.noalias() += static_cast<double>(val_[k]) * vr.row(col_[k]);
+    for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k)
+      acc.noalias() += static_cast<double>(val_[k]) * vr.row(col_[k]);
     out.row(static_cast<Eigen::Index>(r)) = acc;
   }
 }

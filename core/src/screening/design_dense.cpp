@@ -43,8 +43,8 @@ double DenseDesignT<Scalar>::row_sq_norm(int i) const {
 
 template <typename Scalar>
 void DenseDesignT<Scalar>::rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& out) const {
-  INDUCTIVE_CHECK(v.rows() == values_.cols(), ErrorCode::kShapeMismatch, "design matrix: rows_times: V has ",
-                  v.rows(), " rows, expected ", values_.cols());
+  INDUCTIVE_CHECK(v.rows() == values_.cols(), ErrorCode::kShapeMismatch, "design matrix: rows_times: V has ", v.rows(),
+                  " rows, expected ", values_.cols());
   const int m = static_cast<int>(rows.size());
   out.resize(m, v.cols());
   // Gather blocks of rows into a double buffer so the product is one GEMM per block (bounded extra memory).

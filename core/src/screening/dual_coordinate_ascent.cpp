@@ -13,8 +13,8 @@
 
 namespace inductive::detail {
 
-SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const SolverOptions& options,
-                                         const WarmStart* warm, const ActiveSet* active_in) {
+SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm,
+                                         const ActiveSet* active_in) {
   SolverRun run(problem, options, active_in, SolverKind::kDualCoordinateAscent);
   const Loss& loss = problem.loss;
   const int n = problem.n();

@@ -38,11 +38,11 @@ MatD gaussian_gram(const DesignMatrix& x, double gamma) { return gaussian_cross_
 KernelProblem::KernelProblem(const MatD& gram, std::vector<double> y, Loss loss, double lambda, bool intercept,
                              double intercept_scaling, double rel_tol) {
   const Eigen::Index n = gram.rows();
-  INDUCTIVE_CHECK(n > 0 && gram.cols() == n, ErrorCode::kShapeMismatch, "kernel problem: gram must be square and non-empty: got ",
-                  gram.rows(), " x ", gram.cols());
+  INDUCTIVE_CHECK(n > 0 && gram.cols() == n, ErrorCode::kShapeMismatch,
+                  "kernel problem: gram must be square and non-empty: got ", gram.rows(), " x ", gram.cols());
   INDUCTIVE_CHECK(gram.allFinite(), ErrorCode::kInvalidArgument, "kernel problem: gram must be finite");
-  INDUCTIVE_CHECK(rel_tol >= 0 && rel_tol < 1, ErrorCode::kInvalidArgument, "kernel problem: rel_tol must be in [0, 1): got ",
-                  rel_tol);
+  INDUCTIVE_CHECK(rel_tol >= 0 && rel_tol < 1, ErrorCode::kInvalidArgument,
+                  "kernel problem: rel_tol must be in [0, 1): got ", rel_tol);
   const double asym = (gram - gram.transpose()).cwiseAbs().maxCoeff(), scale = gram.cwiseAbs().maxCoeff();
   INDUCTIVE_CHECK(asym <= 1e-8 * std::max(scale, 1e-300), ErrorCode::kInvalidArgument,
                   "kernel problem: gram is not symmetric: max |K - K^T| = ", asym);

@@ -24,7 +24,8 @@ std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std:
                                            const std::function<void(const PathPoint&)>& progress) {
   INDUCTIVE_CHECK(!lambdas.empty(), ErrorCode::kInvalidArgument, "path: no lambda given");
   for (double l : lambdas)
-    INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument, "path: lambdas must be finite and > 0: got ", l);
+    INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument,
+                    "path: lambdas must be finite and > 0: got ", l);
   options.solver.validate();
   options.screen.validate();
 

@@ -9,19 +9,27 @@ namespace inductive {
 
 Penalty Penalty::from_name(const std::string& name, double l1_ratio) {
   Penalty p;
-  if (name == "l2") p = l2();
-  else if (name == "l1") p = l1();
-  else if (name == "elastic_net") p = elastic_net(l1_ratio);
-  else INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "penalty: unknown penalty '", name, "': expected l2, l1 or elastic_net");
+  if (name == "l2")
+    p = l2();
+  else if (name == "l1")
+    p = l1();
+  else if (name == "elastic_net")
+    p = elastic_net(l1_ratio);
+  else
+    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "penalty: unknown penalty '", name,
+                   "': expected l2, l1 or elastic_net");
   p.validate();
   return p;
 }
 
 const char* Penalty::name() const {
   switch (kind) {
-    case PenaltyKind::kL2: return "l2";
-    case PenaltyKind::kL1: return "l1";
-    case PenaltyKind::kElasticNet: return "elastic_net";
+    case PenaltyKind::kL2:
+      return "l2";
+    case PenaltyKind::kL1:
+      return "l1";
+    case PenaltyKind::kElasticNet:
+      return "elastic_net";
   }
   return "unknown";
 }
@@ -35,18 +43,24 @@ void Penalty::validate() const {
 
 double Penalty::l1_weight(double lambda) const {
   switch (kind) {
-    case PenaltyKind::kL2: return 0.0;
-    case PenaltyKind::kL1: return lambda;
-    case PenaltyKind::kElasticNet: return lambda * l1_ratio;
+    case PenaltyKind::kL2:
+      return 0.0;
+    case PenaltyKind::kL1:
+      return lambda;
+    case PenaltyKind::kElasticNet:
+      return lambda * l1_ratio;
   }
   return 0.0;
 }
 
 double Penalty::l2_weight(double lambda) const {
   switch (kind) {
-    case PenaltyKind::kL2: return lambda;
-    case PenaltyKind::kL1: return 0.0;
-    case PenaltyKind::kElasticNet: return lambda * (1.0 - l1_ratio);
+    case PenaltyKind::kL2:
+      return lambda;
+    case PenaltyKind::kL1:
+      return 0.0;
+    case PenaltyKind::kElasticNet:
+      return lambda * (1.0 - l1_ratio);
   }
   return 0.0;
 }
@@ -59,8 +73,8 @@ double Penalty::value(const VecD& x) const {
 double Penalty::conjugate(const VecD& u, double lambda) const {
   const double a = l1_weight(lambda), b = l2_weight(lambda);
   if (b == 0) {  // L1: indicator of the l_inf ball of radius a
-    return u.size() == 0 || u.lpNorm<Eigen::Infinity>() <= a * (1.0 + 1e-12)
-               ? 0.0 : std::numeric_limits<double>::infinity();
+    return u.size() == 0 || u.lpNorm<Eigen::Infinity>() <= a * (1.0 + 1e-12) ? 0.0
+                                                                             : std::numeric_limits<double>::infinity();
   }
   double s = 0;
   for (Eigen::Index j = 0; j < u.size(); ++j) {
@@ -92,8 +106,7 @@ void Penalty::prox(VecD& v, double step, double lambda) const {
 
 void Penalty::add_subgradient(const VecD& x, double lambda, VecD& g) const {
   const double a = l1_weight(lambda), b = l2_weight(lambda);
-  for (Eigen::Index j = 0; j < x.size(); ++j)
-    g[j] += (x[j] > 0 ? a : (x[j] < 0 ? -a : 0.0)) + 2.0 * b * x[j];
+  for (Eigen::Index j = 0; j < x.size(); ++j) g[j] += (x[j] > 0 ? a : (x[j] < 0 ? -a : 0.0)) + 2.0 * b * x[j];
 }
 
 }  // namespace inductive

@@ -77,8 +77,14 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
     // Every dual point bounds P* from below and the iterates are not monotone: certify with the best primal and the
     // best dual seen so far (of the current reduced problem).
     const double dual = -conj / n - pen.conjugate(u, problem.lambda);
-    if (dual > best_dual) { best_dual = dual; best_nu = nu; }
-    if (fx < best_primal) { best_primal = fx; best_x = x.x; }
+    if (dual > best_dual) {
+      best_dual = dual;
+      best_nu = nu;
+    }
+    if (fx < best_primal) {
+      best_primal = fx;
+      best_x = x.x;
+    }
     gap.primal = best_primal;
     gap.dual = best_dual;
     gap.gap = gap.primal - gap.dual;

@@ -12,8 +12,11 @@ namespace inductive::detail {
 class ProblemRows {
  public:
   explicit ProblemRows(const ErmProblem& problem)
-      : x_(*problem.x), y_(problem.y.data()), classification_(problem.loss.is_classification()),
-        c_(problem.intercept ? problem.intercept_scaling : 0.0), p_(problem.features()) {}
+      : x_(*problem.x),
+        y_(problem.y.data()),
+        classification_(problem.loss.is_classification()),
+        c_(problem.intercept ? problem.intercept_scaling : 0.0),
+        p_(problem.features()) {}
 
   int features() const { return p_; }
   int dim() const { return p_ + (c_ != 0.0 ? 1 : 0); }

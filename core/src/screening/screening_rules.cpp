@@ -93,7 +93,10 @@ VecD screening_scores(const Loss& loss, const MarginBounds& bounds) {
   const Interval flat = loss.flat_region();
   VecD score(bounds.lower.size());
   for (Eigen::Index k = 0; k < score.size(); ++k) {
-    if (flat.empty()) { score[k] = -std::numeric_limits<double>::infinity(); continue; }
+    if (flat.empty()) {
+      score[k] = -std::numeric_limits<double>::infinity();
+      continue;
+    }
     const double lo = std::isinf(flat.lo) ? std::numeric_limits<double>::infinity() : bounds.lower[k] - flat.lo;
     const double hi = std::isinf(flat.hi) ? std::numeric_limits<double>::infinity() : flat.hi - bounds.upper[k];
     score[k] = std::min(lo, hi);

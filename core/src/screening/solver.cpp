@@ -22,9 +22,10 @@ SolverKind SolverOptions::resolve(SolverKind kind, const ErmProblem& problem) {
                     "solver: dual coordinate ascent handles the l2 penalty only: got ", problem.penalty.name(),
                     " (use the proximal gradient solver)");
   if (kind == SolverKind::kProximalGradient)
-    INDUCTIVE_CHECK(problem.loss.is_smooth(), ErrorCode::kInvalidArgument, "solver: proximal gradient needs a smooth loss: got ",
-                    problem.loss.name(), problem.penalty.kind == PenaltyKind::kL2
-                        ? " (use dual coordinate ascent)" : " (the hinge is supported with the l2 penalty only)");
+    INDUCTIVE_CHECK(problem.loss.is_smooth(), ErrorCode::kInvalidArgument,
+                    "solver: proximal gradient needs a smooth loss: got ", problem.loss.name(),
+                    problem.penalty.kind == PenaltyKind::kL2 ? " (use dual coordinate ascent)"
+                                                             : " (the hinge is supported with the l2 penalty only)");
   return kind;
 }
 
@@ -37,7 +38,7 @@ double SolveResult::intercept(const ErmProblem& problem) const {
 }
 
 SolveResult solve_erm(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm,
-                  const ActiveSet* active) {
+                      const ActiveSet* active) {
   problem.validate();
   options.validate();
   if (warm != nullptr) {

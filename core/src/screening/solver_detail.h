@@ -57,8 +57,8 @@ class SolverRun {
   std::chrono::steady_clock::time_point start_;
 };
 
-SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const SolverOptions& options,
-                                         const WarmStart* warm, const ActiveSet* active);
+SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm,
+                                         const ActiveSet* active);
 SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm,
                                     const ActiveSet* active);
 

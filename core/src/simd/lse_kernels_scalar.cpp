@@ -75,8 +75,8 @@ T plan_row(const T* k, const T* g, T w, T* out, int len) {
 
 template <typename T>
 const LseKernels<T>& scalar_kernels() {
-  static const LseKernels<T> table{"scalar",        &row_lse<T>,         &col_max<T>, &col_sumexp<T>,
-                                   &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>};
+  static const LseKernels<T> table{
+      "scalar", &row_lse<T>, &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>};
   return table;
 }
 

@@ -42,7 +42,8 @@ xsimd::batch<T, Arch> kernel_exp(const xsimd::batch<T, Arch>& x) {
     const B two_n = xsimd::bitwise_cast<B>((ni + I(127)) << 23);
     const B e = er * two_n;
     // Below -87 the result is under float's normal range: 0 (and exactly 0 for -inf); above 88, +inf.
-    return xsimd::select(x < B(-87.0f), B(0.0f), xsimd::select(x > B(88.0f), B(std::numeric_limits<float>::infinity()), e));
+    return xsimd::select(x < B(-87.0f), B(0.0f),
+                         xsimd::select(x > B(88.0f), B(std::numeric_limits<float>::infinity()), e));
   }
 #endif
   return xsimd::exp(x);
@@ -84,7 +85,8 @@ struct XsimdKernels {
   static void col_max(const T* k, T f, T* m, int len) {
     const B bf(f);
     int j = 0;
-    for (; j + W <= len; j += W) xsimd::max(B::load_unaligned(m + j), bf + B::load_unaligned(k + j)).store_unaligned(m + j);
+    for (; j + W <= len; j += W)
+      xsimd::max(B::load_unaligned(m + j), bf + B::load_unaligned(k + j)).store_unaligned(m + j);
     if (const int r = len - j)
       store_tail(xsimd::max(load_tail(m + j, r, kNegInf), bf + load_tail(k + j, r, kNegInf)), m + j, r);
   }
@@ -131,8 +133,8 @@ struct XsimdKernels {
       vs += d;
     }
     if (const int r = len - j) {
-      const B d = load_tail(gg + j, r, T(0)) *
-                  kernel_exp(bf + load_tail(k + j, r, kNegInf) - load_tail(shift + j, r, T(0)));
+      const B d =
+          load_tail(gg + j, r, T(0)) * kernel_exp(bf + load_tail(k + j, r, kNegInf) - load_tail(shift + j, r, T(0)));
       store_tail(load_tail(gk + j, r, T(0)) - d, gk + j, r);
       vs += d;
     }

@@ -81,7 +81,8 @@ void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ld
   int i = 0;
   for (; i + 4 <= m; i += 4)
     dot_rows<4>(a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k);
-  for (; i < m; ++i) dot_rows<1>(a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k);
+  for (; i < m; ++i)
+    dot_rows<1>(a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k);
 }
 
 void gemm_atb(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int r, float alpha) {

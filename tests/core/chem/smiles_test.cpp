@@ -83,7 +83,8 @@ TEST(Smiles, MalformedStringsArePreciseErrors) {
   expect_error([] { parse_smiles(""); }, ErrorCode::kInvalidArgument, "empty string");
   expect_error([] { parse_smiles("."); }, ErrorCode::kInvalidArgument, "no atom in the string");  // smiles_fuzz
   expect_error([] { parse_smiles("..."); }, ErrorCode::kInvalidArgument, "no atom in the string");
-  expect_error([] { parse_smiles("C1CC"); }, ErrorCode::kInvalidArgument, "ring bond 1 opened at position 2 is never closed");
+  expect_error([] { parse_smiles("C1CC"); }, ErrorCode::kInvalidArgument,
+               "ring bond 1 opened at position 2 is never closed");
   expect_error([] { parse_smiles("C(C"); }, ErrorCode::kInvalidArgument, "branch(es) '(' not closed");
   expect_error([] { parse_smiles("CC)"); }, ErrorCode::kInvalidArgument, "position 3: ')' closes no branch");
   expect_error([] { parse_smiles("C[Xx]"); }, ErrorCode::kInvalidArgument, "unknown element: got 'X'");
@@ -140,7 +141,7 @@ TEST(Smiles, MoleculeCsvBuildsALabelledGraphDataset) {
   const std::string csv =
       "smiles,\"task, with comma\",y\n"
       "c1ccccc1,x,1\n"
-      "CC(=O)O,x,\n"          // missing label: skipped
+      "CC(=O)O,x,\n"  // missing label: skipped
       "\"O=[N+]([O-])c1ccccc1\",x,0\n";
   const MoleculeDataset m = parse_molecule_csv(csv, "smiles", "y", "toy.csv");
   EXPECT_EQ(m.dataset.n_graphs(), 2);
@@ -152,18 +153,22 @@ TEST(Smiles, MoleculeCsvBuildsALabelledGraphDataset) {
   EXPECT_EQ(m.dataset.graphs[1].node_labels, (std::vector<int32_t>{2, 1, 2, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(m.smiles[1], "O=[N+]([O-])c1ccccc1");
   // A fixed vocabulary (a model's) names what it does not know, with the row.
-  expect_error([&] { parse_molecule_csv(csv, "smiles", "y", "toy.csv", {"C", "O"}); }, ErrorCode::kInvalidArgument,
-               "toy.csv: line 4: molecule: atom 2 is N");
-  expect_error([&] { parse_molecule_csv("smiles,y\nC1CC,1\n", "smiles", "y", "bad.csv"); },
-               ErrorCode::kInvalidArgument, "bad.csv: line 2: smiles: ring bond 1");
-  expect_error([&] { parse_molecule_csv("smiles,y\nCC,yes\n", "smiles", "y", "bad.csv"); },
-               ErrorCode::kInvalidArgument, "must be an integer class: got 'yes'");
+  expect_error(
+      [&] {
+        parse_molecule_csv(csv, "smiles", "y", "toy.csv", {"C", "O"});
+      },
+      ErrorCode::kInvalidArgument, "toy.csv: line 4: molecule: atom 2 is N");
+  expect_error([&] { parse_molecule_csv("smiles,y\nC1CC,1\n", "smiles", "y", "bad.csv"); }, ErrorCode::kInvalidArgument,
+               "bad.csv: line 2: smiles: ring bond 1");
+  expect_error([&] { parse_molecule_csv("smiles,y\nCC,yes\n", "smiles", "y", "bad.csv"); }, ErrorCode::kInvalidArgument,
+               "must be an integer class: got 'yes'");
   expect_error([&] { parse_molecule_csv(csv, "smiles", "label", "toy.csv"); }, ErrorCode::kInvalidArgument,
                "no column 'label'");
 }
 
 TEST(Smiles, VendoredBbbpParsesCompletely) {
-  const std::vector<uint8_t> bytes = read_file_bytes(std::string(INDUCTIVE_TEST_DATA) + "/../../data/molecules/bbbp.csv");
+  const std::vector<uint8_t> bytes =
+      read_file_bytes(std::string(INDUCTIVE_TEST_DATA) + "/../../data/molecules/bbbp.csv");
   const MoleculeDataset m = parse_molecule_csv(std::string(bytes.begin(), bytes.end()), "smiles", "p_np", "bbbp.csv");
   EXPECT_EQ(m.dataset.n_graphs(), 2039);
   EXPECT_EQ(m.n_skipped, 0);
@@ -196,7 +201,8 @@ TEST(Smiles, ElementChargeTypingAddsTheFormalCharge) {
   EXPECT_EQ(molecule_graph(m, vocab, -1, AtomTyping::kElementCharge).node_labels,
             (std::vector<int32_t>{1, 0, 0, 2, 3}));
   expect_error([&] { molecule_graph(parse_smiles("CC[N-]"), vocab, -1, AtomTyping::kElementCharge); },
-               ErrorCode::kInvalidArgument, "atom 3 is N-, which the model does not know (its atom types: C, N+, O, O-)");
+               ErrorCode::kInvalidArgument,
+               "atom 3 is N-, which the model does not know (its atom types: C, N+, O, O-)");
   // Element typing (the default) is unchanged: the charged nitrogen is an "N".
   expect_error([&] { molecule_graph(m, vocab); }, ErrorCode::kInvalidArgument, "atom 1 is N,");
 }
@@ -205,11 +211,11 @@ TEST(Smiles, RegressionCsvReadsRealTargets) {
   const std::string csv =
       "id,smiles,y\n"
       "a,CC[NH3+],-1.25\n"
-      "b,CCO,\n"                 // empty target: skipped and counted
+      "b,CCO,\n"  // empty target: skipped and counted
       "c,\"OC(=O)[O-]\",3e-1\n"
-      "d,c1ccccc1,  2\n";        // leading blanks are part of a number (strtod), like the other readers
-  const MoleculeDataset m = parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {},
-                                                          AtomTyping::kElementCharge);
+      "d,c1ccccc1,  2\n";  // leading blanks are part of a number (strtod), like the other readers
+  const MoleculeDataset m =
+      parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {}, AtomTyping::kElementCharge);
   EXPECT_EQ(m.dataset.n_graphs(), 3);
   EXPECT_EQ(m.n_skipped, 1);
   EXPECT_EQ(m.targets, (std::vector<float>{-1.25f, 0.3f, 2.0f}));
@@ -224,10 +230,12 @@ TEST(Smiles, RegressionCsvReadsRealTargets) {
             (std::vector<std::string>{"C", "N", "O"}));
   // A target that is not a finite number names the file, the line, the column and the cell.
   for (const char* bad : {"abc", "nan", "NaN", "inf", "-Infinity", "1.5x", "1e999", "0x"}) {
-    expect_error([&] { parse_molecule_regression_csv(std::string("smiles,y\nCC,1\nCO,") + bad + "\n", "smiles", "y",
-                                                     "bad.csv"); },
-                 ErrorCode::kInvalidArgument,
-                 std::string("bad.csv: line 3: target 'y' must be a finite number: got '") + bad + "'");
+    expect_error(
+        [&] {
+          parse_molecule_regression_csv(std::string("smiles,y\nCC,1\nCO,") + bad + "\n", "smiles", "y", "bad.csv");
+        },
+        ErrorCode::kInvalidArgument,
+        std::string("bad.csv: line 3: target 'y' must be a finite number: got '") + bad + "'");
   }
   expect_error([&] { parse_molecule_regression_csv(csv, "smiles", "logP", "toy.csv"); }, ErrorCode::kInvalidArgument,
                "toy.csv: no column 'logP' in the header (its columns: id, smiles, y)");
@@ -236,22 +244,23 @@ TEST(Smiles, RegressionCsvReadsRealTargets) {
   expect_error([&] { parse_molecule_regression_csv("smiles,y\nC1CC,1\n", "smiles", "y", "bad.csv"); },
                ErrorCode::kInvalidArgument, "bad.csv: line 2: smiles: ring bond 1");
   // A fixed vocabulary (a model's) names the atom type it lacks, with the line.
-  expect_error([&] { parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {"C", "O"},
-                                                   AtomTyping::kElementCharge); },
-               ErrorCode::kInvalidArgument, "toy.csv: line 2: molecule: atom 3 is N+");
+  expect_error(
+      [&] {
+        parse_molecule_regression_csv(csv, "smiles", "y", "toy.csv", {"C", "O"}, AtomTyping::kElementCharge);
+      },
+      ErrorCode::kInvalidArgument, "toy.csv: line 2: molecule: atom 3 is N+");
 }
 
 TEST(Smiles, VendoredZincParsesWithChargedAtomTypes) {
   const std::vector<uint8_t> bytes =
       read_file_bytes(std::string(INDUCTIVE_TEST_DATA) + "/../../data/zinc-partial/zinc12k_val_reconstructed.csv");
-  const MoleculeDataset m = parse_molecule_regression_csv(std::string(bytes.begin(), bytes.end()), "smiles",
-                                                          "penalized_logP_normalized", "zinc-val",
-                                                          {}, AtomTyping::kElementCharge);
+  const MoleculeDataset m =
+      parse_molecule_regression_csv(std::string(bytes.begin(), bytes.end()), "smiles", "penalized_logP_normalized",
+                                    "zinc-val", {}, AtomTyping::kElementCharge);
   EXPECT_EQ(m.dataset.n_graphs(), 1000);
   EXPECT_EQ(m.n_skipped, 0);
   // data/zinc-partial/SOURCE.md: the types RDKit gives these molecules (sorted).
-  EXPECT_EQ(m.atom_types,
-            (std::vector<std::string>{"Br", "C", "Cl", "F", "I", "N", "N+", "N-", "O", "O-", "S", "S-"}));
+  EXPECT_EQ(m.atom_types, (std::vector<std::string>{"Br", "C", "Cl", "F", "I", "N", "N+", "N-", "O", "O-", "S", "S-"}));
   EXPECT_FLOAT_EQ(m.targets[0], 0.631514f);  // first row of the file
   int64_t atoms = 0;
   for (const Graph& g : m.dataset.graphs) atoms += g.n_nodes;

@@ -37,7 +37,7 @@ TEST(Elementwise, AdamsFirstStepMovesEachParameterByTheLearningRate) {
     float value = 1.0f, m = 0, v = 0;
     adam_update(value, m, v, g, c, true);
     EXPECT_NEAR(value, 1.0f - 0.01f * (g > 0 ? 1 : -1), 1e-6) << g;
-    EXPECT_NEAR(m, 0.1 * g, 1e-6 * std::fabs(g));          // (1 - beta1) rounded to float
+    EXPECT_NEAR(m, 0.1 * g, 1e-6 * std::fabs(g));         // (1 - beta1) rounded to float
     EXPECT_NEAR(v, 0.001 * g * g, 1e-4 * 0.001 * g * g);  // (1 - beta2) likewise: 1.00005e-3
   }
 }

@@ -41,8 +41,8 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 void expect_same(const PrecomputedDataset& a, const PrecomputedDataset& b) {
@@ -126,8 +126,8 @@ TEST(GraphCacheTest, ParseReportsVersionKeyAndChecksum) {
   const PrecomputedDataset d = precompute_graph_data(ds, o);
   std::vector<uint8_t> bytes = serialise_graph_cache(key, d, o);
   expect_same(parse_graph_cache(bytes.data(), bytes.size(), key, o, "c"), d);
-  expect_error([&] { parse_graph_cache(bytes.data(), bytes.size(), key + "x", o, "c"); },
-               ErrorCode::kInvalidArgument, "c: stale graph cache");
+  expect_error([&] { parse_graph_cache(bytes.data(), bytes.size(), key + "x", o, "c"); }, ErrorCode::kInvalidArgument,
+               "c: stale graph cache");
   // A future version with a correct checksum: reported as a version, not as corruption.
   std::vector<uint8_t> future = serialise_graph_cache(key, d, o);
   future[8] = 2;
@@ -137,8 +137,8 @@ TEST(GraphCacheTest, ParseReportsVersionKeyAndChecksum) {
     h *= 1099511628211ull;
   }
   for (int i = 0; i < 8; ++i) future[future.size() - 8 + i] = static_cast<uint8_t>(h >> (8 * i));
-  expect_error([&] { parse_graph_cache(future.data(), future.size(), key, o, "c"); },
-               ErrorCode::kUnsupportedVersion, "format version 2, this build writes and reads version 1");
+  expect_error([&] { parse_graph_cache(future.data(), future.size(), key, o, "c"); }, ErrorCode::kUnsupportedVersion,
+               "format version 2, this build writes and reads version 1");
   bytes[40] ^= 1;
   expect_error([&] { parse_graph_cache(bytes.data(), bytes.size(), key, o, "c"); }, ErrorCode::kBadModelFile,
                "checksum mismatch");

@@ -72,7 +72,7 @@ std::vector<int> kink_pattern(const GraphitModel& model, const GraphitBatch& bat
 struct GradCheck {
   int checked = 0, skipped = 0;
   double grad_norm2 = 0;
-  std::vector<std::string> bad;    // tensors (or entries) whose gradient disagrees with the differences
+  std::vector<std::string> bad;     // tensors (or entries) whose gradient disagrees with the differences
   std::vector<std::string> short_;  // tensors with fewer checked entries than asked for (all straddled kinks)
 };
 
@@ -130,7 +130,8 @@ GradCheck compare_gradients(GraphitModel& model, const GraphitBatch& batch, cons
         ++out.checked;
         ++n_entries;
         if (std::fabs(g[i] - fd) > 5e-5 * scale + 2e-2 * std::fabs(fd))
-          out.bad.push_back(v.name + "[" + std::to_string(i) + "]: " + std::to_string(g[i]) + " vs " + std::to_string(fd));
+          out.bad.push_back(v.name + "[" + std::to_string(i) + "]: " + std::to_string(g[i]) + " vs " +
+                            std::to_string(fd));
         err2 += (g[i] - fd) * (g[i] - fd);
         ref2 += fd * fd;
         noise2 += (2e-5 * scale) * (2e-5 * scale);
@@ -191,7 +192,8 @@ INSTANTIATE_TEST_SUITE_P(
     GraphitVariants, GraphitGradient,
     ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
                       Variant{"batchnorm", true, "batch"}, Variant{"lappe", true, "layer", 3},
-                      Variant{"path_features", true, "layer", 0, 5}, Variant{"dense_features_only", true, "layer", 0, 0, 4, 0},
+                      Variant{"path_features", true, "layer", 0, 5},
+                      Variant{"dense_features_only", true, "layer", 0, 0, 4, 0},
                       Variant{"regression_sum", true, "layer", 2, 0, 0, 4, "regression", "sum"},
                       Variant{"one_head_batchnorm_plain", false, "batch", 0, 0, 0, 4, "classification", "sum", 1},
                       Variant{"four_heads_everything", true, "batch", 2, 3, 2, 4, "classification", "mean", 4},

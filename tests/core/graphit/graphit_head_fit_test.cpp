@@ -77,10 +77,16 @@ TEST(GraphitHeadFit, LearnsANewThreeClassTaskWithTheEncoderFrozen) {
 TEST(GraphitHeadFit, RefusesOneClassAndMismatchedLabels) {
   const GraphitModel model = small_model();
   const std::vector<GraphitGraph> graphs = testing::random_graphs(4, 3, 5, {}, 2);
-  expect_error([&] { refit_graphit_head(model, graphs, {0, 0, 0, 0}, {"only"}, {}); }, ErrorCode::kInvalidArgument,
-               "at least 2 classes");
-  expect_error([&] { refit_graphit_head(model, graphs, {0, 1}, {"a", "b"}, {}); }, ErrorCode::kShapeMismatch,
-               "2 labels for 4 graphs");
+  expect_error(
+      [&] {
+        refit_graphit_head(model, graphs, {0, 0, 0, 0}, {"only"}, {});
+      },
+      ErrorCode::kInvalidArgument, "at least 2 classes");
+  expect_error(
+      [&] {
+        refit_graphit_head(model, graphs, {0, 1}, {"a", "b"}, {});
+      },
+      ErrorCode::kShapeMismatch, "2 labels for 4 graphs");
 }
 
 TEST(GraphitHeadFit, AProgressCallbackThatThrowsCancelledStopsTheFitAndLeavesTheModel) {
@@ -89,8 +95,11 @@ TEST(GraphitHeadFit, AProgressCallbackThatThrowsCancelledStopsTheFitAndLeavesThe
   HeadFitOptions options;
   options.progress = [](const char*, double) { throw Error(ErrorCode::kCancelled, "refit: cancelled"); };
   const MatF before = model.predict(graphs);
-  expect_error([&] { refit_graphit_head(model, graphs, {0, 1, 0, 1, 0, 1, 0, 1, 0, 1}, {"a", "b"}, options); },
-               ErrorCode::kCancelled, "cancelled");
+  expect_error(
+      [&] {
+        refit_graphit_head(model, graphs, {0, 1, 0, 1, 0, 1, 0, 1, 0, 1}, {"a", "b"}, options);
+      },
+      ErrorCode::kCancelled, "cancelled");
   EXPECT_EQ(model.predict(graphs), before);
   EXPECT_STREQ(error_code_name(ErrorCode::kCancelled), "cancelled");
 }

@@ -85,8 +85,11 @@ TEST(GraphitInputs, InconsistentSectionsAreRejected) {
   GraphitConfig bare = GraphitConfig::with_dim(16, 1, 2);
   bare.vocab = 7;
   const GraphitModel m = GraphitModel::create(bare, 1);
-  testing::expect_error([&] { m.prepare(Graph::from_edges(2, {{0, 1}})); }, ErrorCode::kInvalidArgument,
-                        "no 'graph' section");
+  testing::expect_error(
+      [&] {
+        m.prepare(Graph::from_edges(2, {{0, 1}}));
+      },
+      ErrorCode::kInvalidArgument, "no 'graph' section");
 }
 
 TEST(GraphitInputs, AtomTypingTravelsInTheGraphSectionAndTypesSmiles) {
@@ -119,7 +122,8 @@ TEST(GraphitInputs, AtomTypingTravelsInTheGraphSectionAndTypesSmiles) {
   testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument,
                         "graphit config.graph: atom typing must be element or element-charge: got 'charge'");
   j["graph"]["atom_typing"] = 1;
-  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "atom_typing has the wrong type");
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument,
+                        "atom_typing has the wrong type");
 }
 
 // Graphs past the build's size limit are refused before any work (no kernel, no eigendecomposition), naming the
@@ -134,7 +138,8 @@ TEST(GraphitInputs, GraphsPastTheBuildsLimitAreRefusedBeforeAnyWork) {
   for (int i = 0; i + 1 < n; ++i) chain.push_back({i, i + 1});
   const std::string limit = "at most " + std::to_string(kMaxGraphitNodes);
   testing::expect_error([&] { m.prepare(Graph::from_edges(n, chain, std::vector<int32_t>(n, 0))); },
-                        ErrorCode::kInvalidArgument, "the graph has " + std::to_string(n) + " nodes; this build runs graphs of " + limit);
+                        ErrorCode::kInvalidArgument,
+                        "the graph has " + std::to_string(n) + " nodes; this build runs graphs of " + limit);
   testing::expect_error([&] { m.molecule_graph(parse_smiles(std::string(n, 'C'))); }, ErrorCode::kInvalidArgument,
                         "the molecule has " + std::to_string(n) + " atoms");
   // At the limit it is accepted (the molecule graph only: preparing it is the expensive part).

@@ -147,7 +147,7 @@ TEST(GraphitModel, SingleNodeAndIsolatedNodesAndZeroKernelRowsGiveFiniteOutputs)
   TestGraphOptions o = base_options();
   std::mt19937 rng(2);
   std::vector<GraphitGraph> graphs;
-  graphs.push_back(testing::graph_from_adjacency(Eigen::MatrixXd::Zero(1, 1), {2}, o, rng));  // one node
+  graphs.push_back(testing::graph_from_adjacency(Eigen::MatrixXd::Zero(1, 1), {2}, o, rng));           // one node
   graphs.push_back(testing::graph_from_adjacency(Eigen::MatrixXd::Zero(4, 4), {0, 1, 2, 3}, o, rng));  // no edge
   o.adjacency_kernel = true;  // zero kernel rows for the isolated nodes
   Eigen::MatrixXd adj = Eigen::MatrixXd::Zero(4, 4);

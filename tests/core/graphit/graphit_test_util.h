@@ -79,7 +79,8 @@ inline std::vector<GraphitGraph> random_graphs(int count, int n_min, int n_max, 
                                                uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<GraphitGraph> gs;
-  for (int k = 0; k < count; ++k) gs.push_back(random_graph(n_min + static_cast<int>(rng() % (n_max - n_min + 1)), o, rng));
+  for (int k = 0; k < count; ++k)
+    gs.push_back(random_graph(n_min + static_cast<int>(rng() % (n_max - n_min + 1)), o, rng));
   return gs;
 }
 

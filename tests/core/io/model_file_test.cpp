@@ -44,8 +44,8 @@ std::vector<uint8_t> raw_file(std::string header, size_t data_bytes = 0, bool pa
 }
 
 std::string metadata(const std::string& version = "1", const std::string& config = "{}") {
-  return R"("__metadata__":{"format":"inductive","format_version":")" + version +
-         R"(","model":"test","config":)" + json(config).dump() + R"(,"producer":"hand"})";
+  return R"("__metadata__":{"format":"inductive","format_version":")" + version + R"(","model":"test","config":)" +
+         json(config).dump() + R"(,"producer":"hand"})";
 }
 
 std::string entry(const std::string& name, const std::string& dtype, const std::string& shape, uint64_t begin,
@@ -193,8 +193,11 @@ TEST(ModelFile, TypedAccessorsNameWhatIsWrong) {
   expect_error([&] { v.f32("nope", {1}); }, ErrorCode::kBadModelFile, "tensor 'nope' is missing");
   expect_error([&] { v.f32("labels", {4}); }, ErrorCode::kBadModelFile, "'labels': dtype: got I32, expected F32");
   expect_error([&] { v.i32("weight", {2, 3}); }, ErrorCode::kBadModelFile, "'weight': dtype: got F32, expected I32");
-  expect_error([&] { v.f32("weight", {3, 2}); }, ErrorCode::kBadModelFile,
-               "'weight' has wrong shape: got [2, 3], expected [3, 2]");
+  expect_error(
+      [&] {
+        v.f32("weight", {3, 2});
+      },
+      ErrorCode::kBadModelFile, "'weight' has wrong shape: got [2, 3], expected [3, 2]");
 }
 
 TEST(ModelFile, MisalignedDataIsRefusedRatherThanReadUnaligned) {
@@ -325,8 +328,8 @@ TEST(ModelFileCorrupt, FormatVersionNewerThanThisBuild) {
 
 TEST(ModelFileCorrupt, FormatVersionNotAnInteger) {
   for (const char* v : {"1.5", "one", "", "-1", "01", " 1"}) {
-    expect_bad(raw_file("{" + metadata(v) + "}"), "format_version: got \"" + std::string(v) +
-                                                      "\", expected a decimal integer");
+    expect_bad(raw_file("{" + metadata(v) + "}"),
+               "format_version: got \"" + std::string(v) + "\", expected a decimal integer");
   }
 }
 
@@ -429,8 +432,12 @@ TEST(ModelFileSchema, RegisteredKindsAreCheckedOnReadAndWrite) {
   expect_bad(unchecked_bytes(extra), "tensor 'zz' is not part of model 'model-file-test-kind'");
   expect_bad(unchecked_bytes(schema_model(0, {0, 2})), "config of model 'model-file-test-kind': n: got 0");
 
-  expect_error([] { write_model(schema_model(3, {2, 3})); }, ErrorCode::kInvalidArgument,
-               "write_model: refusing to write an invalid file: model file: tensor 'w' has wrong shape");
+  expect_error(
+      [] {
+        write_model(schema_model(3, {2, 3}));
+      },
+      ErrorCode::kInvalidArgument,
+      "write_model: refusing to write an invalid file: model file: tensor 'w' has wrong shape");
 }
 
 // ---- writing ---------------------------------------------------------------------------------------------------

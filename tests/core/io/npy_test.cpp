@@ -19,8 +19,8 @@ std::vector<uint8_t> header_bytes(const std::string& dict, size_t data_bytes) {
   std::string h = dict;
   while ((10 + h.size() + 1) % 64 != 0) h += ' ';
   h += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(h.size() & 0xff),
-                              static_cast<uint8_t>(h.size() >> 8)};
+  std::vector<uint8_t> out = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(h.size() & 0xff), static_cast<uint8_t>(h.size() >> 8)};
   out.insert(out.end(), h.begin(), h.end());
   out.resize(out.size() + data_bytes, 0);
   return out;

@@ -23,48 +23,50 @@ TEST(MetricsRocAuc, IsOneForPerfectRankingAndOneHalfForConstantScores) {
 }
 
 TEST(MetricsRocAuc, RefusesWhatHasNoArea) {
-  expect_error([] { roc_auc({0.1f, 0.2f}, {1, 1}); }, ErrorCode::kInvalidArgument,
-               "undefined without both classes: got 2 positive and 0 negative");
+  expect_error(
+      [] {
+        roc_auc({0.1f, 0.2f}, {1, 1});
+      },
+      ErrorCode::kInvalidArgument, "undefined without both classes: got 2 positive and 0 negative");
   expect_error([] { roc_auc({0.1f}, {1, 0}); }, ErrorCode::kShapeMismatch, "1 scores for 2 labels");
   expect_error([] { roc_auc({0.1f, std::nanf("")}, {1, 0}); }, ErrorCode::kInvalidArgument, "score 1 is NaN");
 }
 
 TEST(MetricsRocAuc, OneVsRestSkipsClassesWithoutPositivesAndAverages) {
   MatF probs(4, 3);
-  probs << 0.7f, 0.2f, 0.1f,   // class 0
-           0.2f, 0.7f, 0.1f,   // class 1
-           0.6f, 0.3f, 0.1f,   // class 0
-           0.3f, 0.3f, 0.4f;   // class 1
+  probs << 0.7f, 0.2f, 0.1f,  // class 0
+      0.2f, 0.7f, 0.1f,       // class 1
+      0.6f, 0.3f, 0.1f,       // class 0
+      0.3f, 0.3f, 0.4f;       // class 1
   const auto per_class = roc_auc_one_vs_rest(probs, {0, 1, 0, 1});
   ASSERT_EQ(per_class.size(), 3u);
   EXPECT_DOUBLE_EQ(*per_class[0], 1.0);
   EXPECT_DOUBLE_EQ(*per_class[1], 0.875);  // positives 0.7, 0.3 vs negatives 0.2, 0.3: (1 + 1 + 1 + 1/2) / 4
-  EXPECT_FALSE(per_class[2].has_value());   // class 2 never occurs: no positive, no area
+  EXPECT_FALSE(per_class[2].has_value());  // class 2 never occurs: no positive, no area
   EXPECT_DOUBLE_EQ(*macro_roc_auc(probs, {0, 1, 0, 1}), (1.0 + 0.875) / 2);
   EXPECT_FALSE(macro_roc_auc(probs, {2, 2, 2, 2}).has_value());  // only one class present: nothing defined
 }
 
 TEST(MetricsTopK, TopOneIsArgmaxAccuracyAndTiesGoToTheLowerIndex) {
   MatF s(3, 3);
-  s << 0.5f, 0.5f, 0.0f,  // tie between 0 and 1: argmax says 0
-       0.1f, 0.2f, 0.7f,
-       0.3f, 0.3f, 0.3f;  // all tied: argmax says 0
+  s << 0.5f, 0.5f, 0.0f,                   // tie between 0 and 1: argmax says 0
+      0.1f, 0.2f, 0.7f, 0.3f, 0.3f, 0.3f;  // all tied: argmax says 0
   const std::vector<int32_t> y = {1, 1, 2};
   EXPECT_DOUBLE_EQ(top_k_accuracy(s, y, 1), accuracy(s, y));
   EXPECT_DOUBLE_EQ(top_k_accuracy(s, y, 1), 0.0);
   EXPECT_DOUBLE_EQ(top_k_accuracy(s, y, 2), 2.0 / 3.0);  // sample 1 ranks its class 1 third
   EXPECT_DOUBLE_EQ(top_k_accuracy(s, y, 3), 1.0);
   expect_error([&] { top_k_accuracy(s, y, 4); }, ErrorCode::kInvalidArgument, "k must be in 1..3");
-  expect_error([&] { top_k_accuracy(s, {0, 3, 0}, 1); }, ErrorCode::kInvalidArgument,
-               "label of sample 1 out of range: got 3");
+  expect_error(
+      [&] {
+        top_k_accuracy(s, {0, 3, 0}, 1);
+      },
+      ErrorCode::kInvalidArgument, "label of sample 1 out of range: got 3");
 }
 
 TEST(MetricsConfusionMatrix, RowsAreTrueClassesColumnsPredictions) {
   MatF s(4, 2);
-  s << 0.9f, 0.1f,
-       0.2f, 0.8f,
-       0.4f, 0.6f,
-       0.5f, 0.5f;  // tie: predicted 0
+  s << 0.9f, 0.1f, 0.2f, 0.8f, 0.4f, 0.6f, 0.5f, 0.5f;  // tie: predicted 0
   const auto cm = confusion_matrix(s, {0, 1, 0, 1});
   EXPECT_EQ(cm, (std::vector<std::vector<int64_t>>{{1, 1}, {1, 1}}));
 }

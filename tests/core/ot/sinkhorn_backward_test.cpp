@@ -25,8 +25,8 @@ struct Batch : testing::MaskedBatch {
 double loss(const Batch& bt, const std::vector<double>& c, const std::vector<double>& w, const SinkhornOptions& o,
             bool cost_value) {
   std::vector<double> plan(c.size()), value(bt.batch);
-  sinkhorn_log(bt.problem(c), o, SinkhornOutput<double>{plan.data(), nullptr, nullptr, nullptr, nullptr, nullptr,
-                                                        value.data()});
+  sinkhorn_log(bt.problem(c), o,
+               SinkhornOutput<double>{plan.data(), nullptr, nullptr, nullptr, nullptr, nullptr, value.data()});
   double l = 0;
   if (cost_value) {
     for (double v : value) l += v;
@@ -141,8 +141,9 @@ TEST(SinkhornGradientErrors, RejectsATapeOfAnotherProblem) {
   SinkhornProblem<float> pr{c.data(), 1, 4, 3};
   SinkhornTape<float> empty;
   std::vector<float> plan(12), grad(12);
-  testing::expect_error([&] { sinkhorn_log_backward(pr, SinkhornOptions{}, empty, plan.data(), plan.data(), grad.data()); },
-                        ErrorCode::kShapeMismatch, "tape");
+  testing::expect_error(
+      [&] { sinkhorn_log_backward(pr, SinkhornOptions{}, empty, plan.data(), plan.data(), grad.data()); },
+      ErrorCode::kShapeMismatch, "tape");
 }
 
 // Narrow problems run on K transposed (detail::solve_narrow); both layouts must give the same plan, potentials,

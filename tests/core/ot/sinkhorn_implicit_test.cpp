@@ -129,9 +129,11 @@ TEST(ImplicitGradientErrors, NamesMissingBuffers) {
   const auto c = random_cost<float>(4, 3, 16);
   SinkhornProblem<float> pr{c.data(), 1, 4, 3};
   std::vector<float> plan(12);
-  testing::expect_error([&] { sinkhorn_implicit_backward(pr, SinkhornOptions{}, plan.data(), plan.data(),
-                                                         static_cast<float*>(nullptr)); },
-                        ErrorCode::kInvalidArgument, "grad_cost");
+  testing::expect_error(
+      [&] {
+        sinkhorn_implicit_backward(pr, SinkhornOptions{}, plan.data(), plan.data(), static_cast<float*>(nullptr));
+      },
+      ErrorCode::kInvalidArgument, "grad_cost");
 }
 
 }  // namespace

@@ -280,11 +280,13 @@ TEST(Sinkhorn, RejectsBadInputWithPreciseErrors) {
   expect_error(solve(c.data(), 3, 2, nullptr, nullptr, zero_iter), ErrorCode::kInvalidArgument, "max_iter");
   auto bad_c = c;
   bad_c[4] = std::numeric_limits<float>::infinity();
-  expect_error(solve(bad_c.data(), 3, 2, nullptr, nullptr, o), ErrorCode::kInvalidArgument, "non-finite value at (2, 0)");
+  expect_error(solve(bad_c.data(), 3, 2, nullptr, nullptr, o), ErrorCode::kInvalidArgument,
+               "non-finite value at (2, 0)");
   bad_c[4] = std::nanf("");
   expect_error(solve(bad_c.data(), 3, 2, nullptr, nullptr, o), ErrorCode::kInvalidArgument, "non-finite");
   const float a_nan[3] = {0.2f, std::nanf(""), 0.5f};
-  expect_error(solve(c.data(), 3, 2, a_nan, b, o), ErrorCode::kInvalidArgument, "marginal a of problem 0 has a non-finite");
+  expect_error(solve(c.data(), 3, 2, a_nan, b, o), ErrorCode::kInvalidArgument,
+               "marginal a of problem 0 has a non-finite");
   const float a_neg[3] = {0.7f, -0.2f, 0.5f};
   expect_error(solve(c.data(), 3, 2, a_neg, b, o), ErrorCode::kInvalidArgument, "negative weight at index 1");
   const float a_zero[3] = {0, 0, 0};

@@ -31,7 +31,8 @@ TEST(Nystrom, FactorIsTheRegularisedInverseSquareRoot) {
   MatF kww = ny.anchors() * ny.anchors().transpose();
   gaussian_on_sphere(kww, o.sigma);
   Eigen::SelfAdjointEigenSolver<MatD> eig(kww.cast<double>());
-  const Eigen::VectorXd f = eig.eigenvalues().unaryExpr([&](double l) { return 1.0 / (std::sqrt(std::max(l, 0.0)) + o.reg); });
+  const Eigen::VectorXd f =
+      eig.eigenvalues().unaryExpr([&](double l) { return 1.0 / (std::sqrt(std::max(l, 0.0)) + o.reg); });
   const MatD expect = eig.eigenvectors() * f.asDiagonal() * eig.eigenvectors().transpose();
   EXPECT_LT((ny.factor().cast<double>() - expect).cwiseAbs().maxCoeff(), 1e-4);
 }

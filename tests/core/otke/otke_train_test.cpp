@@ -194,8 +194,11 @@ TEST(OtkeTrain, RejectsModelsWithoutHeadAndBadLabels) {
   fit_otke_unsupervised(m, f, OtkeFitOptions{});
   testing::expect_error([&] { otke_loss(m, f, tr.labels, nullptr); }, ErrorCode::kInvalidArgument, "needs a head");
   OtkeModel h = small_model("nystrom", "otk", f);
-  testing::expect_error([&] { otke_loss(h, f, {0, 1, 2, 0}, nullptr); }, ErrorCode::kInvalidArgument,
-                        "label of set 2 out of range");
+  testing::expect_error(
+      [&] {
+        otke_loss(h, f, {0, 1, 2, 0}, nullptr);
+      },
+      ErrorCode::kInvalidArgument, "label of set 2 out of range");
 }
 
 }  // namespace

@@ -145,8 +145,11 @@ TEST(OtkeTokens, SentencesBecomeTokenIndices) {
   EXPECT_EQ(ids.n, (std::vector<int32_t>{3, 1}));
   EXPECT_EQ(std::vector<float>(ids.x.begin(), ids.x.begin() + 3), (std::vector<float>{4, 1, 3}));
   EXPECT_EQ(*ids.row(1, 0), 0.0f);  // unknown -> <unk>
-  expect_error([&] { m.sequence_features({"good", "  "}, {"a.tsv line 2", "a.tsv line 3"}); },
-               ErrorCode::kInvalidArgument, "a.tsv line 3: no token");
+  expect_error(
+      [&] {
+        m.sequence_features({"good", "  "}, {"a.tsv line 2", "a.tsv line 3"});
+      },
+      ErrorCode::kInvalidArgument, "a.tsv line 3: no token");
 
   // The table is drawn by the unsupervised fit; an index outside the vocabulary is refused.
   m = fitted_model("identity", "mean", ids);
@@ -195,8 +198,8 @@ TEST_P(OtkeTokenGradient, TableGradientMatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OtkeTokenLayers, OtkeTokenGradient,
-                         ::testing::Values(Combo{"identity", "otk"}, Combo{"identity", "mean"},
-                                           Combo{"nystrom", "otk"}, Combo{"conv", "max"}));
+                         ::testing::Values(Combo{"identity", "otk"}, Combo{"identity", "mean"}, Combo{"nystrom", "otk"},
+                                           Combo{"conv", "max"}));
 
 TEST(OtkeTokens, TrainingLearnsTheTableAndTheFileRoundTrips) {
   const ToyText tr = toy_text(64, 2), va = toy_text(32, 3);

@@ -58,8 +58,9 @@ TEST(Gzip, CorruptionIsDetected) {
 // A header with FHCRC: its CRC-16 is checked, as zlib does (gzip_fuzz found ours skipping it: it inflated a stream
 // with a wrong header CRC that zlib refuses). 'abc' x 20, with the right CRC-16 (0x8a3a) and with the fuzzer's.
 TEST(Gzip, TheHeaderCrcIsChecked) {
-  std::vector<unsigned char> good = {0x1f, 0x8b, 0x08, 0x02, 0x1e, 0x00, 0x35, 0x98, 0x07, 0x6b, 0x3a, 0x8a, 0x4b, 0x4c,
-                                     0x4a, 0x4e, 0x24, 0x17, 0x01, 0x00, 0x2d, 0xfa, 0x91, 0xe1, 0x3c, 0x00, 0x00, 0x00};
+  std::vector<unsigned char> good = {0x1f, 0x8b, 0x08, 0x02, 0x1e, 0x00, 0x35, 0x98, 0x07, 0x6b,
+                                     0x3a, 0x8a, 0x4b, 0x4c, 0x4a, 0x4e, 0x24, 0x17, 0x01, 0x00,
+                                     0x2d, 0xfa, 0x91, 0xe1, 0x3c, 0x00, 0x00, 0x00};
   const std::vector<uint8_t> out = gunzip(good.data(), good.size(), "h.gz");
   std::string abc;
   for (int i = 0; i < 20; ++i) abc += "abc";
@@ -71,7 +72,8 @@ TEST(Gzip, TheHeaderCrcIsChecked) {
 }
 
 TEST(Libsvm, ReadsOneBasedIndicesPlusMinusLabelsBlankLinesAndComments) {
-  const Dataset d = parse_libsvm("# header comment\n+1 1:0.5 3:2\n\n-1 2:1.5   # trailing comment\r\n-1\n+1 qid:3 3:-1 \n");
+  const Dataset d =
+      parse_libsvm("# header comment\n+1 1:0.5 3:2\n\n-1 2:1.5   # trailing comment\r\n-1\n+1 qid:3 3:-1 \n");
   ASSERT_EQ(d.n(), 4);
   EXPECT_EQ(d.p(), 3);
   EXPECT_TRUE(d.x->is_sparse());
@@ -153,15 +155,15 @@ TEST(Csv, ErrorsNameLineAndColumn) {
   expect_error([&] { parse_csv("1,2\n", opt, "d.csv"); }, ErrorCode::kInvalidArgument, "label column 5 out of range");
 }
 
-std::vector<uint8_t> be32(uint32_t v) {
-  return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
-}
+std::vector<uint8_t> be32(uint32_t v) { return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)}; }
 
 TEST(MnistIdx, ReadsImagesScaledAndLabels) {
   std::vector<uint8_t> img, lab;
-  for (uint32_t v : {0x803u, 2u, 2u, 2u}) for (uint8_t b : be32(v)) img.push_back(b);
+  for (uint32_t v : {0x803u, 2u, 2u, 2u})
+    for (uint8_t b : be32(v)) img.push_back(b);
   for (uint8_t px : {0, 255, 51, 102, 1, 2, 3, 4}) img.push_back(px);
-  for (uint32_t v : {0x801u, 2u}) for (uint8_t b : be32(v)) lab.push_back(b);
+  for (uint32_t v : {0x801u, 2u})
+    for (uint8_t b : be32(v)) lab.push_back(b);
   lab.push_back(7);
   lab.push_back(9);
   const Dataset d = parse_mnist_idx(img, lab);
@@ -181,12 +183,20 @@ TEST(MnistIdx, ReadsImagesScaledAndLabels) {
 
 TEST(Labels, OneVsRestAndSignedLabels) {
   EXPECT_EQ(one_vs_rest({9, 1, 9, 0}, 9), (std::vector<double>{1, -1, 1, -1}));
-  expect_error([] { one_vs_rest({9, 1, 9, 0}, 10); }, ErrorCode::kInvalidArgument, "one-vs-rest label 10 does not occur in the 4 labels");
+  expect_error(
+      [] {
+        one_vs_rest({9, 1, 9, 0}, 10);
+      },
+      ErrorCode::kInvalidArgument, "one-vs-rest label 10 does not occur in the 4 labels");
   expect_error([] { one_vs_rest({9, 9}, 9); }, ErrorCode::kInvalidArgument, "every label is 9");
   EXPECT_EQ(to_signed_labels({0, 1, 1, 0}), (std::vector<double>{-1, 1, 1, -1}));
   EXPECT_EQ(to_signed_labels({2, 1}), (std::vector<double>{1, -1}));
   EXPECT_EQ(to_signed_labels({-1, 1}), (std::vector<double>{-1, 1}));
-  expect_error([] { to_signed_labels({0, 1, 2}); }, ErrorCode::kInvalidArgument, "two distinct labels: got 3 (use one_vs_rest)");
+  expect_error(
+      [] {
+        to_signed_labels({0, 1, 2});
+      },
+      ErrorCode::kInvalidArgument, "two distinct labels: got 3 (use one_vs_rest)");
   expect_error([] { to_signed_labels({1, 1}); }, ErrorCode::kInvalidArgument, "got 1");
 }
 

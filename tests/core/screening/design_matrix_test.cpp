@@ -12,8 +12,11 @@ using testing::expect_error;
 
 MatF sparse_matrix() {
   MatF m = MatF::Zero(4, 5);
-  m(0, 1) = 2.0f; m(0, 4) = -1.0f;
-  m(2, 0) = 0.5f; m(2, 2) = 3.0f; m(2, 3) = -2.0f;
+  m(0, 1) = 2.0f;
+  m(0, 4) = -1.0f;
+  m(2, 0) = 0.5f;
+  m(2, 2) = 3.0f;
+  m(2, 3) = -2.0f;
   m(3, 4) = 1.5f;  // row 1 stays empty
   return m;
 }
@@ -64,8 +67,11 @@ TEST(DesignMatrix, ManyRowsTimesCrossesTheGatherBlocks) {
 
 TEST(DesignMatrix, MalformedCsrIsRefusedWithItsLocation) {
   expect_error([] { CsrDesign(2, 3, {0, 1}, {0}, {1.0f}); }, ErrorCode::kShapeMismatch, "expected rows + 1 = 3");
-  expect_error([] { CsrDesign(1, 3, {0, 2}, {2, 1}, {1.0f, 1.0f}); }, ErrorCode::kInvalidArgument,
-               "row 0: column indices must increase strictly: got 2 then 1");
+  expect_error(
+      [] {
+        CsrDesign(1, 3, {0, 2}, {2, 1}, {1.0f, 1.0f});
+      },
+      ErrorCode::kInvalidArgument, "row 0: column indices must increase strictly: got 2 then 1");
   expect_error([] { CsrDesign(1, 3, {0, 1}, {3}, {1.0f}); }, ErrorCode::kInvalidArgument, "column 3 out of range 0..2");
   expect_error([] { CsrDesign(1, 3, {0, 1}, {0}, {std::nanf("")}); }, ErrorCode::kInvalidArgument, "must be finite");
   MatF bad = MatF::Zero(2, 2);

@@ -28,7 +28,7 @@ TEST(Digits, DynamicScreeningRemovesNearlyEverySampleFlatAtTheOptimum) {
   const VecD t = margins(prob, r.x);
   int ideal = 0;
   for (int i = 0; i < prob.n(); ++i) ideal += t[i] > 1.0;
-  EXPECT_EQ(ideal, 1393);  // 0.775 of 1797
+  EXPECT_EQ(ideal, 1393);          // 0.775 of 1797
   EXPECT_GE(r.n_removed(), 1380);  // the reference screened 0.725 (1303) before solving
   EXPECT_LE(r.n_removed(), ideal);
   const VerifyReport v = verify_screening(prob, [&] {

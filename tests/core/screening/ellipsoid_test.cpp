@@ -94,7 +94,8 @@ TEST(Ellipsoid, RejectsInvalidInput) {
                         "radius must be finite and >= 0: got -1");
   testing::expect_error([] { Ellipsoid::ball(VecD(), 1.0); }, ErrorCode::kInvalidArgument, "dimension 0");
   Ellipsoid e = Ellipsoid::ball(VecD::Zero(2), 1.0);
-  testing::expect_error([&] { e.step(VecD::Zero(3)); }, ErrorCode::kShapeMismatch, "subgradient has 3 entries, expected 2");
+  testing::expect_error([&] { e.step(VecD::Zero(3)); }, ErrorCode::kShapeMismatch,
+                        "subgradient has 3 entries, expected 2");
 }
 
 }  // namespace

@@ -47,12 +47,18 @@ TEST(Kernel, GaussianKernelScreeningIsSafe) {
 TEST(Kernel, RefusesMatricesThatAreNotKernels) {
   MatD k = MatD::Identity(3, 3);
   k(0, 1) = 0.5;
-  testing::expect_error([&] { KernelProblem(k, {1, -1, 1}, Loss::hinge(), 1.0); }, ErrorCode::kInvalidArgument,
-                        "gram is not symmetric");
+  testing::expect_error(
+      [&] {
+        KernelProblem(k, {1, -1, 1}, Loss::hinge(), 1.0);
+      },
+      ErrorCode::kInvalidArgument, "gram is not symmetric");
   MatD neg = -MatD::Identity(2, 2);
   neg(0, 0) = 1.0;
-  testing::expect_error([&] { KernelProblem(neg, {1, -1}, Loss::hinge(), 1.0); }, ErrorCode::kInvalidArgument,
-                        "not positive semi-definite");
+  testing::expect_error(
+      [&] {
+        KernelProblem(neg, {1, -1}, Loss::hinge(), 1.0);
+      },
+      ErrorCode::kInvalidArgument, "not positive semi-definite");
 }
 
 }  // namespace

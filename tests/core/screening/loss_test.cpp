@@ -14,9 +14,9 @@ namespace {
 using testing::expect_error;
 
 std::vector<Loss> all_losses() {
-  return {Loss::squared_hinge(), Loss::squared_hinge(0.4), Loss::hinge(), Loss::hinge(-0.5), Loss::safe_logistic(),
-          Loss::safe_logistic(0.3), Loss::logistic(), Loss::interval_regression(0.0), Loss::interval_regression(0.7),
-          Loss::squared()};
+  return {Loss::squared_hinge(),          Loss::squared_hinge(0.4), Loss::hinge(),    Loss::hinge(-0.5),
+          Loss::safe_logistic(),          Loss::safe_logistic(0.3), Loss::logistic(), Loss::interval_regression(0.0),
+          Loss::interval_regression(0.7), Loss::squared()};
 }
 
 std::vector<double> probe_points() {

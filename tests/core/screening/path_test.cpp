@@ -46,8 +46,11 @@ TEST(Path, GeometricGridAndValidation) {
   EXPECT_NEAR(l[2], 0.01, 1e-15);
   auto rp = testing::random_problem(1, 10, 2, Loss::squared_hinge(), Penalty::l2(), 1.0);
   testing::expect_error([&] { regularization_path(rp.problem, {}, {}); }, ErrorCode::kInvalidArgument, "no lambda");
-  testing::expect_error([&] { regularization_path(rp.problem, {1.0, -2.0}, {}); }, ErrorCode::kInvalidArgument,
-                        "lambdas must be finite and > 0: got -2");
+  testing::expect_error(
+      [&] {
+        regularization_path(rp.problem, {1.0, -2.0}, {});
+      },
+      ErrorCode::kInvalidArgument, "lambdas must be finite and > 0: got -2");
 }
 
 }  // namespace

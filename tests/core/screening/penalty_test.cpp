@@ -35,8 +35,10 @@ TEST(Penalty, ConjugateIsTheSupremumInOneDimension) {
         best = std::max(best, x * u - lambda * pen.value(xv));
       }
       const double c = pen.conjugate(uv, lambda);
-      if (std::isinf(c)) EXPECT_GT(best, 1.0) << pen.name() << " u=" << u;
-      else EXPECT_NEAR(c, best, 1e-6) << pen.name() << " u=" << u;
+      if (std::isinf(c))
+        EXPECT_GT(best, 1.0) << pen.name() << " u=" << u;
+      else
+        EXPECT_NEAR(c, best, 1e-6) << pen.name() << " u=" << u;
     }
 }
 
@@ -72,7 +74,8 @@ TEST(Penalty, ProxMinimisesItsObjective) {
 TEST(Penalty, ElasticNetRatioMustBeInsideTheOpenInterval) {
   inductive::testing::expect_error([] { Penalty::elastic_net(1.0).validate(); }, ErrorCode::kInvalidArgument,
                                    "l1_ratio must be in (0, 1): got 1");
-  inductive::testing::expect_error([] { Penalty::from_name("l3"); }, ErrorCode::kInvalidArgument, "unknown penalty 'l3'");
+  inductive::testing::expect_error([] { Penalty::from_name("l3"); }, ErrorCode::kInvalidArgument,
+                                   "unknown penalty 'l3'");
 }
 
 }  // namespace

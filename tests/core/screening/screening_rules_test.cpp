@@ -30,7 +30,7 @@ Ellipsoid random_ellipsoid(std::mt19937& rng, int p) {
 // the sphere cap or the flat face of the cut; sample both densely.
 double brute_force_max(const Ellipsoid& e, const VecD* g, const VecD& r, std::mt19937& rng) {
   const MatDc half = Eigen::LLT<MatDc>(e.dense()).matrixL();
-  const VecD a = half.transpose() * r;                // r^T E^{1/2} u = a^T u
+  const VecD a = half.transpose() * r;                                    // r^T E^{1/2} u = a^T u
   const VecD h = g ? VecD(half.transpose() * *g) : VecD::Zero(r.size());  // cut: h^T u <= 0
   std::normal_distribution<double> normal;
   double best = -1e300;

@@ -80,8 +80,8 @@ TEST(ScreeningSafety, StaticAndDynamicScreeningOnlyRemoveSamplesFlatAtTheOptimum
 
           // Refitting on what static screening kept gives the full optimum.
           const VerifyReport v = verify_screening(prob, s.screened);
-          EXPECT_TRUE(v.safe) << testing::describe(prob) << " distance " << v.distance << " bound "
-                              << v.distance_bound << " violations " << v.violations.size();
+          EXPECT_TRUE(v.safe) << testing::describe(prob) << " distance " << v.distance << " bound " << v.distance_bound
+                              << " violations " << v.violations.size();
           EXPECT_NEAR(v.primal_kept, v.primal_full, 1e-8 * (1 + v.primal_full)) << testing::describe(prob);
         }
   // Not vacuous: a good share of the samples is screened over the sweep.
@@ -112,7 +112,6 @@ TEST(ScreeningSafety, GapBallIsNeverGuessedOnlyCertified) {
   EXPECT_LE(ref.x.lpNorm<1>(), s.l1_radius);
 }
 
-
 TEST(ScreeningSafety, IntervalRegressionToyIsScreenedFromACertifiedBallByTheEllipsoidMethod) {
   // The thesis' interval-regression toy (n = 20, p = 2, signal in one feature, L1): the reference screened
   // nothing without an oracle radius. Started from the certified l1 ball, the ellipsoid method reaches the ideal.
@@ -137,8 +136,10 @@ TEST(ScreeningSafety, IntervalRegressionToyIsScreenedFromACertifiedBallByTheElli
     so.ellipsoid_steps = steps;
     const ScreenResult s = screen_samples(prob, VecD::Zero(2), so);
     expect_flat_at_optimum(prob, ref, s.screened, "ellipsoid " + std::to_string(steps));
-    if (steps == 0) EXPECT_EQ(s.n_screened, 0);  // the l1 ball alone is too large
-    else EXPECT_EQ(s.n_screened, ideal) << steps << " steps";
+    if (steps == 0)
+      EXPECT_EQ(s.n_screened, 0);  // the l1 ball alone is too large
+    else
+      EXPECT_EQ(s.n_screened, ideal) << steps << " steps";
     ASSERT_EQ(s.ellipsoid.has_value(), steps > 0);
     EXPECT_TRUE(verify_screening(prob, s.screened).safe);
   }

@@ -42,8 +42,10 @@ inline RandomProblem random_problem(uint32_t seed, int n, int p, Loss loss, Pena
       r.problem.y[i] = s + 0.5 * normal(rng);
     }
   }
-  if (sparse) r.x = std::make_shared<CsrDesign>(CsrDesign::from_dense(x));
-  else r.x = std::make_shared<DenseDesign>(x);
+  if (sparse)
+    r.x = std::make_shared<CsrDesign>(CsrDesign::from_dense(x));
+  else
+    r.x = std::make_shared<DenseDesign>(x);
   r.problem.x = r.x.get();
   r.problem.loss = loss;
   r.problem.penalty = penalty;

@@ -17,7 +17,8 @@ TEST(SklearnOracle, SameObjectiveSameOptimumAtTheMappedLambda) {
   const DenseDesign dense(x);
   const CsrDesign sparse = CsrDesign::from_dense(x);
   for (const auto& c : oracle::kCases)
-    for (const DesignMatrix* design : {static_cast<const DesignMatrix*>(&dense), static_cast<const DesignMatrix*>(&sparse)}) {
+    for (const DesignMatrix* design :
+         {static_cast<const DesignMatrix*>(&dense), static_cast<const DesignMatrix*>(&sparse)}) {
       ErmProblem prob;
       prob.x = design;
       prob.y.assign(oracle::kY, oracle::kY + oracle::kN);

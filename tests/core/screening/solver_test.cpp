@@ -23,13 +23,18 @@ SolverOptions tight(SolverKind kind = SolverKind::kAuto) {
 }
 
 TEST(Solver, EveryLossPenaltyPairConvergesToACertifiedOptimum) {
-  const std::vector<testing::Combo> combos = {
-      {Loss::squared_hinge(), Penalty::l2(), 0.05},     {Loss::hinge(), Penalty::l2(), 0.05},
-      {Loss::safe_logistic(0.2), Penalty::l2(), 0.05},  {Loss::logistic(), Penalty::l2(), 0.05},
-      {Loss::interval_regression(0.5), Penalty::l2(), 0.05}, {Loss::squared(), Penalty::l2(), 0.05},
-      {Loss::squared_hinge(), Penalty::l1(), 0.05},     {Loss::safe_logistic(0.2), Penalty::l1(), 0.05},
-      {Loss::logistic(), Penalty::l1(), 0.02},          {Loss::interval_regression(0.5), Penalty::l1(), 0.1},
-      {Loss::squared(), Penalty::elastic_net(0.5), 0.1}, {Loss::squared_hinge(), Penalty::elastic_net(0.5), 0.05}};
+  const std::vector<testing::Combo> combos = {{Loss::squared_hinge(), Penalty::l2(), 0.05},
+                                              {Loss::hinge(), Penalty::l2(), 0.05},
+                                              {Loss::safe_logistic(0.2), Penalty::l2(), 0.05},
+                                              {Loss::logistic(), Penalty::l2(), 0.05},
+                                              {Loss::interval_regression(0.5), Penalty::l2(), 0.05},
+                                              {Loss::squared(), Penalty::l2(), 0.05},
+                                              {Loss::squared_hinge(), Penalty::l1(), 0.05},
+                                              {Loss::safe_logistic(0.2), Penalty::l1(), 0.05},
+                                              {Loss::logistic(), Penalty::l1(), 0.02},
+                                              {Loss::interval_regression(0.5), Penalty::l1(), 0.1},
+                                              {Loss::squared(), Penalty::elastic_net(0.5), 0.1},
+                                              {Loss::squared_hinge(), Penalty::elastic_net(0.5), 0.05}};
   for (const auto& c : combos)
     for (bool intercept : {false, true}) {
       auto rp = random_problem(7, 60, 5, c.loss, c.penalty, c.lambda, false, intercept);
@@ -92,7 +97,10 @@ TEST(Solver, RunsAreReproducibleAndCancellable) {
   EXPECT_EQ(a.x, b.x);
   EXPECT_EQ(a.history_gap, b.history_gap);
   int calls = 0;
-  o.progress = [&](const SolverProgress& p) { ++calls; return p.epoch < 3; };
+  o.progress = [&](const SolverProgress& p) {
+    ++calls;
+    return p.epoch < 3;
+  };
   const SolveResult c = solve_erm(rp.problem, o);
   EXPECT_TRUE(c.cancelled);
   EXPECT_FALSE(c.converged);
@@ -122,7 +130,8 @@ TEST(Solver, RefusesProblemsItCannotSolve) {
   ErmProblem l1 = rp.problem;
   l1.penalty = Penalty::l1();
   l1.loss = Loss::squared_hinge();
-  expect_error([&] { solve_erm(l1, o); }, ErrorCode::kInvalidArgument, "dual coordinate ascent handles the l2 penalty only");
+  expect_error([&] { solve_erm(l1, o); }, ErrorCode::kInvalidArgument,
+               "dual coordinate ascent handles the l2 penalty only");
   ErmProblem bad = rp.problem;
   bad.y[3] = 0.0;
   expect_error([&] { solve_erm(bad, {}); }, ErrorCode::kInvalidArgument, "sample 3 has label 0");
@@ -135,7 +144,8 @@ TEST(Solver, RefusesProblemsItCannotSolve) {
   o.tol = -1;
   expect_error([&] { solve_erm(rp.problem, o); }, ErrorCode::kInvalidArgument, "tol (relative duality gap) must be");
   WarmStart w{VecD::Zero(7), VecD()};
-  expect_error([&] { solve_erm(rp.problem, {}, &w); }, ErrorCode::kShapeMismatch, "warm start x has 7 entries, expected 3");
+  expect_error([&] { solve_erm(rp.problem, {}, &w); }, ErrorCode::kShapeMismatch,
+               "warm start x has 7 entries, expected 3");
 }
 
 TEST(Solver, ActiveSubsetSolvesTheReducedProblem) {

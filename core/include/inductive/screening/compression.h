@@ -25,8 +25,8 @@ VecD margin_scores(const ErmProblem& problem, const VecD& x);
 struct CompressionPoint {
   double fraction_removed = 0;
   int n_kept = 0;
-  double test_accuracy = 0;  // classification: sign agreement; regression: |prediction - target| <= mu
-  double test_loss = 0;      // mean loss phi on the test set
+  double test_accuracy = 0;    // classification: sign agreement; regression: |prediction - target| <= mu
+  double test_loss = 0;        // mean loss phi on the test set
   double train_objective = 0;  // P of the full training problem at the refit
 };
 

@@ -44,8 +44,8 @@ std::vector<uint8_t> read_dataset_bytes(const std::string& path);
 enum class IndexBase { kAuto, kZero, kOne };  // kAuto: 0-based iff some index is 0 (scikit-learn's rule)
 struct LibsvmOptions {
   IndexBase index_base = IndexBase::kAuto;
-  int n_features = 0;   // > 0: declared dimension (e.g. the training set's for a test set); 0: max index seen
-  bool dense = false;   // store as a DenseDesign instead of CSR
+  int n_features = 0;  // > 0: declared dimension (e.g. the training set's for a test set); 0: max index seen
+  bool dense = false;  // store as a DenseDesign instead of CSR
 };
 Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options = {}, const std::string& what = "libsvm");
 Dataset read_libsvm(const std::string& path, const LibsvmOptions& options = {});

@@ -29,7 +29,7 @@ class DesignMatrix {
 
   virtual int rows() const = 0;
   virtual int cols() const = 0;
-  virtual int64_t nnz() const = 0;       // stored entries (rows * cols when dense)
+  virtual int64_t nnz() const = 0;  // stored entries (rows * cols when dense)
   virtual bool is_sparse() const = 0;
 
   // a_i^T x, x of length cols().

@@ -9,9 +9,9 @@
 // recursion (the reference's closed form with powers of s drifted ~4% by 1000 steps at p = 64).
 // Rounding: when the rank reaches 2p the form is refactored from an eigendecomposition of E (p x p), with
 // negative rounding eigenvalues clamped to a small positive floor, and earlier when trace(E) falls below 1e-6 of
-// the terms it is the difference of: that bounds both the storage and the cancellation in s I - L D L^T. Quadratic forms are clamped at 0, and the screening
-// tests inflate them slightly (see screening_rules.h), so the region stays a superset of the exact one.
-// Thread safety: const methods are re-entrant.
+// the terms it is the difference of: that bounds both the storage and the cancellation in s I - L D L^T. Quadratic
+// forms are clamped at 0, and the screening tests inflate them slightly (see screening_rules.h), so the region stays a
+// superset of the exact one. Thread safety: const methods are re-entrant.
 #pragma once
 
 #include "inductive/screening/design_matrix.h"
@@ -26,10 +26,10 @@ class Ellipsoid {
   int dim() const { return static_cast<int>(z_.size()); }
   int rank() const { return static_cast<int>(l_.cols()); }
   const VecD& centre() const { return z_; }
-  double scale() const { return s_; }          // s
+  double scale() const { return s_; }             // s
   const MatDc& directions() const { return l_; }  // L (p x k)
-  const VecD& weights() const { return d_; }   // d (k)
-  int steps() const { return steps_; }         // ellipsoid-method steps taken
+  const VecD& weights() const { return d_; }      // d (k)
+  int steps() const { return steps_; }            // ellipsoid-method steps taken
 
   VecD apply(const VecD& v) const;        // E v
   double quadratic(const VecD& v) const;  // v^T E v, clamped at 0

@@ -43,8 +43,8 @@ class KernelProblem {
 
  private:
   std::unique_ptr<DenseDesignD> map_;
-  MatDc basis_;      // U (n x r)
-  VecD eigenvalues_; // ev (r)
+  MatDc basis_;       // U (n x r)
+  VecD eigenvalues_;  // ev (r)
   ErmProblem problem_;
 };
 

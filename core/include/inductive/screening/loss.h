@@ -12,10 +12,10 @@
 //   kind                 phi(t)                                         flat region (open)   conjugate phi*(y)
 //   kSquaredHinge        [1 - mu - t]_+^2                               t > 1 - mu           (1-mu) y + y^2/4, y <= 0
 //   kHinge               [1 - mu - t]_+                                 t > 1 - mu           (1-mu) y, y in [-1, 0]
-//   kSafeLogistic        e^{t+mu-1} - (t+mu) if t + mu - 1 <= 0, else 0 t > 1 - mu           (1+y)log(1+y) - mu y, y in [-1, 0]
-//   kLogistic            log(1 + e^{-t})                                none                 (-y)log(-y) + (1+y)log(1+y), y in [-1, 0]
-//   kIntervalRegression  1/2 [|t| - mu]_+^2   (screening-friendly)      |t| < mu             y^2/2 + mu |y|
-//   kSquared             1/2 t^2                                        none                 y^2/2
+//   kSafeLogistic        e^{t+mu-1} - (t+mu) if t + mu - 1 <= 0, else 0 t > 1 - mu           (1+y)log(1+y) - mu y, y in
+//   [-1, 0] kLogistic            log(1 + e^{-t})                                none                 (-y)log(-y) +
+//   (1+y)log(1+y), y in [-1, 0] kIntervalRegression  1/2 [|t| - mu]_+^2   (screening-friendly)      |t| < mu y^2/2 + mu
+//   |y| kSquared             1/2 t^2                                        none                 y^2/2
 //
 // Notes on the thesis: it derives the hinge as 1/2 [1 - t - mu]_+ (a factor 1/2 from its construction); we use
 // the standard hinge of LIBLINEAR / scikit-learn. Squared hinge has no 1/2, as in LinearSVC. Interval regression
@@ -59,10 +59,10 @@ struct Loss {
 
   void validate() const;
   bool is_classification() const;
-  bool is_smooth() const;                 // phi' Lipschitz (all but the hinge)
-  double smoothness() const;              // Lipschitz constant of phi' (inf for the hinge)
-  double margin_threshold() const;        // classification: 1 - mu
-  Interval flat_region() const;           // empty for logistic and squared
+  bool is_smooth() const;           // phi' Lipschitz (all but the hinge)
+  double smoothness() const;        // Lipschitz constant of phi' (inf for the hinge)
+  double margin_threshold() const;  // classification: 1 - mu
+  Interval flat_region() const;     // empty for logistic and squared
 
   double value(double t) const;
   // phi'(t); for the hinge, the subgradient -1 for t < threshold and 0 for t >= threshold.

@@ -20,9 +20,9 @@
 namespace inductive {
 
 struct PathOptions {
-  SolverOptions solver;         // per lambda; dynamic_screening is set from `screening`
+  SolverOptions solver;  // per lambda; dynamic_screening is set from `screening`
   bool screening = true;
-  bool static_screen = false;   // also screen each warm start with `screen` before solving
+  bool static_screen = false;  // also screen each warm start with `screen` before solving
   ScreenOptions screen;
 };
 
@@ -32,7 +32,7 @@ struct PathPoint {
   int n_screened_static = 0;  // removed by the static screening of the warm start (static_screen)
   int n_removed = 0;          // removed in total (static + dynamic)
   int epochs = 0;
-  double seconds = 0;         // screening + solving
+  double seconds = 0;  // screening + solving
 };
 
 // `problem.lambda` is ignored. Throws for an empty or non-positive lambda list.

@@ -37,19 +37,19 @@ struct ScreenResult {
   VecD score;                     // n screening scores (screening_rules.h): > 0 <=> screened
   MarginBounds bounds;            // n bounds on t_i(x*)
   int n_screened = 0;
-  int n_by_balls = 0;             // screened by the balls alone
-  DualityGap gap;                 // at (x0, nu0)
-  double gap_radius = -1;         // radius of the gap ball (-1: not used)
-  double l1_radius = -1;          // radius of the l1 ball around 0 (-1: not used)
+  int n_by_balls = 0;                  // screened by the balls alone
+  DualityGap gap;                      // at (x0, nu0)
+  double gap_radius = -1;              // radius of the gap ball (-1: not used)
+  double l1_radius = -1;               // radius of the l1 ball around 0 (-1: not used)
   std::optional<Ellipsoid> ellipsoid;  // final ellipsoid when steps were taken
   double seconds = 0;
 
-  ActiveSet kept() const;         // the samples not screened
+  ActiveSet kept() const;  // the samples not screened
 };
 
 // x0: approximate solution (dim entries); nu0: optional dual point (n entries) for a tighter gap than the one
 // derived from x0 (e.g. the dual coordinate ascent iterate).
 ScreenResult screen_samples(const ErmProblem& problem, const VecD& x0, const ScreenOptions& options = {},
-                    const VecD* nu0 = nullptr);
+                            const VecD* nu0 = nullptr);
 
 }  // namespace inductive

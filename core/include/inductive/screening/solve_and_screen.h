@@ -13,12 +13,12 @@
 namespace inductive {
 
 struct SolveAndScreenResult {
-  SolveResult fit;                 // the solver's run (history: epoch, gap, active samples at each gap check)
-  ScreenResult at_solution;        // static screening at fit.x (its scores: > 0 <=> screened by the static test)
-  std::vector<uint8_t> screened;   // n flags: removed by dynamic or static screening
-  std::vector<int32_t> kept;       // indices of the samples not screened, increasing
-  int n_dynamic = 0;               // removed by the solver's dynamic screening
-  int n_screened = 0;              // removed in total
+  SolveResult fit;                // the solver's run (history: epoch, gap, active samples at each gap check)
+  ScreenResult at_solution;       // static screening at fit.x (its scores: > 0 <=> screened by the static test)
+  std::vector<uint8_t> screened;  // n flags: removed by dynamic or static screening
+  std::vector<int32_t> kept;      // indices of the samples not screened, increasing
+  int n_dynamic = 0;              // removed by the solver's dynamic screening
+  int n_screened = 0;             // removed in total
   double fraction_screened() const;
 };
 

@@ -42,11 +42,11 @@ struct SolverProgress {
 
 struct SolverOptions {
   SolverKind kind = SolverKind::kAuto;
-  double tol = 1e-6;           // relative duality gap
+  double tol = 1e-6;  // relative duality gap
   int max_epochs = 1000;
-  int gap_every = 1;           // epochs between gap checks (and dynamic screening tests)
+  int gap_every = 1;  // epochs between gap checks (and dynamic screening tests)
   bool dynamic_screening = false;
-  uint32_t seed = 0;           // order of the coordinate steps
+  uint32_t seed = 0;  // order of the coordinate steps
   // Called after each gap check; returning false stops the solver (converged = false, cancelled = true).
   std::function<bool(const SolverProgress&)> progress;
 
@@ -62,18 +62,18 @@ struct WarmStart {
 };
 
 struct SolveResult {
-  VecD x;                     // dim entries: the coefficients, then the intercept coordinate when on
-  VecD nu;                    // n dual variables (0 for removed samples)
-  DualityGap gap;             // of the reduced problem at the end
+  VecD x;          // dim entries: the coefficients, then the intercept coordinate when on
+  VecD nu;         // n dual variables (0 for removed samples)
+  DualityGap gap;  // of the reduced problem at the end
   bool converged = false;
   bool cancelled = false;
   int epochs = 0;
   double seconds = 0;
   SolverKind solver = SolverKind::kAuto;
-  std::vector<int> history_epoch;     // at each gap check: the epoch,
-  std::vector<double> history_gap;    //   the gap,
-  std::vector<int> history_active;    //   and the number of active samples after screening
-  ActiveSet active;                   // samples still in the problem at the end
+  std::vector<int> history_epoch;   // at each gap check: the epoch,
+  std::vector<double> history_gap;  //   the gap,
+  std::vector<int> history_active;  //   and the number of active samples after screening
+  ActiveSet active;                 // samples still in the problem at the end
   // Per sample: the epoch after which dynamic screening removed it (0: before the first epoch, i.e. left out by
   // the caller's active set or screened at the warm start), -1 if still active.
   std::vector<int> removed_at;
@@ -87,6 +87,6 @@ struct SolveResult {
 // Throws Error{kInvalidArgument} for an invalid problem/options or a solver that cannot handle the problem
 // (proximal gradient needs a smooth loss; dual coordinate ascent needs the L2 penalty).
 SolveResult solve_erm(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm = nullptr,
-                  const ActiveSet* active = nullptr);
+                      const ActiveSet* active = nullptr);
 
 }  // namespace inductive

@@ -20,12 +20,12 @@ namespace inductive {
 struct VerifyReport {
   bool safe = true;
   int n_screened = 0;
-  std::vector<int> violations;   // screened samples certainly outside the flat region at x*
-  double worst_inside = 0;       // min over screened samples of how far t_i(x_full) is inside the flat region
-  double primal_full = 0;        // P(x_full)
-  double primal_kept = 0;        // P(x_kept) on the full problem
-  double distance = 0;           // ||x_kept - x_full||
-  double distance_bound = 0;     // r_full + r_kept (inf without strong convexity)
+  std::vector<int> violations;  // screened samples certainly outside the flat region at x*
+  double worst_inside = 0;      // min over screened samples of how far t_i(x_full) is inside the flat region
+  double primal_full = 0;       // P(x_full)
+  double primal_kept = 0;       // P(x_kept) on the full problem
+  double distance = 0;          // ||x_kept - x_full||
+  double distance_bound = 0;    // r_full + r_kept (inf without strong convexity)
   SolveResult full, kept;
 };
 
