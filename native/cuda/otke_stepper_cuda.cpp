@@ -318,16 +318,13 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   State& s = *s_;
   s.device = device;
   s.host = model;
-  s.lo = lo;
-  s.lo.tokens = false;
-  s.lo.anchors = c.embedding == "nystrom" && lo.anchors;
-  s.lo.references = lo.references;
+  s.lo = learning_layers(c, lo);  // tokens and conv were refused above: anchors are Nystrom's
   s.q = c.otk.q;
   s.p = c.otk.p;
   s.k = model.pooling.dim();
   s.d = c.input_width();
   s.nystrom = c.embedding == "nystrom";
-  s.train_anchors = s.nystrom && lo.anchors;
+  s.train_anchors = s.nystrom && s.lo.anchors;
   s.sigma = c.nystrom.sigma;
   s.keep_norm = c.nystrom.keep_norm;
   s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
@@ -523,7 +520,7 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   return loss;
 }
 
-MatF CudaOtkeStepper::embed(const SetBatch& features) {
+void CudaOtkeStepper::forward_inference(const SetBatch& features) {
   State& s = *s_;
   features.validate("otke embed");
   INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ", features.dim,
@@ -531,6 +528,11 @@ MatF CudaOtkeStepper::embed(const SetBatch& features) {
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
   s.forward(false);
+}
+
+MatF CudaOtkeStepper::embed(const SetBatch& features) {
+  State& s = *s_;
+  forward_inference(features);
   MatF out(s.batch, s.dim);
   s.copy_out(out.data(), s.phi, static_cast<size_t>(s.batch) * s.dim);
   check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
@@ -540,12 +542,7 @@ MatF CudaOtkeStepper::embed(const SetBatch& features) {
 MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
   INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke predict: the model has no classifier head");
-  features.validate("otke embed");
-  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ", features.dim,
-                  ", expected ", s.d);
-  check(cudaSetDevice(s.device), "cudaSetDevice");
-  s.upload(features, nullptr);
-  s.forward(false);
+  forward_inference(features);
   softmax_cross_entropy(s.logits.as<float>(), s.bias.as<float>(), nullptr, nullptr, nullptr, s.batch, s.classes, s.s());
   MatF out(s.batch, s.classes);
   s.copy_out(out.data(), s.logits, static_cast<size_t>(s.batch) * s.classes);

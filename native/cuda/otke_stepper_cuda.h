@@ -48,6 +48,8 @@ class CudaOtkeStepper final : public OtkeStepper {
   size_t device_bytes() const;
 
  private:
+  // Checks `features`, uploads them and runs the forward pass without a tape (embed, logits).
+  void forward_inference(const SetBatch& features);
   struct State;
   std::unique_ptr<State> s_;
 };

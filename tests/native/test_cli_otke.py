@@ -8,12 +8,13 @@ Data: data/promoters/ (150 promoters + 150 non-promoters, 81 nt each; data/SOURC
 import json
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import unittest
 
 import numpy as np
+
+from safetensors_np import read_safetensors
 
 CLI = os.environ.get("INDUCTIVE_CLI")
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -45,18 +46,6 @@ def read_fasta(path):
             elif line:
                 records[-1][1] += line
     return records
-
-
-def read_safetensors(path):
-    """name -> float32 array, plus the parsed config (independent of inductive's reader)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    meta = header.pop("__metadata__")
-    tensors = {name: np.frombuffer(data[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]],
-                                   "<f4").reshape(t["shape"]) for name, t in header.items()}
-    return tensors, json.loads(meta["config"])
 
 
 class TrainedModel(unittest.TestCase):

@@ -10,33 +10,26 @@ otk_pooling.h), reading only the model file's tensors and config, never our code
 Every variant: Nystrom and identity embeddings, keep_norm, q = 1 and 3, positional weighting, both scales; sets of
 different lengths in one file. The bar: max |ours - torch| <= 1e-5 x max |torch|.
 """
-import json
 import os
-import struct
 import subprocess
+import sys
 import tempfile
 import unittest
 
 import numpy as np
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - scripts/setup.sh installs python3-torch
-    torch = None
+import torch  # Debian's python3-torch, installed by scripts/setup.sh; run with /usr/bin/python3
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "native"))
+from safetensors_np import read_safetensors  # noqa: E402
 
 CLI = os.environ.get("INDUCTIVE_CLI")
 TOL = 1e-5
 
 
 def read_model(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    meta = header.pop("__metadata__")
-    tensors = {name: np.frombuffer(data[8 + n + t["data_offsets"][0]:8 + n + t["data_offsets"][1]],
-                                   "<f4").reshape(t["shape"]).astype(np.float64) for name, t in header.items()}
-    return tensors, json.loads(meta["config"])
+    tensors, config = read_safetensors(path)
+    return {name: t.astype(np.float64) for name, t in tensors.items()}, config
 
 
 def oracle_embedding(tensors, config, x, lengths):
@@ -78,7 +71,6 @@ def oracle_embedding(tensors, config, x, lengths):
     return torch.stack(out).numpy()
 
 
-@unittest.skipIf(torch is None, "PyTorch is not installed (apt install python3-torch); run with /usr/bin/python3")
 class OtkeEmbeddingAgainstTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

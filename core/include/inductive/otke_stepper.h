@@ -60,6 +60,10 @@ class Communicator;
 std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss,
                                                    Communicator* comm = nullptr);
 
+// `loss` restricted to the layers this model has (a default OtkeLossOptions asks for all of them): every stepper
+// trains exactly these.
+OtkeLossOptions learning_layers(const OtkeConfig& config, OtkeLossOptions loss);
+
 // What the trainer asks of the layers, from its options and the model's configuration.
 OtkeLossOptions otke_loss_options(const OtkeConfig& config, const OtkeTrainOptions& options);
 

@@ -7,13 +7,20 @@
 
 namespace inductive {
 
+OtkeLossOptions learning_layers(const OtkeConfig& c, OtkeLossOptions lo) {
+  lo.tokens = lo.tokens && c.input_type == "tokens";
+  lo.anchors = lo.anchors && c.embedding != "identity";
+  lo.references = lo.references && c.pooling == "otk";
+  return lo;
+}
+
 OtkeLossOptions otke_loss_options(const OtkeConfig& c, const OtkeTrainOptions& options) {
   OtkeLossOptions lo;
-  lo.tokens = options.train_tokens && c.input_type == "tokens";
-  lo.anchors = options.train_anchors && c.embedding != "identity";
-  lo.references = options.train_references && c.pooling == "otk";
+  lo.tokens = options.train_tokens;
+  lo.anchors = options.train_anchors;
+  lo.references = options.train_references;
   lo.sinkhorn_gradient = options.sinkhorn_gradient;
-  return lo;
+  return learning_layers(c, lo);
 }
 
 namespace {
@@ -51,12 +58,7 @@ class CpuOtkeStepper final : public OtkeStepper {
  public:
   // Only the layers this model has learn (a default OtkeLossOptions asks for all of them).
   CpuOtkeStepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss, Communicator* comm)
-      : model_(model), adam_(adam), lo_(loss), comm_(comm) {
-    const OtkeConfig& c = model.config;
-    lo_.tokens = lo_.tokens && c.input_type == "tokens";
-    lo_.anchors = lo_.anchors && c.embedding != "identity";
-    lo_.references = lo_.references && c.pooling == "otk";
-  }
+      : model_(model), adam_(adam), lo_(learning_layers(model.config, loss)), comm_(comm) {}
 
   double step(const SetBatch& x, const std::vector<int32_t>& y, double lr) override {
     OtkeGradients g;
