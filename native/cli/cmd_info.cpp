@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "inductive/parallel.h"
 #include "inductive/backend.h"
 #include "inductive/communicator.h"
 #include "inductive/model_file.h"
@@ -46,8 +47,11 @@ void add_capabilities_command(CLI::App& app) {
 #ifdef INDUCTIVE_HAVE_MPI
     mpi["built"] = true;
 #endif
-    const nlohmann::json out = {
-        {"version", producer()}, {"sinkhorn_kernels", sinkhorn_kernel_name()}, {"cuda", cuda}, {"mpi", mpi}};
+    const nlohmann::json out = {{"version", producer()},
+                                {"sinkhorn_kernels", sinkhorn_kernel_name()},
+                                {"threads", {{"runtime", parallel_runtime()}, {"max", parallel_threads()}}},
+                                {"cuda", cuda},
+                                {"mpi", mpi}};
     std::printf("%s\n", out.dump().c_str());
   });
 }

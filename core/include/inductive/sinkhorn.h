@@ -12,7 +12,7 @@
 // in every output. Numerics: everything runs on K = -C/eps in the log domain, so no finite input and no eps > 0
 // produces NaN (|C/eps| beyond 1e30 is clamped; the plan is then the unregularised one to float precision).
 //
-// Thread safety: all functions are re-entrant; batches are split across OpenMP threads when built with OpenMP.
+// Thread safety: all functions are re-entrant; batches are split across threads (inductive/parallel.h).
 #pragma once
 
 #include <cstdint>

@@ -89,12 +89,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     else
       ly.drop_attn.clear();
 
-      // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
-      // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 4) if (!drop && b.n_graphs >= 8)
-#endif
-    for (int g = 0; g < b.n_graphs; ++g) {
+    // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
+    // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
+    parallel_for(b.n_graphs, 4, drop || b.n_graphs < 8 ? 1 : 0, [&](int g, int) {
       const int o = b.offsets[g], n = b.size(g);
       const MatF* K = c.kernel ? b.kernels[g] : nullptr;
       VecF exp_row(n);
@@ -140,7 +137,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
           out.noalias() = A * Vh;
         }
       }
-    }
+    });
 
     // Out-projection, degree-scaled residual, norm1.
     MatF& y = cache.work_a;

@@ -1,4 +1,4 @@
-// The dense products of a GraphiT layer over the packed nodes of a batch, split by rows across OpenMP threads.
+// The dense products of a GraphiT layer over the packed nodes of a batch, split by rows across threads (parallel.h).
 //
 // A batch packs all its graphs' nodes (32 graphs of ~23 nodes: ~740 rows, d = 64), so each Linear layer is one
 // tall-skinny GEMM. Eigen's own threading is off (cmake/Dependencies.cmake: it slows the many small products), so
@@ -12,24 +12,15 @@
 #include <vector>
 
 #include "inductive/linalg.h"
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "inductive/parallel.h"
 
 namespace inductive::graphit_detail {
 
 constexpr Eigen::Index kMinRowsPerThread = 256;
 
 inline int row_threads(Eigen::Index rows) {
-#if defined(_OPENMP)
-  if (omp_in_parallel()) return 1;
   return static_cast<int>(
-      std::max<Eigen::Index>(1, std::min<Eigen::Index>(omp_get_max_threads(), rows / kMinRowsPerThread)));
-#else
-  (void)rows;
-  return 1;
-#endif
+      std::max<Eigen::Index>(1, std::min<Eigen::Index>(parallel_threads(), rows / kMinRowsPerThread)));
 }
 
 // Rows [begin, end) of block t of T blocks over `rows` rows.
@@ -49,16 +40,13 @@ void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
       out.noalias() = a * b;
     return;
   }
-#if defined(_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int t = 0; t < T; ++t) {
+  parallel_for(T, 1, T, [&](int t, int) {
     const auto [r0, r1] = row_block(a.rows(), t, T);
     if (accumulate)
       out.middleRows(r0, r1 - r0).noalias() += a.middleRows(r0, r1 - r0) * b;
     else
       out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
-  }
+  });
 }
 
 // out += a^T * b, a sum over the rows of a and b (a weight gradient).
@@ -70,13 +58,10 @@ void add_transposed_product(MatF& out, const A& a, const B& b) {
     return;
   }
   std::vector<MatF> partial(T);
-#if defined(_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int t = 0; t < T; ++t) {
+  parallel_for(T, 1, T, [&](int t, int) {
     const auto [r0, r1] = row_block(a.rows(), t, T);
     partial[t].noalias() = a.middleRows(r0, r1 - r0).transpose() * b.middleRows(r0, r1 - r0);
-  }
+  });
   for (const MatF& p : partial) out += p;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "inductive/elementwise.h"
+#include "inductive/parallel.h"
 #include "inductive/sinkhorn.h"
 
 namespace inductive::detail {
@@ -127,13 +128,10 @@ void summarise_plan(const ProblemSlice<T>& s, const SinkhornOptions& o, const T*
     for (int j = 0; j < p; ++j) g_out[j] = static_cast<T>(o.eps * G[j]);
 }
 
-// Runs `body(bi)` for every problem, across OpenMP threads when available. `body` must not throw.
+// Runs `body(bi)` for every problem, one problem at a time per thread (parallel.h). `body` must not throw.
 template <typename F>
 void for_each_problem(int batch, F&& body) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
-#endif
-  for (int bi = 0; bi < batch; ++bi) body(bi);
+  parallel_for(batch, 1, 0, [&](int bi, int) { body(bi); });
 }
 
 }  // namespace inductive::detail

@@ -25,7 +25,7 @@ namespace inductive {
 
 namespace {
 
-// Returns false when the Schur complement could not be factorised (it runs inside the OpenMP loop: no throwing).
+// Returns false when the Schur complement could not be factorised (it runs inside a parallel loop: no throwing).
 template <typename T>
 bool implicit_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, const T* plan, const T* dplan, T* dcost) {
   const int n = s.n, p = s.p, ld = s.ld;

@@ -1,0 +1,91 @@
+// The one place where the core splits independent work across threads.
+//
+// Every parallel loop of the core (Sinkhorn's batch, GraphiT's graphs and row blocks) goes through parallel_for, so
+// the threading of every build is chosen here once:
+// - native builds with OpenMP: an OpenMP loop (what the core always used);
+// - builds with threads but no OpenMP (the wasm module built with -pthread, a native build with
+//   INDUCTIVE_OPENMP=OFF): ThreadPool, persistent workers that sleep on a condition variable between loops (no
+//   spinning, so a busy machine does not make 2 threads slower than 1);
+// - wasm without threads: a plain loop.
+// Items are independent and each writes only its own outputs, so results do not depend on how the items were
+// dealt: the same bits on 1 thread as on N.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace inductive {
+
+// The threads a parallel_for started here would use: 1 inside another parallel_for, otherwise the cap set by
+// set_parallel_threads (default: every hardware thread natively; 1 in wasm until the package sets it).
+int parallel_threads();
+
+// Caps later parallel loops at `threads` (0 restores the default). In the threaded wasm module the TS layer sets it
+// once to the size of its worker pool: a loop can never use more threads than the workers created before it.
+void set_parallel_threads(int threads);
+
+// How this build runs parallel loops: "openmp", "thread-pool" or "serial" (reported by `inductive capabilities`
+// and the package's `threads`).
+const char* parallel_runtime();
+
+namespace parallel_detail {
+using ChunkFn = void (*)(void* ctx, int begin, int end, int worker);
+// Calls fn on chunks of [0, n) of `chunk` items each, on up to `threads` threads (worker in [0, threads)); returns
+// when all are done. An exception thrown by fn is rethrown here (the first one; the other chunks still run).
+void run(int n, int chunk, int threads, ChunkFn fn, void* ctx);
+}  // namespace parallel_detail
+
+// Runs body(i, worker) for every i in [0, n), in chunks of `chunk` consecutive items dealt dynamically to at most
+// `max_threads` threads (<= 0: parallel_threads()). `worker` is in [0, parallel_threads()) and unique among the
+// threads running at once: index per-thread scratch with it.
+template <typename F>
+void parallel_for(int n, int chunk, int max_threads, F&& body) {
+  if (n <= 0) return;
+  auto call = [](void* ctx, int begin, int end, int worker) {
+    F& f = *static_cast<std::remove_reference_t<F>*>(ctx);
+    for (int i = begin; i < end; ++i) f(i, worker);
+  };
+  parallel_detail::run(n, chunk < 1 ? 1 : chunk, max_threads, call,
+                       const_cast<void*>(static_cast<const void*>(&body)));
+}
+
+// A fixed set of threads that run one loop at a time; the caller of run() takes part as worker 0. Exposed so that
+// the tests (and a native build without OpenMP) exercise the same pool the threaded wasm module uses.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);  // threads - 1 workers are started now; threads < 1 counts as 1
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  // As parallel_detail::run, on min(threads, size()) threads. A second caller while a loop runs (another user
+  // thread) runs its loop alone on its own thread rather than wait.
+  void run(int n, int chunk, int threads, parallel_detail::ChunkFn fn, void* ctx);
+
+ private:
+  void work(int worker);
+  void take_chunks(int worker);
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;  // held by the caller of the loop in progress
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;
+  int pending_ = 0;  // workers yet to finish the current loop
+  // The current loop.
+  int n_ = 0, chunk_ = 1, threads_ = 1;
+  parallel_detail::ChunkFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  int next_ = 0;  // next unclaimed item (under m_: chunks are coarse, a lock per chunk costs nothing)
+  std::exception_ptr error_;
+};
+
+}  // namespace inductive

@@ -1,0 +1,151 @@
+// parallel_for and ThreadPool: every item runs once, worker ids index per-thread scratch safely, nested loops run
+// on their caller, exceptions reach the caller, and the pool the threaded wasm module uses behaves the same natively.
+#include "inductive/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace inductive {
+namespace {
+
+// Restores the default cap after a test changes it.
+struct CapGuard {
+  ~CapGuard() { set_parallel_threads(0); }
+};
+
+TEST(ParallelFor, RunsEveryItemExactlyOnceForEveryChunkSize) {
+  for (int n : {0, 1, 7, 64, 1000}) {
+    for (int chunk : {1, 3, 64, 5000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      parallel_for(n, chunk, 0, [&](int i, int) { hits[static_cast<size_t>(i)].fetch_add(1); });
+      for (int i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " chunk " << chunk;
+    }
+  }
+}
+
+TEST(ParallelFor, WorkerIdsAreBelowParallelThreadsSoPerThreadScratchIsSafe) {
+  const int T = parallel_threads();
+  ASSERT_GE(T, 1);
+  std::vector<long> scratch(static_cast<size_t>(T), 0);  // one accumulator per worker, no atomics
+  std::atomic<int> bad{0};
+  parallel_for(10000, 7, 0, [&](int i, int worker) {
+    if (worker < 0 || worker >= T) {
+      bad.fetch_add(1);
+      return;
+    }
+    scratch[static_cast<size_t>(worker)] += i;
+  });
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(std::accumulate(scratch.begin(), scratch.end(), 0L), 10000L * 9999 / 2);
+}
+
+TEST(ParallelFor, ALoopInsideALoopRunsOnItsCallersThread) {
+  std::atomic<int> inner_threads_above_one{0}, total{0};
+  parallel_for(8, 1, 0, [&](int, int) {
+    if (parallel_threads() != 1) inner_threads_above_one.fetch_add(1);
+    parallel_for(10, 1, 0, [&](int, int worker) {
+      EXPECT_EQ(worker, 0);
+      total.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(inner_threads_above_one.load(), 0);
+  EXPECT_EQ(total.load(), 80);
+}
+
+TEST(ParallelFor, TheCapLimitsTheThreadsAndOneMeansTheCallingThread) {
+  CapGuard guard;
+  set_parallel_threads(1);
+  EXPECT_EQ(parallel_threads(), 1);
+  std::set<std::thread::id> seen;
+  parallel_for(100, 1, 0, [&](int, int worker) {
+    EXPECT_EQ(worker, 0);
+    seen.insert(std::this_thread::get_id());  // a single thread: no race
+  });
+  EXPECT_EQ(seen, std::set<std::thread::id>{std::this_thread::get_id()});
+  set_parallel_threads(0);
+  EXPECT_GE(parallel_threads(), 1);
+}
+
+TEST(ParallelFor, AnExceptionFromAnItemReachesTheCallerAfterTheOtherItemsRan) {
+  std::atomic<int> ran{0};
+  EXPECT_THROW(parallel_for(50, 1, 0,
+                            [&](int i, int) {
+                              ran.fetch_add(1);
+                              if (i == 13) throw std::runtime_error("item 13");
+                            }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 50);
+}
+
+TEST(ParallelRuntime, NamesHowThisBuildRunsLoops) {
+  const std::string runtime = parallel_runtime();
+  EXPECT_TRUE(runtime == "openmp" || runtime == "thread-pool" || runtime == "serial") << runtime;
+}
+
+// The pool of the threaded wasm module, exercised natively.
+TEST(ThreadPool, RunsEveryItemOnceOnSeveralThreadsAndIsReusable) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.size(), 3);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::atomic<int>> hits(257);
+    std::vector<int> by_worker(3, 0);
+    std::mutex m;
+    pool.run(
+        257, 4, 3,
+        [](void* ctx, int begin, int end, int worker) {
+          auto& h = *static_cast<std::vector<std::atomic<int>>*>(ctx);
+          for (int i = begin; i < end; ++i) h[static_cast<size_t>(i)].fetch_add(1);
+          ASSERT_TRUE(worker >= 0 && worker < 3);
+        },
+        &hits);
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "round " << round;
+  }
+}
+
+TEST(ThreadPool, UsesNoMoreThreadsThanAskedAndRethrows) {
+  ThreadPool pool(4);
+  struct Ctx {
+    std::mutex m;
+    std::set<int> workers;
+  } ctx;
+  pool.run(
+      400, 1, 2,
+      [](void* p, int, int, int worker) {
+        auto& c = *static_cast<Ctx*>(p);
+        std::lock_guard<std::mutex> lock(c.m);
+        c.workers.insert(worker);
+      },
+      &ctx);
+  for (int w : ctx.workers) EXPECT_LT(w, 2);
+  EXPECT_THROW(pool.run(
+                   10, 1, 4, [](void*, int begin, int, int) { if (begin == 5) throw std::invalid_argument("five"); },
+                   nullptr),
+               std::invalid_argument);
+  // Still usable after an exception.
+  std::atomic<int> n{0};
+  pool.run(
+      10, 1, 4, [](void* p, int begin, int end, int) { static_cast<std::atomic<int>*>(p)->fetch_add(end - begin); },
+      &n);
+  EXPECT_EQ(n.load(), 10);
+}
+
+TEST(ThreadPool, APoolOfOneRunsOnTheCaller) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.size(), 1);
+  std::thread::id id;
+  pool.run(
+      3, 1, 8, [](void* p, int, int, int worker) {
+        EXPECT_EQ(worker, 0);
+        *static_cast<std::thread::id*>(p) = std::this_thread::get_id();
+      },
+      &id);
+  EXPECT_EQ(id, std::this_thread::get_id());
+}
+
+}  // namespace
+}  // namespace inductive
