@@ -25,6 +25,7 @@
 #include "inductive/model_file.h"
 #include "inductive/otke.h"
 #include "inductive/sinkhorn.h"
+#include "inductive/parallel.h"
 #include "inductive/version.h"
 #include "guarded.h"
 #include "head_fit_json.h"
@@ -338,6 +339,9 @@ std::string last_error_message() { return inductive::wasm::last_error().message;
 std::string version() { return inductive::version(); }
 std::string producer() { return inductive::producer(); }
 std::string simd_kernel() { return inductive::sinkhorn_kernel_name(); }
+int threads() { return inductive::parallel_threads(); }
+void set_threads(int n) { inductive::set_parallel_threads(n); }
+std::string thread_runtime() { return inductive::parallel_runtime(); }
 
 }  // namespace
 
@@ -423,4 +427,7 @@ EMSCRIPTEN_BINDINGS(inductive) {
   function("version", &version);
   function("producer", &producer);
   function("simdKernel", &simd_kernel);
+  function("threads", &threads);
+  function("setThreads", &set_threads);
+  function("threadRuntime", &thread_runtime);
 }

@@ -1,4 +1,4 @@
-// Types of the emscripten factory built from wasm/bindings.cpp, bindings_screening.cpp and bindings_graphit.cpp (by hand:
+// Types of the emscripten factories (inductive.mjs, and inductive-mt.mjs with threads) built from wasm/bindings.cpp, bindings_screening.cpp and bindings_graphit.cpp (by hand:
 // em++ 3.1.6 has no --emit-tsd). Keep in sync with their EMSCRIPTEN_BINDINGS. Addresses are byte offsets into wasm
 // memory.
 
@@ -165,11 +165,23 @@ export interface InductiveModule {
   version(): string;
   producer(): string;
   simdKernel(): string;
+  /** Threads a parallel loop of the core uses now (1 in the single-threaded module). */
+  threads(): number;
+  /** Caps the core's parallel loops (the threaded module: at most pthreadPoolSize + 1). */
+  setThreads(n: number): void;
+  /** "thread-pool" (inductive-mt) or "serial" (inductive). */
+  threadRuntime(): string;
+  /** Threaded module only: re-reads HEAPU8/HEAP32/HEAPF32 when another thread grew the memory. */
+  refreshHeapViews?(): void;
 }
 
 export interface ModuleOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   locateFile?: (path: string, prefix: string) => string;
+  /** Threaded module only: the Web Workers created up front for the core's thread pool (threads - 1). */
+  pthreadPoolSize?: number;
+  /** Threaded module only: the URL of inductive-mt.mjs, which each worker imports. */
+  mainScriptUrlOrBlob?: string;
 }
 
 /** The URL the factory fetches inductive.wasm from when neither wasmBinary nor locateFile is given. */

@@ -72,7 +72,8 @@ try {
 
   await step('the tarball holds what users need and nothing else', () => {
     for (const needed of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'wasm/inductive.mjs',
-      'wasm/inductive.wasm', 'wasm/inductive.d.mts']) {
+      'wasm/inductive.wasm', 'wasm/inductive.d.mts', 'wasm/inductive-mt.mjs', 'wasm/inductive-mt.wasm',
+      'wasm/inductive-mt.worker.js', 'wasm/inductive-mt.d.mts']) {
       check(inPackage.includes(needed), `${needed} is missing from the tarball`);
     }
     const stray = inPackage.filter((f) => /(^|\/)(test|tests|e2e)\/|\.test\.|\.map$|tsbuildinfo|^src\//.test(f));
@@ -80,6 +81,7 @@ try {
   });
 
   const wasmBytes = readFileSync(join(webDir, 'wasm', 'inductive.wasm'));
+  const threadedWasmBytes = readFileSync(join(webDir, 'wasm', 'inductive-mt.wasm'));
   const jsFiles = inPackage.filter((f) => /\.(m?js)$/.test(f));
   const jsBytes = jsFiles.reduce((s, f) => s + statSync(join(webDir, f)).size, 0);
   const jsGzip = jsFiles.reduce((s, f) => s + gzipSync(readFileSync(join(webDir, f)), { level: 9 }).length, 0);
@@ -89,6 +91,8 @@ try {
     files: packed.entryCount,
     wasm_bytes: wasmBytes.length,
     wasm_gzip_bytes: gzipSync(wasmBytes, { level: 9 }).length,
+    threaded_wasm_bytes: threadedWasmBytes.length,
+    threaded_wasm_gzip_bytes: gzipSync(threadedWasmBytes, { level: 9 }).length,
     js_bytes: jsBytes,
     js_gzip_bytes: jsGzip,
     js_files: jsFiles.length,
@@ -195,6 +199,7 @@ try {
     projects.push(dir);
     mkdirSync(join(dir, 'public'));
     cpSync(otkeModel, join(dir, 'public', 'otke.safetensors'));
+    cpSync(graphitModel, join(dir, 'public', 'graphit.safetensors'));
     const { build } = await import('vite');
     await build({
       root: dir, base: './', configFile: false, logLevel: 'warn',
@@ -202,30 +207,63 @@ try {
       worker: { format: 'es' },
     });
     const dist = join(dir, 'dist');
-    const wasmAssets = filesUnder(dist).filter((f) => f.endsWith('.wasm'));
-    check(wasmAssets.length === 1, `vite build emitted ${wasmAssets.length} .wasm files`);
-    check(statSync(wasmAssets[0]).size === wasmBytes.length, 'the emitted wasm differs from the package\'s');
+    // Both modules are emitted (the threaded one is imported only where it can run); the page fetches one.
+    const wasmSizes = filesUnder(dist).filter((f) => f.endsWith('.wasm')).map((f) => statSync(f).size).sort();
+    const expectedSizes = [wasmBytes.length, threadedWasmBytes.length].sort();
+    check(JSON.stringify(wasmSizes) === JSON.stringify(expectedSizes),
+      `vite build emitted .wasm files of ${wasmSizes} bytes, expected the package's two (${expectedSizes})`);
     process.env.DEMO_DIST = dist;
     const { runDemoTest, check: pageCheck } = await import(join(repoRoot, 'web', 'demo', 'e2e', 'harness.mjs'));
     const before = process.exitCode;
-    await runDemoTest({
-      name: 'package (b)', shot: 'package-vite-worker.png', timeoutMs: 60_000,
-      body: async ({ page, url }) => {
-        await page.goto(url);
-        await page.waitForSelector('body[data-done]');
-        const r = JSON.parse(await page.textContent('#status'));
-        pageCheck(r.ok, `the worker failed: ${r.error}`);
-        pageCheck(r.simd === 'wasm-simd128', `simd ${r.simd}`);
-        pageCheck(r.planError < 1e-5, `2x2 plan vs the closed form: error ${r.planError}`);
-        pageCheck(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
-        pageCheck(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
-        pageCheck(r.errorCode === 'bad_model_file', `a 16-byte model gave ${r.errorCode}`);
-        pageCheck(r.streamed === 1, `the wasm was compiled with instantiateStreaming ${r.streamed} times, expected 1`);
-        pageCheck(r.wasm.length === 1 && r.wasm[0].startsWith(url),
-          `the wasm came from ${JSON.stringify(r.wasm)}, expected one file under ${url}`);
-        console.log(`package (b): worker result ${relative(repoRoot, dist)}: ${JSON.stringify(r)}`);
-      },
-    });
+    // The same page from a plain static host (one thread) and from one sending COOP/COEP (threads).
+    const results = {};
+    for (const isolated of [false, true]) {
+      await runDemoTest({
+        name: `package (b, ${isolated ? 'cross-origin isolated' : 'plain host'})`, shot: 'package-vite-worker.png',
+        timeoutMs: 60_000, isolated,
+        body: async ({ page, url }) => {
+          await page.goto(url);
+          await page.waitForSelector('body[data-done]');
+          const r = JSON.parse(await page.textContent('#status'));
+          pageCheck(r.ok, `the worker failed: ${r.error}`);
+          pageCheck(r.simd === 'wasm-simd128', `simd ${r.simd}`);
+          pageCheck(r.planError < 1e-5, `2x2 plan vs the closed form: error ${r.planError}`);
+          pageCheck(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
+          pageCheck(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
+          pageCheck(r.errorCode === 'bad_model_file', `a 16-byte model gave ${r.errorCode}`);
+          pageCheck(r.streamed === 1, `the wasm was compiled with instantiateStreaming ${r.streamed} times, expected 1`);
+          pageCheck(r.wasm.length === 1 && r.wasm[0].startsWith(url),
+            `the wasm came from ${JSON.stringify(r.wasm)}, expected one file under ${url}`);
+          pageCheck(r.survivorMatches, 'a model used after ind.dispose() predicted differently (or failed)');
+          pageCheck(r.isolated === isolated, `the worker is ${r.isolated ? '' : 'not '}cross-origin isolated`);
+          if (isolated) {
+            const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+            pageCheck(r.threads === Math.min(cores, 8) && r.threadsNote === '',
+              `threads ${r.threads} (${r.threadsNote}) on ${cores} cores, expected ${Math.min(cores, 8)}`);
+            pageCheck(/inductive-mt/.test(r.wasm[0]), `an isolated page loaded ${r.wasm[0]}, not inductive-mt`);
+          } else {
+            pageCheck(r.threads === 1 && /not cross-origin isolated/.test(r.threadsNote),
+              `a plain host gave threads ${r.threads} (${r.threadsNote})`);
+            pageCheck(!/inductive-mt/.test(r.wasm[0]), `a plain host loaded ${r.wasm[0]}`);
+          }
+          results[isolated] = r;
+          const { parallel, ...shown } = r;
+          console.log(`package (b): worker result ${relative(repoRoot, dist)}: ${JSON.stringify(shown)}`);
+        },
+      });
+    }
+    if (results.true && results.false) {
+      // Threads deal the same independent problems out differently: the outputs must be the same bits.
+      for (const key of ['plan', 'probabilities', 'graphit']) {
+        const a = results.false.parallel[key], b = results.true.parallel[key];
+        const differing = a.findIndex((v, i) => !Object.is(v, b[i]));
+        check(a.length === b.length && a.length > 0 && differing < 0,
+          `${key}: ${results.true.threads} threads differ from 1 thread at ${differing} (${a[differing]} vs ${b[differing]})`);
+      }
+      log(`(b) ${results.true.threads} threads and 1 thread gave the same bits (${results.true.parallel.plan.length} plan ` +
+        `entries, ${results.true.parallel.probabilities.length} OTKE probabilities, ${results.true.parallel.graphit.length} ` +
+        'GraphiT outputs)');
+    }
     check(process.exitCode === before, 'the Chromium run failed (see above)');
   });
 } finally {

@@ -10,7 +10,7 @@
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
-import { modelFileBytes, withBlock } from './heap.js';
+import { modelFileBytes, views, withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
 import type { HeadFitReport } from './otke.js';
 import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
@@ -280,7 +280,7 @@ export class GraphitModel {
       const read = (which: number, length: number): Float32Array => {
         const address = handle.resultAddress(which);
         if (address === 0) throw new InductiveError('internal', `${where}: result ${which} is missing`);
-        return module.HEAPF32.slice(address >>> 2, (address >>> 2) + length);
+        return views(module).HEAPF32.slice(address >>> 2, (address >>> 2) + length);
       };
       const probabilities = read(0, s.outputs);
       const attention = read(1, L * n * n);

@@ -10,6 +10,15 @@ import { InductiveError, lastError } from './errors.js';
 // wasm32 memory grows up to 2 GiB in this build; asking for more cannot succeed.
 const MAX_HEAP_BYTES = 2 ** 31;
 
+/**
+ * The module with its heap views current. In the threaded module another thread may have grown the shared memory
+ * during the last call, leaving the views on this thread one size too short; every access goes through here.
+ */
+export function views(module: InductiveModule): InductiveModule {
+  module.refreshHeapViews?.();
+  return module;
+}
+
 export type ElementType = 'f32' | 'i32' | 'u8';
 const BYTES: Record<ElementType, number> = { f32: 4, i32: 4, u8: 1 };
 
@@ -48,25 +57,25 @@ export class HeapBlock {
   write(i: number, data: Float32Array | Int32Array | Uint8Array): void {
     if (data.length === 0) return;
     const address = this.addresses[i] ?? 0;
-    if (data instanceof Float32Array) this.#module.HEAPF32.set(data, address >>> 2);
-    else if (data instanceof Int32Array) this.#module.HEAP32.set(data, address >>> 2);
-    else this.#module.HEAPU8.set(data, address);
+    if (data instanceof Float32Array) views(this.#module).HEAPF32.set(data, address >>> 2);
+    else if (data instanceof Int32Array) views(this.#module).HEAP32.set(data, address >>> 2);
+    else views(this.#module).HEAPU8.set(data, address);
   }
 
   /** A JS-owned copy of slot `i` (slice() copies into a fresh ArrayBuffer that memory growth cannot detach). */
   readF32(i: number): Float32Array {
     const start = (this.addresses[i] ?? 0) >>> 2;
-    return this.#module.HEAPF32.slice(start, start + this.#length(i));
+    return views(this.#module).HEAPF32.slice(start, start + this.#length(i));
   }
 
   readI32(i: number): Int32Array {
     const start = (this.addresses[i] ?? 0) >>> 2;
-    return this.#module.HEAP32.slice(start, start + this.#length(i));
+    return views(this.#module).HEAP32.slice(start, start + this.#length(i));
   }
 
   readU8(i: number): Uint8Array {
     const start = this.addresses[i] ?? 0;
-    return this.#module.HEAPU8.slice(start, start + this.#length(i));
+    return views(this.#module).HEAPU8.slice(start, start + this.#length(i));
   }
 
   free(): void {
@@ -105,7 +114,7 @@ export function modelFileBytes(module: InductiveModule, handle: SerializingHandl
   if (!handle.serialize()) throw lastError(module);
   try {
     const address = handle.bytesAddress();
-    return module.HEAPU8.slice(address, address + handle.bytesSize());
+    return views(module).HEAPU8.slice(address, address + handle.bytesSize());
   } finally {
     handle.releaseBytes();
   }

@@ -1,6 +1,7 @@
 // The entry point: init() loads the wasm module once and returns an Inductive bound to it.
 import type { InductiveModule } from '../wasm/inductive.mjs';
 import { InductiveError } from './errors.js';
+import { views } from './heap.js';
 import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
 import { loadGraphitModel, parseSmiles, type GraphitModel, type Molecule } from './graphit.js';
@@ -36,6 +37,13 @@ export interface Inductive {
    * kernels and attention maps cost O(n^2) memory and O(n^3) time.
    */
   readonly limits: { readonly maxGraphNodes: number };
+  /**
+   * Threads the core's parallel loops run on (Sinkhorn batches, GraphiT graphs): > 1 only with the threaded
+   * module, in a cross-origin-isolated browser page or Worker (see InitOptions.threads).
+   */
+  readonly threads: number;
+  /** Why `threads` is 1 (or fewer than asked); '' when the request was met. */
+  readonly threadsNote: string;
 
   /** Solves one problem with an n x p cost matrix (row-major). */
   sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult;
@@ -81,9 +89,10 @@ export interface Inductive {
  */
 export async function init(options?: InitOptions): Promise<Inductive> {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw new InductiveError('invalid_argument', 'init: options must be an object { wasmUrl?, wasmBinary? }');
+    throw new InductiveError('invalid_argument', 'init: options must be an object { wasmUrl?, wasmBinary?, threads? }');
   }
-  return new Instance(await loadModule(options));
+  const loaded = await loadModule(options);
+  return new Instance(loaded.module, loaded.threads, loaded.threadsNote);
 }
 
 class Instance implements Inductive {
@@ -92,9 +101,13 @@ class Instance implements Inductive {
   readonly simd: string;
   readonly producer: string;
   readonly limits: { readonly maxGraphNodes: number };
+  readonly threads: number;
+  readonly threadsNote: string;
 
-  constructor(module: InductiveModule) {
+  constructor(module: InductiveModule, threads: number, threadsNote: string) {
     this.#module = module;
+    this.threads = threads;
+    this.threadsNote = threadsNote;
     this.version = module.version();
     this.simd = module.simdKernel();
     this.producer = module.producer();
@@ -102,7 +115,7 @@ class Instance implements Inductive {
   }
 
   get memoryBytes(): number {
-    return this.#live('memoryBytes').HEAPU8.length;
+    return views(this.#live('memoryBytes')).HEAPU8.length;
   }
 
   sinkhorn(cost: Float32Array, n: number, p: number, options?: SinkhornOptions): SinkhornResult {

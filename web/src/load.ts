@@ -13,12 +13,95 @@ export interface InitOptions {
   wasmUrl?: string | URL;
   /** The bytes of `inductive.wasm`, when the caller already has them; skips any fetch or file read. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * Threads for the core's parallel loops (Sinkhorn batches, GraphiT graphs). 'auto' (the default): every core up
+   * to 8 where the threaded module can run, else 1. A number >= 1 asks for that many. Threads need a
+   * cross-origin-isolated page or Worker (the `Cross-Origin-Opener-Policy: same-origin` and
+   * `Cross-Origin-Embedder-Policy: require-corp` headers) for SharedArrayBuffer; elsewhere (Node, a page without
+   * the headers, `wasmUrl`/`wasmBinary` given, which name the one-thread module) the one-thread module runs and
+   * `threadsNote` says why.
+   */
+  threads?: number | 'auto';
 }
+
+/** A loaded module and how many threads it runs the core on (with the reason when fewer than asked). */
+export interface LoadedModule {
+  module: InductiveModule;
+  threads: number;
+  threadsNote: string;
+}
+
+const MAX_AUTO_THREADS = 8;
 
 const isNode =
   typeof process === 'object' && typeof process.versions === 'object' && typeof process.versions.node === 'string';
 
-export async function loadModule(options: InitOptions = {}): Promise<InductiveModule> {
+export async function loadModule(options: InitOptions = {}): Promise<LoadedModule> {
+  const asked = checkThreads(options.threads);
+  const plan = threadPlan(asked, options);
+  if (plan.threads > 1) {
+    return { module: await loadThreadedModule(plan.threads), threads: plan.threads, threadsNote: plan.note };
+  }
+  const module = await loadSingleModule(options);
+  module.setThreads(1);
+  return { module, threads: 1, threadsNote: plan.note };
+}
+
+function checkThreads(threads: unknown): number | 'auto' {
+  if (threads === undefined || threads === 'auto') return 'auto';
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > 64) {
+    throw new InductiveError('invalid_argument',
+      `init: threads must be 'auto' or an integer in [1, 64]: got ${typeof threads === 'number' ? threads : typeName(threads)}`);
+  }
+  return threads;
+}
+
+// How many threads this runtime can give, and why not more.
+function threadPlan(asked: number | 'auto', options: InitOptions): { threads: number; note: string } {
+  if (asked === 1) return { threads: 1, note: 'one thread was asked for' };
+  if (isNode) return { threads: 1, note: 'Node runs the one-thread module (the threaded one is for browsers and Workers)' };
+  if (options.wasmUrl !== undefined || options.wasmBinary !== undefined) {
+    return { threads: 1, note: 'wasmUrl/wasmBinary name the one-thread module' };
+  }
+  if (typeof SharedArrayBuffer !== 'function' || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated !== true) {
+    return {
+      threads: 1,
+      note: 'not cross-origin isolated (serve the page with Cross-Origin-Opener-Policy: same-origin and '
+        + 'Cross-Origin-Embedder-Policy: require-corp for threads): one thread',
+    };
+  }
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
+  if (asked === 'auto') {
+    const threads = Math.max(1, Math.min(cores, MAX_AUTO_THREADS));
+    return { threads, note: threads > 1 ? '' : 'this device reports one core' };
+  }
+  return { threads: asked, note: '' };
+}
+
+// The threaded module: `threads - 1` pool workers start with it (each imports inductive-mt.mjs), and the core may
+// then use `threads` threads, the caller's included. Both URLs use the `new URL(..., import.meta.url)` pattern so
+// that bundlers emit the files and rewrite the addresses.
+async function loadThreadedModule(threads: number): Promise<InductiveModule> {
+  const scriptUrl = new URL('../wasm/inductive-mt.mjs', import.meta.url).href;
+  let factory: typeof createInductiveModule;
+  let threadedWasmUrl: string;
+  try {
+    ({ default: factory, wasmUrl: threadedWasmUrl } = await import('../wasm/inductive-mt.mjs'));
+  } catch (e) {
+    throw new InductiveError('io', `init: cannot load the threaded module ${scriptUrl}: ${describe(e)}`);
+  }
+  let module: InductiveModule;
+  try {
+    module = await factory({ pthreadPoolSize: threads - 1, mainScriptUrlOrBlob: scriptUrl });
+  } catch (e) {
+    await explainFetchFailure(threadedWasmUrl);
+    throw new InductiveError('backend', `init: cannot instantiate inductive-mt.wasm with ${threads} threads: ${describe(e)}`);
+  }
+  module.setThreads(threads);
+  return module;
+}
+
+async function loadSingleModule(options: InitOptions): Promise<InductiveModule> {
   const moduleOptions: ModuleOptions = {};
   if (options.wasmBinary !== undefined) {
     moduleOptions.wasmBinary = checkBinary(options.wasmBinary);

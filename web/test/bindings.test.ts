@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { InductiveModule, SinkhornCall } from '../wasm/inductive.mjs';
 import { loadModule } from '../src/load.js';
 
-const module: InductiveModule = await loadModule();
+const { module }: { module: InductiveModule } = await loadModule();
 
 function call(fields: Partial<SinkhornCall>): SinkhornCall {
   return {

@@ -18,6 +18,20 @@ describe('init', () => {
     expect(ind.producer).toBe(`inductive ${ind.version} wasm`);
   });
 
+  it('runs one thread in Node and says why; a bad threads option is an invalid_argument', async () => {
+    for (const threads of [undefined, 'auto', 1, 4] as const) {
+      const ind = await init(threads === undefined ? {} : { threads });
+      expect(ind.threads).toBe(1);
+      expect(ind.threadsNote).toMatch(threads === 1 ? /one thread was asked/ : /Node runs the one-thread module/);
+      expect(ind.sinkhorn(new Float32Array([0, 1, 1, 0]), 2, 2).plan.length).toBe(4);
+    }
+    for (const threads of [0, -1, 1.5, 65, 'many', null, Number.NaN]) {
+      await expect(init({ threads: threads as never })).rejects.toMatchObject({
+        code: 'invalid_argument', message: expect.stringMatching(/threads must be 'auto' or an integer in \[1, 64\]/),
+      });
+    }
+  });
+
   it('takes the wasm bytes (wasmBinary) or a file to read them from (wasmUrl)', async () => {
     const bytes = readFileSync(wasmPath);
     for (const options of [{ wasmBinary: new Uint8Array(bytes) }, { wasmBinary: bytes.buffer.slice(0) },

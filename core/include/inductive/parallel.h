@@ -51,8 +51,7 @@ void parallel_for(int n, int chunk, int max_threads, F&& body) {
     F& f = *static_cast<std::remove_reference_t<F>*>(ctx);
     for (int i = begin; i < end; ++i) f(i, worker);
   };
-  parallel_detail::run(n, chunk < 1 ? 1 : chunk, max_threads, call,
-                       const_cast<void*>(static_cast<const void*>(&body)));
+  parallel_detail::run(n, chunk < 1 ? 1 : chunk, max_threads, call, const_cast<void*>(static_cast<const void*>(&body)));
 }
 
 // A fixed set of threads that run one loop at a time; the caller of run() takes part as worker 0. Exposed so that

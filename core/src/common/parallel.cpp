@@ -17,7 +17,7 @@ namespace inductive {
 
 namespace {
 
-std::atomic<int> g_cap{0};      // set_parallel_threads; 0 = the default
+std::atomic<int> g_cap{0};           // set_parallel_threads; 0 = the default
 thread_local bool t_inside = false;  // this thread is running items of a parallel loop
 
 int default_threads() {
@@ -110,10 +110,13 @@ void run(int n, int chunk, int threads, ChunkFn fn, void* ctx) {
 
 }  // namespace parallel_detail
 
-#if defined(INDUCTIVE_HAVE_THREADS)
-
 ThreadPool::ThreadPool(int threads) {
+#if defined(INDUCTIVE_HAVE_THREADS)
   const int T = std::max(1, threads);
+#else
+  const int T = 1;  // no threads to start: a pool of one, the caller
+  (void)threads;
+#endif
   workers_.reserve(static_cast<size_t>(T - 1));
   for (int w = 1; w < T; ++w) workers_.emplace_back([this, w] { work(w); });
 }
@@ -198,18 +201,5 @@ void ThreadPool::run(int n, int chunk, int threads, parallel_detail::ChunkFn fn,
   }
   if (error) std::rethrow_exception(error);
 }
-
-#else  // no threads: a pool of one, the caller
-
-ThreadPool::ThreadPool(int) {}
-ThreadPool::~ThreadPool() = default;
-void ThreadPool::run(int n, int chunk, int, parallel_detail::ChunkFn fn, void* ctx) {
-  Inside inside;
-  run_serial(n, std::max(1, chunk), fn, ctx);
-}
-void ThreadPool::work(int) {}
-void ThreadPool::take_chunks(int) {}
-
-#endif
 
 }  // namespace inductive

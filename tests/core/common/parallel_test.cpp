@@ -123,7 +123,10 @@ TEST(ThreadPool, UsesNoMoreThreadsThanAskedAndRethrows) {
       &ctx);
   for (int w : ctx.workers) EXPECT_LT(w, 2);
   EXPECT_THROW(pool.run(
-                   10, 1, 4, [](void*, int begin, int, int) { if (begin == 5) throw std::invalid_argument("five"); },
+                   10, 1, 4,
+                   [](void*, int begin, int, int) {
+                     if (begin == 5) throw std::invalid_argument("five");
+                   },
                    nullptr),
                std::invalid_argument);
   // Still usable after an exception.
@@ -139,7 +142,8 @@ TEST(ThreadPool, APoolOfOneRunsOnTheCaller) {
   EXPECT_EQ(pool.size(), 1);
   std::thread::id id;
   pool.run(
-      3, 1, 8, [](void* p, int, int, int worker) {
+      3, 1, 8,
+      [](void* p, int, int, int worker) {
         EXPECT_EQ(worker, 0);
         *static_cast<std::thread::id*>(p) = std::this_thread::get_id();
       },

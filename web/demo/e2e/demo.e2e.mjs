@@ -111,7 +111,15 @@ async function run(page, url) {
   const simd = await text(page, 'lib-simd');
   check(/^\d+\.\d+/.test(version), `the library version should be shown, shows "${version}"`);
   check(simd.length > 0 && !/loading|unavailable/.test(simd), `the SIMD kernel should be shown, shows "${simd}"`);
-  log(`library ${version}, SIMD kernel ${simd}`);
+  // Threads: every core (up to 8) on a cross-origin-isolated page (npm start), one on a plain host, with the reason.
+  const threads = await text(page, 'lib-threads');
+  const threadsNote = await byTestId(page, 'lib-threads').getAttribute('title');
+  const isolated = await page.evaluate(() => self.crossOriginIsolated);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  const expected = isolated ? Math.min(cores, 8) : 1;
+  check(threads === String(expected), `threads should be ${expected} (${isolated ? '' : 'not '}isolated, ${cores} cores), shows "${threads}"`);
+  check(isolated || /not cross-origin isolated/.test(threadsNote ?? ''), `one thread should say why on hover, says "${threadsNote}"`);
+  log(`library ${version}, SIMD kernel ${simd}, ${threads} thread(s)${isolated ? '' : ` (${threadsNote})`}`);
 
   // Smaller eps: the slider moves, the page re-solves, the plan sharpens (lower cost) and still has the right marginals.
   await byTestId(page, 'ot-eps').fill('-20');

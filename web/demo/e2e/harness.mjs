@@ -26,7 +26,7 @@ export function check(condition, message) {
  * (a predicate on URLs) adapt the browser to the panel under test. `problems` must be empty when body returns.
  */
 export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = false, ignoreFailedRequest = () => false,
-  body }) {
+  isolated = process.env.DEMO_EXPECT_ISOLATED === '1', body }) {
   const log = (msg) => console.log(`${name}: ${msg}`);
   let server = null;
   const problems = [];
@@ -38,7 +38,7 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
     }
     check(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt install chromium, or set CHROMIUM)`);
     await mkdir(shotDir, { recursive: true });
-    server = external ? null : await startStaticServer(distDir);
+    server = external ? null : await startStaticServer(distDir, { isolated });
     const url = external ?? server.url;
     const profile = await mkdtemp(join(tmpdir(), 'inductive-e2e-'));
     let context;
@@ -71,8 +71,8 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
       page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
       log(`testing ${url}`);
       // Served by `npm start` (vite preview, COOP/COEP headers) the page is cross-origin isolated; served as plain
-      // static files it is not. Both must work; DEMO_EXPECT_ISOLATED=1 says which one this run is.
-      const expectIsolated = process.env.DEMO_EXPECT_ISOLATED === '1';
+      // static files it is not. Both must work; DEMO_EXPECT_ISOLATED=1 (or `isolated`) says which one this run is.
+      const expectIsolated = isolated;
       page.once('load', () => {
         page.evaluate(() => self.crossOriginIsolated).then((isolated) => {
           if (isolated !== expectIsolated) {

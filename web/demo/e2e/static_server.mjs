@@ -20,8 +20,17 @@ const MIME = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** Starts serving `root`; resolves to { url, requests, close }. `requests` logs "STATUS /path" for diagnostics. */
-export async function startStaticServer(root) {
+// What `npm start` (vite preview) sends: they make the page cross-origin isolated, which the threaded wasm needs.
+export const ISOLATION_HEADERS = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+};
+
+/**
+ * Starts serving `root`; resolves to { url, requests, close }. `requests` logs "STATUS /path" for diagnostics.
+ * `isolated` adds the COOP/COEP headers (a static host configured for threads); without, a plain static host.
+ */
+export async function startStaticServer(root, { isolated = false } = {}) {
   const base = resolve(root);
   const requests = [];
   const server = createServer(async (req, res) => {
@@ -29,7 +38,7 @@ export async function startStaticServer(root) {
     let file = normalize(join(base, path));
     const reply = (status, body, type = 'text/plain; charset=utf-8') => {
       requests.push(`${status} ${path}`);
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...(isolated ? ISOLATION_HEADERS : {}) });
       res.end(body);
     };
     // Refuse anything that resolves outside the served folder (../ tricks).

@@ -22,16 +22,21 @@ const solver = new SolverClient(
 
 const version = byId('lib-version');
 const simd = byId('lib-simd');
+const threads = byId('lib-threads');
 solver.ready.then(
   (info) => {
     version.textContent = info.version;
     simd.textContent = info.simd;
+    threads.textContent = String(info.threads);
+    // Why one thread (e.g. a host without the COOP/COEP headers), on hover.
+    threads.title = info.threadsNote || `the core's parallel loops run on ${info.threads} threads`;
   },
   // Each panel also reports this error (with its code) in its own error box when its first request fails;
   // the header only says the library is unavailable.
   () => {
     version.textContent = 'unavailable';
     simd.textContent = 'unavailable';
+    threads.textContent = 'unavailable';
   },
 );
 

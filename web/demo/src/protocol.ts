@@ -423,6 +423,9 @@ export type ResponseFor<R extends SolveRequest> = Extract<SolveResponse, { metho
 export interface LibraryInfo {
   version: string;
   simd: string;
+  /** Threads the core runs on in the worker, and why only one when so (see InitOptions.threads). */
+  threads: number;
+  threadsNote: string;
 }
 
 /** What crosses the worker boundary for any failure: an InductiveError keeps its code. */

@@ -25,7 +25,9 @@ function toErrorInfo(err: unknown): ErrorInfo {
 // The wasm is located relative to the package's own module URL; Vite emits it next to this worker's bundle.
 const library: Promise<Inductive> = init();
 library.then(
-  (ind) => post({ kind: 'ready', info: { version: ind.version, simd: ind.simd } }),
+  (ind) => post({
+    kind: 'ready', info: { version: ind.version, simd: ind.simd, threads: ind.threads, threadsNote: ind.threadsNote },
+  }),
   (err: unknown) => post({ kind: 'init-error', error: toErrorInfo(err) }),
 );
 

@@ -9,4 +9,7 @@ worker.onerror = (e) => {
   status.textContent = JSON.stringify({ ok: false, error: `worker error: ${e.message}` });
   document.body.dataset.done = 'error';
 };
-worker.postMessage({ model: new URL('./otke.safetensors', document.baseURI).href });
+worker.postMessage({
+  model: new URL('./otke.safetensors', document.baseURI).href,
+  graphitModel: new URL('./graphit.safetensors', document.baseURI).href,
+});
