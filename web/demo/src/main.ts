@@ -40,4 +40,10 @@ solver.ready.then(
   },
 );
 
-mountPanels(byId('tabs'), byId('panels'), PANELS, { solver });
+// `?bench`: the benchmark page instead of the panels (web/demo/src/bench/page.ts).
+if (new URLSearchParams(location.search).has('bench')) {
+  byId('tabs').hidden = true;
+  void import('./bench/page').then(({ mountBenchPage }) => mountBenchPage(byId('panels')));
+} else {
+  mountPanels(byId('tabs'), byId('panels'), PANELS, { solver });
+}

@@ -1,0 +1,169 @@
+// The native twin of the demo's browser benchmark (?bench, web/demo/src/bench/): the same three workloads, read
+// from the same web/demo/src/bench/workloads.json and generated from the same seeds, through the same core calls
+// the wasm bindings make (Sinkhorn batch; OTKE sequence features, embedding and head; GraphiT molecules, prepare
+// and predict), at 1 and 2 threads. web/demo/e2e/bench.e2e.mjs runs both and prints browser / native ratios.
+//
+//   parity_bench --workloads web/demo/src/bench/workloads.json --models data/models [--threads 1,2]
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_timing.h"
+#include "inductive/graphit.h"
+#include "inductive/logistic.h"
+#include "inductive/model_file.h"
+#include "inductive/otke.h"
+#include "inductive/parallel.h"
+#include "inductive/sinkhorn.h"
+#include "inductive/smiles.h"
+
+namespace {
+
+using nlohmann::json;
+
+// xorshift32, as web/demo/src/bench/inputs.ts writes it: floats in [0, 1) from the top 24 bits.
+struct Xorshift {
+  uint32_t x;
+  uint32_t next() {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  }
+  float uniform() { return static_cast<float>(next() >> 8) / 16777216.0f; }
+};
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+int usage(const char* message) {
+  std::fprintf(stderr, "error: %s\nusage: parity_bench --workloads FILE --models DIR [--threads 1,2]\n", message);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workloads_path, models;
+  std::vector<int> thread_counts = {1, 2};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "parity_bench: the browser benchmark's workloads natively (JSON on stdout)\n"
+          "  --workloads FILE  web/demo/src/bench/workloads.json\n"
+          "  --models DIR      folder of the model files it names (data/models)\n"
+          "  --threads LIST    thread counts, comma-separated (default 1,2)\n");
+      return 0;
+    }
+    if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
+    const std::string v = argv[++i];
+    if (a == "--workloads") {
+      workloads_path = v;
+    } else if (a == "--models") {
+      models = v;
+    } else if (a == "--threads") {
+      thread_counts.clear();
+      std::stringstream ss(v);
+      for (std::string t; std::getline(ss, t, ',');) {
+        try {
+          thread_counts.push_back(std::stoi(t));
+        } catch (const std::exception&) {
+          return usage(("--threads: not a number: " + t).c_str());
+        }
+        if (thread_counts.back() < 1) return usage("--threads: counts must be >= 1");
+      }
+    } else {
+      return usage(("unknown option " + a).c_str());
+    }
+  }
+  if (workloads_path.empty() || models.empty()) return usage("--workloads and --models are required");
+  try {
+    const std::vector<uint8_t> text = read_file(workloads_path);
+    const json w = json::parse(text.begin(), text.end());
+    const int repeats = w.at("repeats").get<int>();
+
+    // Sinkhorn: batch problems of n x p uniform costs.
+    const json& s = w.at("sinkhorn");
+    const int B = s.at("batch"), n = s.at("n"), p = s.at("p");
+    Xorshift rs{s.at("seed").get<uint32_t>()};
+    std::vector<float> cost(static_cast<size_t>(B) * n * p);
+    for (float& c : cost) c = rs.uniform();
+    inductive::SinkhornOptions so;
+    so.eps = s.at("eps").get<float>();
+    so.max_iter = s.at("maxIter").get<int>();
+    so.tol = 0;
+    // Every output the package's sinkhornBatch returns.
+    std::vector<float> plan(cost.size()), f(static_cast<size_t>(B) * n), g(static_cast<size_t>(B) * p);
+    std::vector<float> marginal_err(B), cost_value(B);
+    std::vector<int32_t> n_iter(B);
+    std::vector<uint8_t> converged(B);
+    inductive::SinkhornProblem<float> problem;
+    problem.cost = cost.data();
+    problem.batch = B;
+    problem.n_max = n;
+    problem.p_max = p;
+    inductive::SinkhornOutput<float> out{plan.data(), f.data(),          g.data(),        n_iter.data(),
+                                         marginal_err.data(), converged.data(), cost_value.data()};
+
+    // OTKE: random DNA sequences through the promoter model (features, embedding, head).
+    const json& o = w.at("otke");
+    const std::vector<uint8_t> otke_bytes = read_file(models + "/" + o.at("model").get<std::string>());
+    const inductive::OtkeModel otke =
+        inductive::OtkeModel::from_view(inductive::read_model(otke_bytes.data(), otke_bytes.size()));
+    Xorshift ro{o.at("seed").get<uint32_t>()};
+    std::vector<std::string> sequences(o.at("sequences").get<size_t>()), names(sequences.size());
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      for (int k = 0; k < o.at("length").get<int>(); ++k) sequences[i] += "ACGT"[ro.next() >> 30];
+      names[i] = "s" + std::to_string(i);
+    }
+
+    // GraphiT: every group on every ring, `copies` times, from SMILES to class probabilities.
+    const json& gr = w.at("graphit");
+    const std::vector<uint8_t> graphit_bytes = read_file(models + "/" + gr.at("model").get<std::string>());
+    const inductive::GraphitModel graphit =
+        inductive::GraphitModel::from_view(inductive::read_model(graphit_bytes.data(), graphit_bytes.size()));
+    std::vector<std::string> molecules;
+    for (int c = 0; c < gr.at("copies").get<int>(); ++c)
+      for (const auto& ring : gr.at("rings"))
+        for (const auto& group : gr.at("groups")) molecules.push_back(group.get<std::string>() + ring.get<std::string>());
+
+    json rows = json::array();
+    for (int threads : thread_counts) {
+      inductive::set_parallel_threads(threads);
+      const double t_sinkhorn =
+          inductive::bench::median_seconds(repeats, [&] { inductive::sinkhorn_log(problem, so, out); });
+      const double t_otke = inductive::bench::median_seconds(repeats, [&] {
+        const inductive::SetBatch features = otke.sequence_features(sequences, names);
+        const inductive::MatF e = otke.embed(features, nullptr);
+        const inductive::MatF probabilities = inductive::softmax_rows(otke.predict(e));
+        (void)probabilities;
+      });
+      const double t_graphit = inductive::bench::median_seconds(repeats, [&] {
+        std::vector<inductive::GraphitGraph> graphs;
+        graphs.reserve(molecules.size());
+        for (const std::string& m : molecules)
+          graphs.push_back(graphit.prepare(graphit.molecule_graph(inductive::parse_smiles(m))));
+        const inductive::MatF out = inductive::softmax_rows(graphit.predict(graphs));
+        (void)out;
+      });
+      rows.push_back({{"threads", threads},
+                      {"sinkhorn_problems_per_s", B / t_sinkhorn},
+                      {"otke_sequences_per_s", static_cast<double>(sequences.size()) / t_otke},
+                      {"graphit_molecules_per_s", static_cast<double>(molecules.size()) / t_graphit}});
+    }
+    std::printf("%s\n", json{{"build", "native"}, {"runtime", inductive::parallel_runtime()}, {"rows", rows}}.dump().c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}
