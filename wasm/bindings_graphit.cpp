@@ -212,23 +212,30 @@ class GraphitHandle {
     INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
   }
 
-  // The model inputs of a JSON array of SMILES; errors name the molecule by its index in the caller's whole list
-  // ("<where>: molecule first_index + i ('...'): ..."). `progress(fraction)` (optional) every 16 molecules and at
-  // the end.
+  // The model inputs of a JSON array of SMILES, prepared across the module's threads (GraphitModel::prepare_many);
+  // errors name the molecule by its index in the caller's whole list ("<where>: molecule first_index + i ('...'):
+  // ..."). `progress(fraction)` (optional) on this thread, about every 16 molecules and at the end.
   std::vector<inductive::GraphitGraph> prepare_smiles(const json& list, const std::string& where,
                                                       const std::function<void(double)>& progress = {},
                                                       int first_index = 0) const {
-    std::vector<inductive::GraphitGraph> graphs;
-    graphs.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-      const std::string s = list[i].get<std::string>();
-      try {
-        graphs.push_back(model_.prepare(molecule_graph(s)));
-      } catch (const inductive::Error& e) {
-        rethrow_with(where + ": molecule " + std::to_string(first_index + i) + " ('" + s + "'): ", e);
-      }
-      if (progress && (i % 16 == 15 || i + 1 == list.size())) progress(double(i + 1) / list.size());
-    }
+    std::vector<std::string> smiles;
+    smiles.reserve(list.size());
+    for (const json& s : list) smiles.push_back(s.get<std::string>());
+    const int count = static_cast<int>(smiles.size());
+    int reported = 0;
+    std::vector<inductive::GraphitGraph> graphs = model_.prepare_many(
+        count, [&](int i) { return molecule_graph(smiles[static_cast<size_t>(i)]); },
+        [&](int i) {
+          return where + ": molecule " + std::to_string(first_index + i) + " ('" + smiles[static_cast<size_t>(i)] +
+                 "')";
+        },
+        [&](int done) {
+          if (progress && done - reported >= 16) {
+            reported = done;
+            progress(double(done) / count);
+          }
+        });
+    if (progress && count > 0) progress(1.0);
     return graphs;
   }
 

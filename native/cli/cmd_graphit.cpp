@@ -629,8 +629,11 @@ void run_predict(const PredictArgs& a) {
   const GraphitModel model = GraphitModel::load(a.model);
   const Inputs in = read_inputs(a, model);
   INDUCTIVE_CHECK(!in.graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
-  std::vector<GraphitGraph> prepared;
-  for (const Graph& g : in.graphs) prepared.push_back(model.prepare(g));
+  const std::vector<GraphitGraph> prepared = model.prepare_many(
+      static_cast<int>(in.graphs.size()), [&](int i) { return in.graphs[static_cast<size_t>(i)]; },
+      [&](int i) {
+        return "graphit predict: graph " + std::to_string(i) + " ('" + in.names[static_cast<size_t>(i)] + "')";
+      });
   const MatF p = probabilities(model, prepared);
   const bool regression = !model.config.classification();
   json rows = json::array();

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -229,6 +230,14 @@ class GraphitModel {
   // The inputs of a graph prepared as this model's training graphs were (config.graph): kernel, LapPE, GCKN
   // features, degrees; node labels as they are (indices into config.node_labels). Needs config.has_graph.
   GraphitGraph prepare(const Graph& g) const;
+
+  // prepare() for `count` graphs, split across threads (inductive/parallel.h): graph_of(i) builds graph i (e.g.
+  // parses a SMILES; it must be safe to call from several threads). A failure is what the serial loop would have
+  // thrown (the lowest failing index), an Error with its message prefixed by name_of(i) + ": ". progress(done), if
+  // given, runs on the calling thread only and may cancel by throwing. Same graphs, bit for bit, on any threads.
+  std::vector<GraphitGraph> prepare_many(int count, const std::function<Graph(int)>& graph_of,
+                                         const std::function<std::string(int)>& name_of,
+                                         const std::function<void(int)>& progress = {}) const;
 
   // A model with the config's shapes and a seeded initialisation following PyTorch's defaults (Linear:
   // U(+-1/sqrt(in)); attention in-projections: Xavier uniform, out bias 0; norms: 1 and 0).

@@ -11,6 +11,7 @@
 // dealt: the same bits on 1 thread as on N.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -52,6 +53,47 @@ void parallel_for(int n, int chunk, int max_threads, F&& body) {
     for (int i = begin; i < end; ++i) f(i, worker);
   };
   parallel_detail::run(n, chunk < 1 ? 1 : chunk, max_threads, call, const_cast<void*>(static_cast<const void*>(&body)));
+}
+
+// parallel_for for work that may fail or be cancelled, with the outcome of a serial loop: body(i) for every i in
+// [0, n); if some items throw, the exception of the lowest failing index is rethrown (items above it that have not
+// started are skipped). progress(done) runs on the calling thread only (worker 0: it may call back into JS or any
+// thread-bound API), after items it finished, with the count finished so far; an exception from it (a
+// cancellation) stops every item not yet started and is rethrown.
+template <typename F, typename P>
+void parallel_for_each_checked(int n, int chunk, F&& body, P&& progress) {
+  std::mutex m;
+  int first_failed = n;  // lowest failing index so far (-1: progress threw)
+  std::exception_ptr error;
+  std::atomic<int> done{0};
+  auto fail = [&](int index, std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(m);
+    if (index < first_failed) {
+      first_failed = index;
+      error = e;
+    }
+  };
+  auto stopped_before = [&](int i) {
+    std::lock_guard<std::mutex> lock(m);
+    return i > first_failed;
+  };
+  parallel_for(n, chunk, 0, [&](int i, int worker) {
+    if (stopped_before(i)) return;
+    try {
+      body(i);
+    } catch (...) {
+      fail(i, std::current_exception());
+    }
+    const int finished = done.fetch_add(1) + 1;
+    if (worker == 0) {
+      try {
+        progress(finished);
+      } catch (...) {
+        fail(-1, std::current_exception());
+      }
+    }
+  });
+  if (error) std::rethrow_exception(error);
 }
 
 // A fixed set of threads that run one loop at a time; the caller of run() takes part as worker 0. Exposed so that

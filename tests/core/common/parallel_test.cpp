@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace inductive {
@@ -80,6 +81,45 @@ TEST(ParallelFor, AnExceptionFromAnItemReachesTheCallerAfterTheOtherItemsRan) {
                             }),
                std::runtime_error);
   EXPECT_EQ(ran.load(), 50);
+}
+
+TEST(ParallelForEachChecked, RethrowsTheErrorOfTheLowestFailingIndexAsASerialLoopWould) {
+  for (int round = 0; round < 20; ++round) {
+    try {
+      parallel_for_each_checked(
+          200, 1,
+          [&](int i) {
+            if (i == 37 || i == 150 || i == 199) throw std::runtime_error("item " + std::to_string(i));
+          },
+          [](int) {});
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "item 37");
+    }
+  }
+}
+
+TEST(ParallelForEachChecked, ProgressRunsOnTheCallingThreadAndItsExceptionCancelsTheRest) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> ran{0};
+  int last_done = 0;
+  bool wrong_thread = false;
+  EXPECT_THROW(parallel_for_each_checked(
+                   100000, 1, [&](int) { ran.fetch_add(1); },
+                   [&](int done) {
+                     if (std::this_thread::get_id() != caller) wrong_thread = true;
+                     EXPECT_GE(done, last_done);
+                     last_done = done;
+                     if (done >= 100) throw std::runtime_error("cancelled");
+                   }),
+               std::runtime_error);
+  EXPECT_FALSE(wrong_thread);
+  EXPECT_LT(ran.load(), 100000) << "a cancellation must stop the items not yet started";
+  // Without failures every item runs once and the last progress call may be the caller's last item.
+  std::vector<std::atomic<int>> hits(500);
+  parallel_for_each_checked(
+      500, 3, [&](int i) { hits[static_cast<size_t>(i)].fetch_add(1); }, [](int) {});
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
 }
 
 TEST(ParallelRuntime, NamesHowThisBuildRunsLoops) {
