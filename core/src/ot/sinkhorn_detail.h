@@ -88,6 +88,15 @@ struct OneResult {
   bool met_tol = false;  // the loop stopped because the column error fell below tol
 };
 
+// Where the forward pass may run in the scaling domain (sinkhorn_scaling.cpp): 0 = automatic (whenever no tape is
+// recorded and the problem is inside its proven range), 1 = always the log domain (tests compare the two).
+inline int domain_override = 0;
+
+// The scaling-domain forward pass; false (outputs unspecified, `plan` overwritten) when the problem is outside the
+// range where it is exact-equivalent to the log domain, which must then solve it.
+template <typename T>
+bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r);
+
 // Forward and backward of the narrow layout (sinkhorn_columns.cpp); contracts as the row-layout versions.
 template <typename T>
 OneResult solve_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out,

@@ -28,6 +28,14 @@ struct LseKernels {
   // Equal to exp(f + g[j] + k[j]) with f = log w - lse, but the row sums to w even when |k| ~ 1e12 (tiny eps),
   // where forming f + g + k in float would lose the log-sum entirely. `out` may alias `k`.
   T (*plan_row)(const T* k, const T* g, T w, T* out, int len);
+
+  // The scaling-domain solver (sinkhorn_scaling.cpp), on E = exp(K - shift) instead of K:
+  // out[j] = exp(k[j] - shift) (exp(-inf) = 0; `out` may alias `k`).
+  void (*exp_shift)(const T* k, T shift, T* out, int len);
+  // sum_j e[j] v[j].
+  T (*dot)(const T* e, const T* v, int len);
+  // acc[j] += alpha e[j].
+  void (*axpy)(const T* e, T alpha, T* acc, int len);
 };
 
 // The fastest kernels this process can run (chosen on first use, thread-safe).

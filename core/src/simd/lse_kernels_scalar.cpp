@@ -71,12 +71,30 @@ T plan_row(const T* k, const T* g, T w, T* out, int len) {
   return m + std::log(s);
 }
 
+template <typename T>
+void exp_shift(const T* k, T shift, T* out, int len) {
+  for (int j = 0; j < len; ++j) out[j] = std::exp(k[j] - shift);
+}
+
+template <typename T>
+T dot(const T* e, const T* v, int len) {
+  T s = 0;
+  for (int j = 0; j < len; ++j) s += e[j] * v[j];
+  return s;
+}
+
+template <typename T>
+void axpy(const T* e, T alpha, T* acc, int len) {
+  for (int j = 0; j < len; ++j) acc[j] += alpha * e[j];
+}
+
 }  // namespace
 
 template <typename T>
 const LseKernels<T>& scalar_kernels() {
   static const LseKernels<T> table{
-      "scalar", &row_lse<T>, &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>};
+      "scalar",     &row_lse<T>,   &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>,
+      &plan_row<T>, &exp_shift<T>, &dot<T>,     &axpy<T>};
   return table;
 }
 

@@ -175,8 +175,38 @@ struct XsimdKernels {
     return m + std::log(s);
   }
 
+  static void exp_shift(const T* k, T shift, T* out, int len) {
+    const B bs(shift);
+    int j = 0;
+    for (; j + W <= len; j += W) kernel_exp(B::load_unaligned(k + j) - bs).store_unaligned(out + j);
+    if (const int r = len - j) store_tail(kernel_exp(load_tail(k + j, r, kNegInf) - bs), out + j, r);
+  }
+
+  // Two accumulators: the FMA latency, not the loads, bounds one.
+  static T dot(const T* e, const T* v, int len) {
+    B s0(T(0)), s1(T(0));
+    int j = 0;
+    for (; j + 2 * W <= len; j += 2 * W) {
+      s0 = xsimd::fma(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
+      s1 = xsimd::fma(B::load_unaligned(e + j + W), B::load_unaligned(v + j + W), s1);
+    }
+    for (; j + W <= len; j += W) s0 = xsimd::fma(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
+    if (const int r = len - j) s1 = xsimd::fma(load_tail(e + j, r, T(0)), load_tail(v + j, r, T(0)), s1);
+    return xsimd::hadd(s0 + s1);
+  }
+
+  static void axpy(const T* e, T alpha, T* acc, int len) {
+    const B ba(alpha);
+    int j = 0;
+    for (; j + W <= len; j += W)
+      xsimd::fma(ba, B::load_unaligned(e + j), B::load_unaligned(acc + j)).store_unaligned(acc + j);
+    if (const int r = len - j)
+      store_tail(xsimd::fma(ba, load_tail(e + j, r, T(0)), load_tail(acc + j, r, T(0))), acc + j, r);
+  }
+
   static const LseKernels<T>& table(const char* name) {
-    static const LseKernels<T> t{name, &row_lse, &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd, &plan_row};
+    static const LseKernels<T> t{name,      &row_lse,   &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd,
+                                 &plan_row, &exp_shift, &dot,     &axpy};
     return t;
   }
 };

@@ -1,0 +1,169 @@
+// Sinkhorn in the scaling domain: the same iterates as the log-domain solver, computed as
+//   E = exp(K - kmax)  (once: n p exps),  v = b / (E^T u),  u = a / (E v)   (two matrix-vector products per
+// iteration), with u = exp(F) and v = exp(G + kmax). The log domain spends 2 n p exps per iteration; here the
+// iterations cost multiply-adds only, so a 10-iteration OTKE pooling does a tenth of the exps.
+//
+// It is exact-equivalent only while nothing over- or underflows, so it is used only where that is proven: the
+// logits span at most kMaxRange (E >= e^-kMaxRange, far from float's underflow) and the positive marginals are
+// within kMinWeightRatio of each other, which bounds u and v away from float's range. OTKE's normalised features
+// give |K| <= 1/eps. Anything non-finite at the end still falls back to the log domain, so the result is never
+// NaN. Training (which needs the log-domain tape) always runs in the log domain.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ot/sinkhorn_detail.h"
+#include "simd/lse_kernels.h"
+
+namespace inductive::detail {
+
+namespace {
+
+template <typename T>
+struct ScalingLimits;
+template <>
+struct ScalingLimits<float> {
+  static constexpr double kMaxRange = 30;  // e^-30 ~ 1e-13: E and the scalings stay inside float's normal range
+  static constexpr double kMinWeightRatio = 1e-12;
+};
+template <>
+struct ScalingLimits<double> {
+  static constexpr double kMaxRange = 200;
+  static constexpr double kMinWeightRatio = 1e-60;
+};
+
+// Whether the problem's logits (already in k, rows of stride ld) and marginals are inside the proven range;
+// sets kmax.
+template <typename T>
+bool scaling_is_safe(const ProblemSlice<T>& s, const T* k, T& kmax) {
+  T lo = std::numeric_limits<T>::infinity(), hi = -lo;
+  for (int i = 0; i < s.n; ++i) {
+    const T* row = k + static_cast<int64_t>(i) * s.ld;
+    for (int j = 0; j < s.p; ++j) {
+      lo = std::min(lo, row[j]);
+      hi = std::max(hi, row[j]);
+    }
+  }
+  if (!(hi - lo <= static_cast<T>(ScalingLimits<T>::kMaxRange))) return false;
+  for (const auto& [w, len] : {std::pair<const T*, int>{s.a, s.n}, std::pair<const T*, int>{s.b, s.p}}) {
+    if (!w) continue;
+    T wmin = std::numeric_limits<T>::infinity(), wmax = 0;
+    for (int i = 0; i < len; ++i)
+      if (w[i] > 0) {
+        wmin = std::min(wmin, w[i]);
+        wmax = std::max(wmax, w[i]);
+      }
+    if (wmax > 0 && wmin < static_cast<T>(ScalingLimits<T>::kMinWeightRatio) * wmax) return false;
+  }
+  kmax = hi;
+  return true;
+}
+
+// y = M x for M [rows, cols] (row stride ld) and z += M^T w, the two products of an iteration in either layout.
+template <typename T>
+void gemv(const simd::LseKernels<T>& kern, const T* m, int rows, int cols, int64_t ld, const T* x, T* y) {
+  for (int r = 0; r < rows; ++r) y[r] = kern.dot(m + r * ld, x, cols);
+}
+template <typename T>
+void gemv_t(const simd::LseKernels<T>& kern, const T* m, int rows, int cols, int64_t ld, const T* w, T* z) {
+  std::fill(z, z + cols, T(0));
+  for (int r = 0; r < rows; ++r)
+    if (w[r] != T(0)) kern.axpy(m + r * ld, w[r], z, cols);
+}
+
+}  // namespace
+
+template <typename T>
+bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r) {
+  const auto& kern = simd::best_kernels<T>();
+  const int n = s.n, p = s.p;
+  const int64_t ld = s.ld;
+  fill_logits(s, o, plan);
+  T kmax;
+  if (!scaling_is_safe(s, plan, kmax)) return false;
+  for (int i = 0; i < n; ++i) kern.exp_shift(plan + i * ld, kmax, plan + i * ld, p);  // E, in the plan buffer
+
+  // Narrow problems (solve_narrow) stream along n instead: E^T [p, n] in a scratch copy.
+  const bool narrow = solve_narrow(s);
+  std::vector<T> et;
+  if (narrow) {
+    et.resize(static_cast<size_t>(n) * p);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < p; ++j) et[static_cast<size_t>(j) * n + i] = plan[i * ld + j];
+  }
+  auto row_sums = [&](const T* v, T* out) {  // out = E v
+    if (narrow)
+      gemv_t(kern, et.data(), p, n, n, v, out);
+    else
+      gemv(kern, plan, n, p, ld, v, out);
+  };
+  auto col_sums = [&](const T* u, T* out) {  // out = E^T u
+    if (narrow)
+      gemv(kern, et.data(), p, n, n, u, out);
+    else
+      gemv_t(kern, plan, n, p, ld, u, out);
+  };
+
+  std::vector<T> u(n, T(1)), v(p, T(0)), sc(p), sr(n);
+  for (int t = 0; t < o.max_iter; ++t) {
+    col_sums(u.data(), sc.data());
+    if (o.tol > 0 && t > 0) {
+      // Column sums of the current plan are v_j (E^T u)_j, as the log domain's exp(G_j + cl_j).
+      double err = 0;
+      for (int j = 0; j < p; ++j)
+        err += std::fabs(static_cast<double>(v[j]) * sc[j] - marginal_at(s.b, p, j));
+      if (err <= o.tol) {
+        r.met_tol = true;
+        break;
+      }
+    }
+    for (int j = 0; j < p; ++j) {
+      const T bj = marginal_at(s.b, p, j);
+      v[j] = bj > 0 ? bj / sc[j] : T(0);
+    }
+    row_sums(v.data(), sr.data());
+    for (int i = 0; i < n; ++i) {
+      const T ai = marginal_at(s.a, n, i);
+      u[i] = ai > 0 ? ai / sr[i] : T(0);
+    }
+    r.n_iter = t + 1;
+  }
+
+  // The plan rows a_i E_ij v_j / (E v)_i (exact row sums, as the log domain's), and the potentials in its units:
+  // F = log a - log(E v), G = log v - kmax.
+  row_sums(v.data(), sr.data());
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  std::vector<T> F(n), G(p);
+  for (int j = 0; j < p; ++j) G[j] = v[j] > 0 ? std::log(v[j]) - kmax : kNegInf;
+  for (int i = 0; i < n; ++i) {
+    T* row = plan + i * ld;
+    const T ai = marginal_at(s.a, n, i);
+    if (!(ai > 0)) {
+      std::fill(row, row + p, T(0));
+      F[i] = kNegInf;
+      continue;
+    }
+    const T scale = ai / sr[i];
+    if (narrow)
+      for (int j = 0; j < p; ++j) row[j] = scale * et[static_cast<size_t>(j) * n + i] * v[j];
+    else
+      for (int j = 0; j < p; ++j) row[j] *= scale * v[j];
+    F[i] = std::log(ai) - std::log(sr[i]);
+    if (!std::isfinite(F[i])) return false;
+  }
+  for (int j = 0; j < p; ++j)
+    if (marginal_at(s.b, p, j) > 0 && !std::isfinite(G[j])) return false;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j)
+      if (!std::isfinite(plan[i * ld + j])) return false;
+  summarise_plan(s, o, plan, F.data(), G.data(), f_out, g_out, r);
+  return true;
+}
+
+template bool solve_scaling<float>(const ProblemSlice<float>&, const SinkhornOptions&, float*, float*, float*,
+                                   OneResult&);
+template bool solve_scaling<double>(const ProblemSlice<double>&, const SinkhornOptions&, double*, double*, double*,
+                                    OneResult&);
+
+}  // namespace inductive::detail
