@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "inductive/adam.h"
 #include "inductive/graph_kernels.h"
 #include "inductive/graphit.h"
@@ -142,7 +144,20 @@ void run(const Setup& s, bool kernel, int threads) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::string config_arg, threads_arg;
+  inductive::bench::BenchArgs args("graphit_bench", "GraphiT inference and training throughput (graphs/s)");
+  args.option("--config", "a|b", "only configuration (a) or (b)", &config_arg);
+  args.option("--threads", "LIST", "thread counts, comma-separated (default 1,2)", &threads_arg);
+  if (const int rc = args.parse(argc, argv); rc >= 0) return rc;
+  if (!config_arg.empty() && config_arg != "a" && config_arg != "b") {
+    std::fprintf(stderr, "error: --config: expected a or b, got '%s'\n", config_arg.c_str());
+    return 2;
+  }
+  std::vector<int> requested_threads = {1, 2};
+  if (!threads_arg.empty() &&
+      !inductive::bench::BenchArgs::int_list("--threads", threads_arg, 1, 256, &requested_threads))
+    return 2;
   inductive::keep_batch_buffers_in_heap();  // as `inductive graphit train` does, so the step is the trainer's
   std::printf("%s\n", producer());
   std::printf(
@@ -154,14 +169,15 @@ int main() {
   const Setup a{"(a) 3 layers, 4 heads, d 64, batch 32, 18-28 nodes", 3, 4, 32, 18, 28, 6200, 2060};
   const Setup b{"(b) 10 layers, 8 heads, d 64, batch 128, 20-26 nodes", 10, 8, 128, 20, 26, 1243, 441};
   for (const Setup& s : {a, b}) {
+    if (!config_arg.empty() && s.name[1] != config_arg[0]) continue;
 #if defined(_OPENMP)
-    const std::vector<int> thread_counts = {1, 2};
+    const std::vector<int> thread_counts = requested_threads;
 #else
     const std::vector<int> thread_counts = {1};  // the wasm build has no threads
 #endif
     for (int threads : thread_counts) {
       run(s, true, threads);
-      if (threads == 1) run(s, false, threads);
+      if (threads == 1 && config_arg.empty()) run(s, false, threads);
     }
   }
   std::printf("\nPyTorch reference diffusion-kernel precomputation: 3.5 ms per graph (scipy sparse expm)\n");

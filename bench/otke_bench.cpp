@@ -25,6 +25,7 @@
 #include <malloc.h>
 #endif
 
+#include "bench_args.h"
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
 #if defined(__EMSCRIPTEN__)
@@ -207,11 +208,21 @@ void time_breakdown(int k, int p) {
 }
 
 int main(int argc, char** argv) {
-  // --memory: only the iterations table; --breakdown: only the time breakdown; --config=k128p10: only that
-  // configuration of the first table.
-  const std::string arg = argc > 1 ? argv[1] : "";
-  const bool memory_only = arg == "--memory";
-  const std::string only = arg.rfind("--config=", 0) == 0 ? arg.substr(9) : "";
+  bool memory_only = false, breakdown_only = false;
+  std::string only;
+  inductive::bench::BenchArgs args("otke_bench",
+                                   "OTKE inference and training throughput (seq/s), time breakdown and memory");
+  args.flag("--memory", "only the table of training memory vs Sinkhorn iterations", &memory_only);
+  args.flag("--breakdown", "only the time breakdown of inference", &breakdown_only);
+  args.option("--config", "NAME", "only this configuration of the first table: k128p64, k512p64, k128p10, k512p10",
+              &only);
+  if (const int rc = args.parse(argc, argv); rc >= 0) return rc;
+  if (!only.empty() && only != "k128p64" && only != "k512p64" && only != "k128p10" && only != "k512p10") {
+    std::fprintf(stderr, "error: --config: unknown configuration '%s' (k128p64, k512p64, k128p10, k512p10)\n",
+                 only.c_str());
+    return 2;
+  }
+  const std::string arg = memory_only ? "--memory" : breakdown_only ? "--breakdown" : "";
   std::printf("inductive OTKE benchmark, Sinkhorn kernels: %s\n", sinkhorn_kernel_name());
   std::printf("batch 64, n ~ U[200, 1000] (masked), q 1, eps 0.5, 10 iterations; seq/s = sequences per second\n\n");
   // The PyTorch reference, 1 thread, inference / training step (seq/s) and training memory.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -43,14 +45,33 @@ void run_serial(int n, int chunk, parallel_detail::ChunkFn fn, void* ctx) {
   for (int begin = 0; begin < n; begin += chunk) fn(ctx, begin, std::min(n, begin + chunk), 0);
 }
 
-#if defined(INDUCTIVE_HAVE_THREADS) && !defined(_OPENMP)
+#if defined(INDUCTIVE_HAVE_THREADS)
 ThreadPool& shared_pool() {
-  // Sized once, at the first parallel loop, to the cap in force then: in wasm every thread needs a Web Worker the
-  // page created beforehand, so the pool can never grow later.
+#if defined(__EMSCRIPTEN__)
+  // Sized once, at the first parallel loop, to the cap in force then: every thread needs a Web Worker the page
+  // created beforehand, so the pool can never grow later.
   static ThreadPool pool(parallel_threads());
+#else
+  // Natively: every hardware thread (or more, if OpenMP was told so); each loop uses as many as its cap allows.
+  static ThreadPool pool(std::max({1, default_threads(), static_cast<int>(std::thread::hardware_concurrency())}));
+#endif
   return pool;
 }
 #endif
+
+// OpenMP builds run loops with OpenMP unless INDUCTIVE_PARALLEL=pool (read once) picks the pool, which
+// bench/thread_contention compares on a busy machine.
+bool use_openmp() {
+#if defined(_OPENMP)
+  static const bool openmp = [] {
+    const char* v = std::getenv("INDUCTIVE_PARALLEL");
+    return !(v && std::string(v) == "pool");
+  }();
+  return openmp;
+#else
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -67,9 +88,8 @@ int parallel_threads() {
 void set_parallel_threads(int threads) { g_cap.store(std::max(0, threads), std::memory_order_relaxed); }
 
 const char* parallel_runtime() {
-#if defined(_OPENMP)
-  return "openmp";
-#elif defined(INDUCTIVE_HAVE_THREADS)
+  if (use_openmp()) return "openmp";
+#if defined(INDUCTIVE_HAVE_THREADS)
   return "thread-pool";
 #else
   return "serial";
@@ -88,6 +108,7 @@ void run(int n, int chunk, int threads, ChunkFn fn, void* ctx) {
     return;
   }
 #if defined(_OPENMP)
+  if (!use_openmp()) return shared_pool().run(n, chunk, T, fn, ctx);
   std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T)
   for (int c = 0; c < chunks; ++c) {

@@ -111,8 +111,7 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
     if (o.tol > 0 && t > 0) {
       // Column sums of the current plan are v_j (E^T u)_j, as the log domain's exp(G_j + cl_j).
       double err = 0;
-      for (int j = 0; j < p; ++j)
-        err += std::fabs(static_cast<double>(v[j]) * sc[j] - marginal_at(s.b, p, j));
+      for (int j = 0; j < p; ++j) err += std::fabs(static_cast<double>(v[j]) * sc[j] - marginal_at(s.b, p, j));
       if (err <= o.tol) {
         r.met_tol = true;
         break;
