@@ -10,6 +10,9 @@ APT_PACKAGES=(
   libgtest-dev libbenchmark-dev zlib1g-dev libopenmpi-dev openmpi-bin
   emscripten chromium
   python3 python3-pot python3-numpy python3-scipy python3-sklearn python3-rdkit python3-torch
+  # An optimised BLAS for numpy, SciPy and PyTorch (without it Debian's torch multiplies with the reference BLAS,
+  # ~8 GFLOP/s here, which would make bench/otke_vs_torch.py's same-run baseline a straw man).
+  libopenblas0-pthread
 )
 
 missing=()
