@@ -41,8 +41,18 @@ struct Inside {
   ~Inside() { t_inside = was; }
 };
 
+// The loop on the calling thread, with the threaded runs' contract: every chunk runs, the first exception is
+// rethrown at the end.
 void run_serial(int n, int chunk, parallel_detail::ChunkFn fn, void* ctx) {
-  for (int begin = 0; begin < n; begin += chunk) fn(ctx, begin, std::min(n, begin + chunk), 0);
+  std::exception_ptr error;
+  for (int begin = 0; begin < n; begin += chunk) {
+    try {
+      fn(ctx, begin, std::min(n, begin + chunk), 0);
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 #if defined(INDUCTIVE_HAVE_THREADS)
