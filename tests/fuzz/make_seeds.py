@@ -3,6 +3,7 @@
 inputs cut from the vendored data, plus hand-made edge cases. Rerun after changing it:
     /usr/bin/python3 tests/fuzz/make_seeds.py
 """
+import base64
 import gzip
 import os
 import zlib
@@ -74,6 +75,10 @@ def gz():
     write("gzip_fuzz", "truncated.gz", member[:-3])
     co = zlib.compressobj(6, zlib.DEFLATED, 31)
     write("gzip_fuzz", "zlib_stream.gz", co.compress(payload[:1000]) + co.flush())
+    # gzip_fuzz's finding of 2026-11-26: a second member whose dynamic block has an incomplete distance code,
+    # which zlib refuses and ours inflated (tests/core/screening/datasets_test.cpp keeps it as a regression test).
+    write("gzip_fuzz", "finding_incomplete_distance_code.gz", base64.b64decode(
+        "H4sIAAAAAAAEA0tMSk4kFwEALfqR4TwAAAAfiwgAAAAFAAADLVNJjtwwDLzPV3iQuPM5GWBu/YDJ71MsBQAAAAAAAQAAAAAAAAAAAAAA"))
 
 
 def tu():

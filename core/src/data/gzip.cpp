@@ -83,17 +83,26 @@ class Inflater {
     pos_ += len;
   }
 
-  // Canonical code from code lengths; rejects over-subscribed sets (incomplete ones are legal for distances).
-  Huffman build(const uint8_t* lengths, int n) {
+  // Which incomplete codes a table may be (zlib's rules, inftrees.c, which the gzip fuzzer holds us to): the
+  // code-length code must be complete; literal/length and distance codes may be incomplete only as a single code
+  // of length 1; the fixed block's distance code (30 of 32 five-bit codes) is incomplete by definition. A set with
+  // no code at all is accepted (decoding with it then fails).
+  enum class Completeness { kCodeLengths, kLiteralsOrDistances, kFixed };
+
+  // Canonical code from code lengths; rejects over-subscribed sets and the incomplete ones `rule` forbids.
+  Huffman build(const uint8_t* lengths, int n, Completeness rule) {
     Huffman h;
     h.symbol.assign(static_cast<size_t>(n), 0);
     for (int s = 0; s < n; ++s) ++h.count[lengths[s]];
     h.count[0] = 0;
-    int left = 1;
+    int left = 1, longest = 0;
     for (int len = 1; len <= kMaxBits; ++len) {
       left = 2 * left - h.count[len];
       if (left < 0) fail("over-subscribed Huffman code");
+      if (h.count[len] > 0) longest = len;
     }
+    if (left > 0 && longest > 0 && rule != Completeness::kFixed && (rule == Completeness::kCodeLengths || longest != 1))
+      fail(rule == Completeness::kCodeLengths ? "incomplete code-lengths code" : "incomplete Huffman code");
     std::array<uint16_t, kMaxBits + 2> offs{};
     for (int len = 1; len <= kMaxBits; ++len) offs[len + 1] = offs[len] + h.count[len];
     for (int s = 0; s < n; ++s)
@@ -150,7 +159,7 @@ class Inflater {
     for (int s = 256; s < 280; ++s) len[s] = 7;
     for (int s = 280; s < 288; ++s) len[s] = 8;
     for (int s = 0; s < 30; ++s) len[288 + s] = 5;
-    codes(build(len.data(), 288), build(len.data() + 288, 30));
+    codes(build(len.data(), 288, Completeness::kFixed), build(len.data() + 288, 30, Completeness::kFixed));
   }
 
   void dynamic() {
@@ -160,7 +169,7 @@ class Inflater {
     static constexpr uint8_t kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
     std::array<uint8_t, 19> cl{};
     for (int k = 0; k < ncode; ++k) cl[kOrder[k]] = static_cast<uint8_t>(bits(3));
-    const Huffman clh = build(cl.data(), 19);
+    const Huffman clh = build(cl.data(), 19, Completeness::kCodeLengths);
     std::array<uint8_t, 286 + 30> len{};
     int k = 0;
     while (k < nlen + ndist) {
@@ -184,7 +193,8 @@ class Inflater {
       while (repeat-- > 0) len[k++] = value;
     }
     if (len[256] == 0) fail("no end-of-block code");
-    codes(build(len.data(), nlen), build(len.data() + nlen, ndist));
+    codes(build(len.data(), nlen, Completeness::kLiteralsOrDistances),
+          build(len.data() + nlen, ndist, Completeness::kLiteralsOrDistances));
   }
 
   const uint8_t* in_;

@@ -71,6 +71,23 @@ TEST(Gzip, TheHeaderCrcIsChecked) {
                "h.gz: gzip header CRC-16 mismatch: got 35386, expected 65284");
 }
 
+// A dynamic block whose distance code is incomplete (not a single one-bit code): zlib refuses it ("invalid
+// distances set"); ours inflated it until gzip_fuzz found the difference. Ours now applies zlib's completeness rules.
+TEST(Gzip, IncompleteHuffmanCodesAreRefusedAsZlibDoes) {
+  const std::vector<unsigned char> found = {
+      0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x03, 0x4b, 0x4c, 0x4a, 0x4e, 0x24, 0x17,
+      0x01, 0x00, 0x2d, 0xfa, 0x91, 0xe1, 0x3c, 0x00, 0x00, 0x00, 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00,
+      0x05, 0x00, 0x00, 0x03, 0x2d, 0x53, 0x49, 0x8e, 0xdc, 0x30, 0x0c, 0xbc, 0xcf, 0x57, 0x78, 0x90,
+      0xb8, 0xf3, 0x39, 0x19, 0x60, 0x6e, 0xfd, 0x80, 0xc9, 0xef, 0x53, 0x2c, 0x05, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+  };
+  expect_error([&] { gunzip(found.data(), found.size(), "f.gz"); }, ErrorCode::kBadModelFile,
+               "f.gz: corrupt gzip data: incomplete Huffman code");
+  // Every fixture, fixed-code blocks (whose distance code is incomplete by definition) included, still inflates.
+  EXPECT_EQ(inflate(kGzipFixed, kGzipFixed_size), kGzipSmallText);
+  EXPECT_EQ(inflate(kGzipDynamic, kGzipDynamic_size), fixture_text(kGzipBigLines));
+}
+
 TEST(Libsvm, ReadsOneBasedIndicesPlusMinusLabelsBlankLinesAndComments) {
   const Dataset d =
       parse_libsvm("# header comment\n+1 1:0.5 3:2\n\n-1 2:1.5   # trailing comment\r\n-1\n+1 qid:3 3:-1 \n");
