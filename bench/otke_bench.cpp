@@ -26,6 +26,7 @@
 #endif
 
 #include "bench_args.h"
+#include "inductive/heap.h"
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
 #if defined(__EMSCRIPTEN__)
@@ -223,6 +224,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string arg = memory_only ? "--memory" : breakdown_only ? "--breakdown" : "";
+  // The allocator as the CLI sets it (core/include/inductive/heap.h): without it every call maps, faults in and
+  // unmaps its batch-sized buffers, which cost the 1-thread rows a third of their speed.
+  inductive::keep_batch_buffers_in_heap();
   std::printf("inductive OTKE benchmark, Sinkhorn kernels: %s\n", sinkhorn_kernel_name());
   std::printf("batch 64, n ~ U[200, 1000] (masked), q 1, eps 0.5, 10 iterations; seq/s = sequences per second\n\n");
   // The PyTorch reference, 1 thread, inference / training step (seq/s) and training memory.

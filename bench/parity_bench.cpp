@@ -15,6 +15,7 @@
 
 #include "bench_timing.h"
 #include "inductive/graphit.h"
+#include "inductive/heap.h"
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
 #include "inductive/otke.h"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads_path.empty() || models.empty()) return usage("--workloads and --models are required");
+  inductive::keep_batch_buffers_in_heap();  // as the CLI does (inductive/heap.h)
   try {
     const std::vector<uint8_t> text = read_file(workloads_path);
     const json w = json::parse(text.begin(), text.end());
