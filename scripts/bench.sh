@@ -82,6 +82,9 @@ $PY bench/bench_table.py "$results"
 echo
 if [[ -x "$(dirname "$BENCH")/otke_bench" ]]; then
   "$(dirname "$BENCH")/otke_bench"
+  # The same configurations next to a PyTorch CPU baseline measured now, interleaved (bench/otke_vs_torch.py).
+  echo
+  $PY bench/otke_vs_torch.py --bench "$(dirname "$BENCH")/otke_bench" ${QUICK:+--quick}
 fi
 
 # Safe screening (digits 9-vs-rest), when the shared data is present.
@@ -104,6 +107,9 @@ fi
 echo
 if [[ -x "$(dirname "$BENCH")/graphit_bench" ]]; then
   "$(dirname "$BENCH")/graphit_bench"
+  # 1 vs 2 threads next to a busy loop, OpenMP and the pool (bench/thread_contention.py).
+  echo
+  $PY bench/thread_contention.py --bench "$(dirname "$BENCH")/graphit_bench"
 fi
 
 # The GraphiT and OTKE benchmarks compiled to wasm and run under Node (native vs wasm on the same code).
