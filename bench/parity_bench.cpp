@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
 #include "bench_timing.h"
 #include "inductive/graphit.h"
 #include "inductive/heap.h"
@@ -45,48 +45,22 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
 
-int usage(const char* message) {
-  std::fprintf(stderr, "error: %s\nusage: parity_bench --workloads FILE --models DIR [--threads 1,2]\n", message);
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string workloads_path, models;
+  std::string workloads_path, models, threads_arg;
+  inductive::bench::BenchArgs args("parity_bench", "the browser benchmark's workloads natively (JSON on stdout)");
+  args.option("--workloads", "FILE", "web/demo/src/bench/workloads.json", &workloads_path);
+  args.option("--models", "DIR", "folder of the model files it names (data/models)", &models);
+  args.option("--threads", "LIST", "thread counts, comma-separated (default 1,2)", &threads_arg);
+  if (const int rc = args.parse(argc, argv); rc >= 0) return rc;
   std::vector<int> thread_counts = {1, 2};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "parity_bench: the browser benchmark's workloads natively (JSON on stdout)\n"
-          "  --workloads FILE  web/demo/src/bench/workloads.json\n"
-          "  --models DIR      folder of the model files it names (data/models)\n"
-          "  --threads LIST    thread counts, comma-separated (default 1,2)\n");
-      return 0;
-    }
-    if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
-    const std::string v = argv[++i];
-    if (a == "--workloads") {
-      workloads_path = v;
-    } else if (a == "--models") {
-      models = v;
-    } else if (a == "--threads") {
-      thread_counts.clear();
-      std::stringstream ss(v);
-      for (std::string t; std::getline(ss, t, ',');) {
-        try {
-          thread_counts.push_back(std::stoi(t));
-        } catch (const std::exception&) {
-          return usage(("--threads: not a number: " + t).c_str());
-        }
-        if (thread_counts.back() < 1) return usage("--threads: counts must be >= 1");
-      }
-    } else {
-      return usage(("unknown option " + a).c_str());
-    }
+  if (!threads_arg.empty() && !inductive::bench::BenchArgs::int_list("--threads", threads_arg, 1, 256, &thread_counts))
+    return 2;
+  if (workloads_path.empty() || models.empty()) {
+    std::fprintf(stderr, "error: --workloads and --models are required (see --help)\n");
+    return 2;
   }
-  if (workloads_path.empty() || models.empty()) return usage("--workloads and --models are required");
   inductive::keep_batch_buffers_in_heap();  // as the CLI does (inductive/heap.h)
   try {
     const std::vector<uint8_t> text = read_file(workloads_path);
