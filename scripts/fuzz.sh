@@ -4,6 +4,8 @@
 # text tokeniser and vocabulary, and the JSON config sections of model files.
 #
 #   scripts/fuzz.sh [seconds per target, default 20]
+#   scripts/fuzz.sh --list                   prints the targets, one per line
+#   FUZZ_TARGETS="smiles_fuzz npy_fuzz" scripts/fuzz.sh ...   only these targets
 #
 # Configures and builds the CMake preset `fuzz` (clang; build/fuzz), then runs each target for that long from a seed
 # corpus: the model fixtures in tests/data/models, a few .npy files written below, and the committed seeds of
@@ -14,6 +16,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Every target, in the order they run (scripts/fuzz_campaign.sh reads this list through --list).
+all_targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz tu_fuzz folds_fuzz
+             mnist_fuzz tokens_fuzz config_fuzz text_tsv_fuzz)
+if [[ ${1:-} == --list ]]; then
+  printf '%s\n' "${all_targets[@]}"
+  exit 0
+fi
+read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
+for target in "${targets[@]}"; do
+  if ! printf '%s\n' "${all_targets[@]}" | grep -qx "$target"; then
+    echo "fuzz: unknown target '$target' (scripts/fuzz.sh --list)" >&2
+    exit 2
+  fi
+done
+
 seconds=${1:-20}
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [seconds per target, >= 1]" >&2
@@ -23,8 +40,6 @@ fi
 build=build/fuzz
 mkdir -p "$build"
 # -j2: the build machine is shared.
-targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz tu_fuzz folds_fuzz mnist_fuzz
-         tokens_fuzz config_fuzz)
 if ! { cmake --preset fuzz && cmake --build "$build" -j2 --target "${targets[@]}"; } \
      >"$build/build.log" 2>&1; then
   tail -n 30 "$build/build.log" >&2
@@ -36,7 +51,7 @@ fi
 # header version parse_npy accepts plus a few it must reject. Written with struct so no numpy is needed.
 seeds=$build/seeds
 rm -rf "$seeds"
-for target in "${targets[@]}"; do mkdir -p "$seeds/$target"; done
+for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target"; done
 cp tests/data/models/*.safetensors "$seeds/model_file_fuzz/"
 /usr/bin/python3 - "$seeds/npy_fuzz" <<'PY'
 import struct, sys, os

@@ -5,14 +5,17 @@
 # table (target, execs, coverage, corpus, findings) to build/fuzz/campaign.md; findings go to build/fuzz/findings/.
 #
 #   scripts/fuzz_campaign.sh [MAX_SECONDS per target, default 3600] [MAX_RUNS, default 10000000]
+#   FUZZ_TARGETS="..." FUZZ_JOBS=1 scripts/fuzz_campaign.sh    some targets (default: all, scripts/fuzz.sh --list),
+#                                                              one at a time (default: two)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-3600}
 runs=${2:-10000000}
 build=build/fuzz
+read -r -a targets <<<"${FUZZ_TARGETS:-$(bash scripts/fuzz.sh --list | tr '\n' ' ')}"
+jobs=${FUZZ_JOBS:-2}
 # Builds everything and writes the seeds (a 1-second run of each target).
-bash scripts/fuzz.sh 1 >/dev/null
-targets=(model_file_fuzz npy_fuzz smiles_fuzz libsvm_fuzz csv_fuzz fasta_fuzz gzip_fuzz)
+FUZZ_TARGETS="${targets[*]}" bash scripts/fuzz.sh 1 >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
@@ -31,7 +34,7 @@ run_one() {
   echo "$status" >"$build/campaign-$target.status"
 }
 export -f run_one
-printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c "run_one {} $seconds $runs $build"
+printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds $runs $build"
 
 {
   echo "| target | execs | seconds | coverage (edges) | features | merged corpus | findings |"

@@ -1,18 +1,16 @@
 // Data loading, checks, progress and chunked embedding for the `otke` commands (see otke_inputs.h).
-#include <cmath>
-#include <random>
-#include "inductive/text_lines.h"
 #include "otke_inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
-#include <set>
+#include <random>
 
 #include "inductive/model_file.h"
 #include "inductive/npy.h"
 #include "inductive/sequence.h"
+#include "inductive/text_samples.h"
 #include "inductive/tokens.h"
 
 namespace inductive::cli {
@@ -59,100 +57,26 @@ void load_classes(const std::vector<std::string>& specs, OtkeInputs& in) {
   }
 }
 
-void load_tsv(const std::string& path, OtkeInputs& in) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  const std::string text(bytes.begin(), bytes.end());
-  std::vector<std::string> label_of_sample;
-  LineReader lines(text);
-  std::string line;
-  while (lines.next(line)) {
-    const size_t line_no = lines.number();
-    if (line.empty() || line[0] == '#') continue;
-    const size_t tab = line.find('\t');
-    INDUCTIVE_CHECK(tab != std::string::npos, ErrorCode::kInvalidArgument, path, ": line ", line_no,
-                    ": expected label<TAB>sequence, found no tab");
-    INDUCTIVE_CHECK(tab > 0, ErrorCode::kInvalidArgument, path, ": line ", line_no, ": empty label");
-    std::string seq;
-    for (size_t i = tab + 1; i < line.size(); ++i)
-      if (line[i] != ' ' && line[i] != '\t') seq.push_back(line[i]);
-    INDUCTIVE_CHECK(!seq.empty(), ErrorCode::kInvalidArgument, path, ": line ", line_no, ": empty sequence");
-    label_of_sample.push_back(line.substr(0, tab));
-    in.sequences.push_back(seq);
-    in.names.push_back(path + " line " + std::to_string(line_no));
-  }
-  INDUCTIVE_CHECK(!in.sequences.empty(), ErrorCode::kInvalidArgument, path,
-                  ": no sample (expected lines label<TAB>sequence)");
-  // Sorted names: the class order does not depend on the order of the lines.
-  const std::set<std::string> names(label_of_sample.begin(), label_of_sample.end());
-  in.class_names.assign(names.begin(), names.end());
-  for (const std::string& l : label_of_sample)
-    in.labels.push_back(
-        static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) - in.class_names.begin()));
+// The tables are parsed in core (inductive/text_samples.h), as the bindings parse them.
+void take_samples(TextSamples samples, OtkeInputs& in) {
+  in.sequences = std::move(samples.samples);
+  in.names = std::move(samples.names);
+  in.labels = std::move(samples.labels);
+  in.class_names = std::move(samples.class_names);
 }
 
-// GLUE-style TSV of sentences (see otke_inputs.h). Splits on TAB only: sentences hold quotes and backticks, and
-// GLUE files use no quoting.
-void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
+std::string read_text(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  const std::string text(bytes.begin(), bytes.end());
-  const auto split = [](const std::string& line) {
-    std::vector<std::string> fields;
-    size_t begin = 0;
-    for (size_t tab; (tab = line.find('\t', begin)) != std::string::npos; begin = tab + 1)
-      fields.push_back(line.substr(begin, tab - begin));
-    fields.push_back(line.substr(begin));
-    return fields;
-  };
-  LineReader lines(text);
-  std::string line;
-  while (lines.next(line) && line.empty()) {
-  }
-  INDUCTIVE_CHECK(!line.empty(), ErrorCode::kInvalidArgument, path, ": empty file (expected a header line ",
-                  kind == InputKind::kLabelled ? "'sentence<TAB>label'" : "naming a 'sentence' column", ")");
-  const std::vector<std::string> header = split(line);
-  const size_t header_line = lines.number();
-  int sentence_col = -1, label_col = -1;
-  for (size_t c = 0; c < header.size(); ++c) {
-    for (size_t d = 0; d < c; ++d)
-      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, path, ": line ", header_line, ": column '",
-                      header[c], "' appears twice in the header");
-    if (header[c] == "sentence") sentence_col = static_cast<int>(c);
-    if (header[c] == "label") label_col = static_cast<int>(c);
-  }
-  INDUCTIVE_CHECK(sentence_col >= 0, ErrorCode::kInvalidArgument, path, ": line ", header_line,
-                  ": the header has no 'sentence' column (expected a GLUE header such as 'sentence<TAB>label'): got '",
-                  line, "'");
-  const bool labelled = kind == InputKind::kLabelled;
-  INDUCTIVE_CHECK(!labelled || label_col >= 0, ErrorCode::kInvalidArgument, path, ": line ", header_line,
-                  ": the header has no 'label' column (expected 'sentence<TAB>label'): got '", line, "'");
-  std::vector<std::string> label_of_sample;
-  while (lines.next(line)) {
-    const size_t line_no = lines.number();
-    if (line.empty()) continue;
-    const std::vector<std::string> fields = split(line);
-    INDUCTIVE_CHECK(fields.size() == header.size(), ErrorCode::kInvalidArgument, path, ": line ", line_no,
-                    ": expected ", header.size(), " tab-separated fields (as the header), got ", fields.size());
-    const std::string& sentence = fields[sentence_col];
-    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument, path,
-                    ": line ", line_no, ": empty sentence");
-    if (labelled) {
-      const std::string& label = fields[label_col];
-      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos, ErrorCode::kInvalidArgument,
-                      path, ": line ", line_no,
-                      label.empty() ? ": missing label" : ": label contains a space: got '" + label + "'");
-      label_of_sample.push_back(label);
-    }
-    in.sequences.push_back(sentence);
-    in.names.push_back(path + " line " + std::to_string(line_no));
-  }
-  INDUCTIVE_CHECK(!in.sequences.empty(), ErrorCode::kInvalidArgument, path, ": no sentence after the header");
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void load_tsv(const std::string& path, OtkeInputs& in) {
+  take_samples(parse_labelled_sequences_tsv(read_text(path), path), in);
+}
+
+void load_text(const std::string& path, InputKind kind, OtkeInputs& in) {
+  take_samples(parse_glue_tsv(read_text(path), path, kind == InputKind::kLabelled), in);
   in.text = true;
-  if (!labelled) return;
-  const std::set<std::string> names(label_of_sample.begin(), label_of_sample.end());
-  in.class_names.assign(names.begin(), names.end());
-  for (const std::string& l : label_of_sample)
-    in.labels.push_back(
-        static_cast<int32_t>(std::find(in.class_names.begin(), in.class_names.end(), l) - in.class_names.begin()));
 }
 
 std::vector<int32_t> load_int_vector(const std::string& path, const char* option, int64_t expected) {

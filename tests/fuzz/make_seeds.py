@@ -119,6 +119,23 @@ def tokens():
     write("tokens_fuzz", "utf8.txt", b"\x00" + "Caf\u00e9 na\u00efve co-star n't 'S\n\t\x0b\x0c\n".encode())
 
 
+def text_tsv():
+    """The first byte picks the table: 0 GLUE labelled, 1 GLUE unlabelled, 2 label<TAB>sequence."""
+    glue = os.path.join(REPO, "..", "shared", "data", "sst2-glue")  # written once from ../shared, then committed
+    with open(os.path.join(glue, "train.tsv")) as f:
+        write("text_tsv_fuzz", "sst2_train_head.tsv", b"\x00" + "".join(f.readlines()[:9]).encode())
+    with open(os.path.join(glue, "test_unlabeled.tsv")) as f:
+        write("text_tsv_fuzz", "sst2_test_head.tsv", b"\x01" + "".join(f.readlines()[:6]).encode())
+    write("text_tsv_fuzz", "crlf_blank_lines.tsv", b"\x00" + b"label\tsentence\r\n\r\npos\tit 's \"fun\" `\r\n")
+    write("text_tsv_fuzz", "ragged.tsv", b"\x00" + b"sentence\tlabel\na\t1\tx\n")
+    # text_tsv_fuzz's first finding: a lone CR after the tab was taken for a one-letter sequence.
+    write("text_tsv_fuzz", "finding_cr_only_sequence.tsv", b"\x02se\xf8se\x00\t\r\r")
+    with open(os.path.join(REPO, "data", "promoters", "ecoli_prom_150.fa")) as f:
+        seqs = [line for line in f.read().splitlines() if not line.startswith(">")][:4]
+    write("text_tsv_fuzz", "promoters.tsv", b"\x02" + "# label<TAB>sequence\n".encode()
+          + "".join(f"{'yes' if i % 2 else 'no'}\t{s}\n" for i, s in enumerate(seqs)).encode())
+
+
 def config():
     import json
     import struct
@@ -142,4 +159,5 @@ if __name__ == "__main__":
     folds()
     mnist()
     tokens()
+    text_tsv()
     config()
