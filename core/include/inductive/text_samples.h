@@ -24,8 +24,8 @@ struct TextSamples {
 // Throws Error{kInvalidArgument} naming the source and line.
 TextSamples parse_glue_tsv(const std::string& text, const std::string& source, bool labelled);
 
-// One sample per line, label<TAB>sequence; whitespace inside the sequence (spaces, tabs, CR) is dropped; '#' lines and blank
-// lines are skipped. Throws Error{kInvalidArgument} naming the source and line.
+// One sample per line, label<TAB>sequence; whitespace inside the sequence (spaces, tabs, CR) is dropped; '#' lines and
+// blank lines are skipped. Throws Error{kInvalidArgument} naming the source and line.
 TextSamples parse_labelled_sequences_tsv(const std::string& text, const std::string& source);
 
 // Sets out.class_names to the sorted distinct labels and out.labels to each sample's index among them.

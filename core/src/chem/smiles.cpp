@@ -47,34 +47,51 @@ class Parser {
     while (i_ < s_.size()) {
       const char c = s_[i_];
       if (c == '(') {
-        INDUCTIVE_CHECK(prev >= 0 && pending_order == 0, ErrorCode::kInvalidArgument, where(), "branch '(' ",
-                        prev < 0 ? "with no atom before it" : "after a bond symbol");
+        INDUCTIVE_CHECK(prev >= 0 && pending_order == 0 && !branch_opened_, ErrorCode::kInvalidArgument, where(),
+                        "branch '(' ",
+                        prev < 0         ? "with no atom before it"
+                        : branch_opened_ ? "right after '(' (a branch starts with an atom or a bond)"
+                                         : "after a bond symbol");
         branch_stack.push_back(prev);
+        branch_opened_ = true;
         ++i_;
       } else if (c == ')') {
         INDUCTIVE_CHECK(!branch_stack.empty(), ErrorCode::kInvalidArgument, where(), "')' closes no branch");
         INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "bond symbol before ')'");
+        INDUCTIVE_CHECK(!branch_opened_, ErrorCode::kInvalidArgument, where(), "empty branch '()'");
         prev = branch_stack.back();
         branch_stack.pop_back();
         ++i_;
       } else if (c == '.') {
         INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "bond symbol before '.'");
+        // '.' separates two fragments: an atom on each side, as RDKit requires ("C.", ".C", "C..C", "C(.C)").
+        INDUCTIVE_CHECK(prev >= 0 && !branch_opened_, ErrorCode::kInvalidArgument, where(),
+                        "'.' with no atom before it");
+        INDUCTIVE_CHECK(i_ + 1 < s_.size() && s_[i_ + 1] != '.' && s_[i_ + 1] != '(' && s_[i_ + 1] != ')',
+                        ErrorCode::kInvalidArgument, where(), "'.' must be followed by an atom");
         prev = -1;
         ++i_;
-      } else if (bond_order(c) != 0) {
-        // A repeated direction mark ("\\\\", as some MoleculeNet records have) is one bond, as RDKit reads it.
-        if (pending_directional_ && (c == '/' || c == '\\') && s_[i_ - 1] == c) {
+      } else if (bond_order(c) != 0 || c == '<') {
+        // A repeated backslash ("\\\\", as some MoleculeNet records have) is one bond, as RDKit reads it (RDKit
+        // refuses "//").
+        if (pending_directional_ && c == '\\' && s_[i_ - 1] == c) {
           ++i_;
           continue;
         }
         INDUCTIVE_CHECK(pending_order == 0, ErrorCode::kInvalidArgument, where(), "two bond symbols in a row");
-        pending_directional_ = c == '/' || c == '\\';
         INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "bond symbol '", c,
                         "' with no atom before it");
-        pending_order = bond_order(c);
-        ++i_;
+        // Dative bonds "->" and "<-" (RDKit writes them for metal complexes): a single bond in a graph.
+        const bool dative = (c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] == '>') || c == '<';
+        INDUCTIVE_CHECK(c != '<' || (i_ + 1 < s_.size() && s_[i_ + 1] == '-'), ErrorCode::kInvalidArgument, where(),
+                        "'<' must start a dative bond '<-'");
+        pending_directional_ = c == '/' || c == '\\';
+        pending_order = dative ? 1 : bond_order(c);
+        i_ += dative ? 2 : 1;
       } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '%') {
         INDUCTIVE_CHECK(prev >= 0, ErrorCode::kInvalidArgument, where(), "ring closure with no atom before it");
+        INDUCTIVE_CHECK(!branch_opened_, ErrorCode::kInvalidArgument, where(),
+                        "ring closure at the start of a branch (it must follow an atom)");
         ring_closure(prev, pending_order);
         pending_order = 0;
         pending_directional_ = false;
@@ -84,6 +101,7 @@ class Parser {
         if (prev >= 0) add_bond(prev, atom, pending_order, at);
         pending_order = 0;
         pending_directional_ = false;
+        branch_opened_ = false;
         prev = atom;
       }
     }
@@ -134,10 +152,12 @@ class Parser {
       static const char* two[] = {"Cl", "Br"};
       bool done = false;
       for (const char* t : two) {
+        // One symbol per atom: without the break, "ClBr" read as one bromine (differential fuzzing vs RDKit).
         if (s_.compare(i_, 2, t) == 0) {
           a.symbol = t;
           i_ += 2;
           done = true;
+          break;
         }
       }
       if (!done) {
@@ -159,15 +179,26 @@ class Parser {
     return static_cast<int>(atoms_.size()) - 1;
   }
 
+  // Digits at i_ (none: 0), saturated at 10^6; a leading zero is refused as RDKit refuses it ("01").
+  int read_number(size_t end, const char* what) {
+    const size_t start = i_;
+    int value = 0;
+    while (i_ < end && std::isdigit(static_cast<unsigned char>(s_[i_])))
+      value = std::min(1000000, value * 10 + (s_[i_++] - '0'));
+    INDUCTIVE_CHECK(i_ - start < 2 || s_[start] != '0', ErrorCode::kInvalidArgument, where(), what,
+                    " with a leading zero: got '", s_.substr(start, i_ - start), "'");
+    return value;
+  }
+
   // [isotope? symbol chirality? hcount? charge? class?]
   void read_bracket(Atom& a) {
     const size_t open = i_;
     const size_t close = s_.find(']', i_);
     INDUCTIVE_CHECK(close != std::string::npos, ErrorCode::kInvalidArgument, where(), "'[' is never closed");
     ++i_;
-    size_t digits = 0;
-    while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_, ++digits;
-    a.isotope = digits > 0;
+    const size_t isotope_start = i_;
+    read_number(close, "isotope");
+    a.isotope = i_ > isotope_start;
     INDUCTIVE_CHECK(i_ < close, ErrorCode::kInvalidArgument, where(), "bracket atom with no element");
     if (s_[i_] == '*') {
       a.symbol = "*";
@@ -199,12 +230,24 @@ class Parser {
       a.symbol = sym;
       i_ += sym.size();
     }
-    // Chirality: @, @@, @TH1, @AL2, @SP3, @TB12, @OH30.
+    // Chirality: @, @@, or @ and a class with an optional number: TH and AL up to 2, SP up to 3, TB up to 20, OH
+    // up to 30 (RDKit's limits, checked by tests/oracle/smiles_differential.py).
     if (i_ < close && s_[i_] == '@') {
+      INDUCTIVE_CHECK(a.symbol != "H", ErrorCode::kInvalidArgument, where(), "a hydrogen atom cannot be chiral");
       ++i_;
-      if (i_ < close && s_[i_] == '@') ++i_;
-      while (i_ < close && std::isupper(static_cast<unsigned char>(s_[i_])) && s_[i_] != 'H') ++i_;
-      while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+      if (i_ < close && s_[i_] == '@') {
+        ++i_;
+      } else if (i_ + 1 < close) {
+        static const std::pair<const char*, int> classes[] = {{"TH", 2}, {"AL", 2}, {"SP", 3}, {"TB", 20}, {"OH", 30}};
+        for (const auto& [name, most] : classes) {
+          if (s_.compare(i_, 2, name) != 0) continue;
+          i_ += 2;
+          const int number = read_number(close, "chirality class number");
+          INDUCTIVE_CHECK(number <= most, ErrorCode::kInvalidArgument, where(), "chirality class @", name,
+                          " goes up to ", most, ": got ", number);
+          break;
+        }
+      }
     }
     if (i_ < close && s_[i_] == 'H') {
       ++i_;
@@ -221,6 +264,9 @@ class Parser {
       } else {
         value = 1;
         while (i_ < close && s_[i_] == sign) ++value, ++i_;
+        // "++" and "--" are allowed (OpenSMILES' deprecated form); RDKit refuses more, and so do we.
+        INDUCTIVE_CHECK(value <= 2, ErrorCode::kInvalidArgument, where(), "write the charge as ", sign, value, ", not ",
+                        std::string(value, sign));
       }
       INDUCTIVE_CHECK(value <= 15, ErrorCode::kInvalidArgument, where(), "charge out of range: got ",
                       value == 100 ? "100 or more" : std::to_string(value), " (at most 15)");
@@ -228,7 +274,9 @@ class Parser {
     }
     if (i_ < close && s_[i_] == ':') {
       ++i_;
-      while (i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+      INDUCTIVE_CHECK(i_ < close && std::isdigit(static_cast<unsigned char>(s_[i_])), ErrorCode::kInvalidArgument,
+                      where(), "atom class ':' without a number");
+      read_number(close, "atom class");
     }
     INDUCTIVE_CHECK(i_ == close, ErrorCode::kInvalidArgument, where(), "unexpected text in bracket atom '",
                     s_.substr(open, close - open + 1), "': got '", s_.substr(i_, close - i_), "'");
@@ -289,7 +337,8 @@ class Parser {
     const uint64_t key = (static_cast<uint64_t>(e[0]) << 32) | static_cast<uint32_t>(e[1]);
     INDUCTIVE_CHECK(bond_set_.insert(key).second, ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": atoms ",
                     e[0] + 1, " and ", e[1] + 1, " are bonded twice");
-    if (order == 0) order = atoms_[u].aromatic && atoms_[v].aromatic ? 5 : 1;
+    // Unwritten, '/' or '\\' between two aromatic atoms: aromatic (RDKit reads directional bonds so too).
+    if (order == 0 || (order == 1 && pending_directional_)) order = atoms_[u].aromatic && atoms_[v].aromatic ? 5 : 1;
     bonds_.push_back(e);
     orders_.push_back(static_cast<uint8_t>(order));
     directional_.push_back(pending_directional_ ? 1 : 0);
@@ -305,9 +354,11 @@ class Parser {
       for (int side = 0; side < 2; ++side) {
         const int h = bonds_[k][side], other = bonds_[k][1 - side];
         const Atom& a = atoms_[h];
-        // (A hydrogen on a '/' or '\\' bond defines double-bond stereo; RDKit keeps it, so do we.)
-        if (a.symbol == "H" && !a.isotope && a.charge == 0 && degree[h] == 1 && atoms_[other].symbol != "H" &&
-            orders_[k] == 1 && !directional_[k]) {
+        // Charged hydrogens and any bond order go too, as in RDKit. A hydrogen on a '/' or '\\' bond defines
+        // double-bond stereo; RDKit keeps it, so do we.
+        // A hydrogen on a dummy atom '*' stays, as in RDKit.
+        if (a.symbol == "H" && !a.isotope && degree[h] == 1 && atoms_[other].symbol != "H" &&
+            atoms_[other].symbol != "*" && !directional_[k]) {
           drop[h] = 1;
         }
       }
@@ -338,6 +389,7 @@ class Parser {
   std::vector<uint8_t> orders_;
   std::vector<uint8_t> directional_;  // per bond: written with '/' or '\\'
   bool pending_directional_ = false;
+  bool branch_opened_ = false;  // '(' read and no atom since
   std::map<int, OpenRing> rings_;
 };
 

@@ -1,5 +1,7 @@
 // LIBSVM / svmlight reader (see inductive/screening/datasets.h).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "inductive/error.h"
@@ -54,6 +56,10 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
       }
       INDUCTIVE_CHECK(detail::parse_double(tok.substr(colon + 1), value), ErrorCode::kInvalidArgument, what, ": line ",
                       ln, ": value '", tok.substr(colon + 1), "' of feature ", index, " is not a finite number");
+      // Values are stored as float32: a larger one would become infinite, silently.
+      INDUCTIVE_CHECK(std::fabs(value) <= std::numeric_limits<float>::max(), ErrorCode::kInvalidArgument, what,
+                      ": line ", ln, ": value '", tok.substr(colon + 1), "' of feature ", index,
+                      " is beyond float32's range (", std::numeric_limits<float>::max(), ")");
       row.emplace_back(index, value);
     }
     std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -31,8 +31,8 @@ void index_labels(const std::vector<std::string>& label_of_sample, TextSamples& 
   out.labels.clear();
   out.labels.reserve(label_of_sample.size());
   for (const std::string& l : label_of_sample)
-    out.labels.push_back(static_cast<int32_t>(
-        std::lower_bound(out.class_names.begin(), out.class_names.end(), l) - out.class_names.begin()));
+    out.labels.push_back(static_cast<int32_t>(std::lower_bound(out.class_names.begin(), out.class_names.end(), l) -
+                                              out.class_names.begin()));
 }
 
 TextSamples parse_glue_tsv(const std::string& text, const std::string& source, bool labelled) {
@@ -47,8 +47,8 @@ TextSamples parse_glue_tsv(const std::string& text, const std::string& source, b
   int sentence_col = -1, label_col = -1;
   for (size_t c = 0; c < header.size(); ++c) {
     for (size_t d = 0; d < c; ++d)
-      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, source, ": line ", header_line,
-                      ": column '", header[c], "' appears twice in the header");
+      INDUCTIVE_CHECK(header[d] != header[c], ErrorCode::kInvalidArgument, source, ": line ", header_line, ": column '",
+                      header[c], "' appears twice in the header");
     if (header[c] == "sentence") sentence_col = static_cast<int>(c);
     if (header[c] == "label") label_col = static_cast<int>(c);
   }
@@ -66,12 +66,12 @@ TextSamples parse_glue_tsv(const std::string& text, const std::string& source, b
     INDUCTIVE_CHECK(fields.size() == header.size(), ErrorCode::kInvalidArgument, source, ": line ", line_no,
                     ": expected ", header.size(), " tab-separated fields (as the header), got ", fields.size());
     const std::string& sentence = fields[sentence_col];
-    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument,
-                    source, ": line ", line_no, ": empty sentence");
+    INDUCTIVE_CHECK(sentence.find_first_not_of(" \t\r\n\v\f") != std::string::npos, ErrorCode::kInvalidArgument, source,
+                    ": line ", line_no, ": empty sentence");
     if (labelled) {
       const std::string& label = fields[label_col];
-      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos,
-                      ErrorCode::kInvalidArgument, source, ": line ", line_no,
+      INDUCTIVE_CHECK(!label.empty() && label.find_first_of(" \v\f") == std::string::npos, ErrorCode::kInvalidArgument,
+                      source, ": line ", line_no,
                       label.empty() ? ": missing label" : ": label contains a space: got '" + label + "'");
       label_of_sample.push_back(label);
     }

@@ -3,6 +3,7 @@
 // {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with spaces and '\n' to 64 bytes.
 #include "inductive/npy.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -21,49 +22,113 @@ int64_t NpyArray::numel() const {
 
 namespace {
 
-// Value of `key` in the header dict: the text after "'key':" up to the next top-level ',' or '}'.
-std::string dict_value(const std::string& header, const std::string& key, const std::string& what) {
-  const std::string needle = "'" + key + "'";
-  const auto k = header.find(needle);
-  INDUCTIVE_CHECK(k != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header has no '", key, "' entry");
-  auto pos = header.find(':', k + needle.size());
-  INDUCTIVE_CHECK(pos != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header is malformed near '", key,
-                  "'");
-  ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  size_t end = pos;
-  if (pos < header.size() && header[pos] == '(') {
-    end = header.find(')', pos);
-    INDUCTIVE_CHECK(end != std::string::npos, ErrorCode::kBadModelFile, what, ": npy header shape is not closed");
-    return header.substr(pos, end - pos + 1);
-  }
-  while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
-  std::string v = header.substr(pos, end - pos);
-  while (!v.empty() && v.back() == ' ') v.pop_back();
-  return v;
-}
-
-std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
-  // "(3, 4)", "(5,)", "()"
+// The header dict, read strictly: the Python literal numpy writes, {'descr': STR, 'fortran_order': BOOL,
+// 'shape': (INT, ...)} with optional trailing commas and whitespace, then only whitespace. numpy's own reader
+// (ast.literal_eval) refuses text after the dict, unknown or missing keys and "(3)" for a tuple; so do we
+// (tests/oracle/test_differential_fuzz.py compares the two).
+struct NpyHeader {
+  std::string descr, shape_text;
+  bool fortran = false;
   std::vector<int64_t> shape;
-  size_t i = 1;
-  while (i < text.size() - 1) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
-    if (i >= text.size() - 1) break;
-    int64_t v = 0;
-    bool any = false;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      INDUCTIVE_CHECK(v <= (std::numeric_limits<int64_t>::max() - 9) / 10, ErrorCode::kBadModelFile, what,
-                      ": npy shape dimension overflows: ", text);
-      v = v * 10 + (text[i] - '0');
-      ++i;
-      any = true;
+};
+
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& what) : t_(text), what_(what) {}
+
+  NpyHeader run() {
+    NpyHeader h;
+    bool seen[3] = {false, false, false};
+    space();
+    expect('{');
+    for (space(); !at('}'); space()) {
+      const std::string key = string_literal();
+      space();
+      expect(':');
+      space();
+      const int k = key == "descr" ? 0 : key == "fortran_order" ? 1 : key == "shape" ? 2 : -1;
+      fail_unless(k >= 0, "unknown key '" + key + "' (expected descr, fortran_order, shape)");
+      fail_unless(!seen[k], "key '" + key + "' appears twice");
+      seen[k] = true;
+      if (k == 0) h.descr = string_literal();
+      if (k == 1) h.fortran = boolean();
+      if (k == 2) h.shape = tuple(h.shape_text);
+      space();
+      if (!at('}')) expect(',');
     }
-    INDUCTIVE_CHECK(any, ErrorCode::kBadModelFile, what, ": npy shape is malformed: got ", text);
-    shape.push_back(v);
+    ++i_;
+    space();
+    fail_unless(i_ == t_.size(), "text after the dict");
+    fail_unless(seen[0] && seen[1] && seen[2], "a key is missing (descr, fortran_order and shape are required)");
+    return h;
   }
-  return shape;
-}
+
+ private:
+  void fail_unless(bool ok, const std::string& problem) const {
+    INDUCTIVE_CHECK(ok, ErrorCode::kBadModelFile, what_, ": npy header is malformed at byte ", i_, ": ", problem);
+  }
+  bool at(char c) const { return i_ < t_.size() && t_[i_] == c; }
+  void space() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
+  }
+  void expect(char c) {
+    fail_unless(at(c), std::string("expected '") + c + "'");
+    ++i_;
+  }
+  std::string string_literal() {
+    fail_unless(at('\'') || at('"'), "expected a quoted string");
+    const char quote = t_[i_++];
+    const size_t end = t_.find(quote, i_);
+    fail_unless(end != std::string::npos, "unclosed string");
+    std::string v = t_.substr(i_, end - i_);
+    fail_unless(v.find_first_of("\\\n") == std::string::npos, "escapes or line breaks in a string");
+    i_ = end + 1;
+    return v;
+  }
+  bool boolean() {
+    for (const char* word : {"True", "False"}) {
+      if (t_.compare(i_, std::strlen(word), word) == 0) {
+        i_ += std::strlen(word);
+        return word[0] == 'T';
+      }
+    }
+    fail_unless(false, "expected True or False");
+    return false;
+  }
+  std::vector<int64_t> tuple(std::string& text) {
+    const size_t start = i_;
+    expect('(');
+    std::vector<int64_t> dims;
+    bool comma = false;
+    for (space(); !at(')'); space()) {
+      fail_unless(i_ < t_.size() && t_[i_] >= '0' && t_[i_] <= '9', "expected a dimension (digits)");
+      fail_unless(!(t_[i_] == '0' && i_ + 1 < t_.size() && t_[i_ + 1] >= '0' && t_[i_ + 1] <= '9'),
+                  "a dimension with a leading zero");
+      int64_t v = 0;
+      while (i_ < t_.size() && t_[i_] >= '0' && t_[i_] <= '9') {
+        fail_unless(v <= (std::numeric_limits<int64_t>::max() - 9) / 10, "a dimension overflows");
+        v = v * 10 + (t_[i_++] - '0');
+      }
+      dims.push_back(v);
+      space();
+      comma = at(',');
+      if (comma) {
+        ++i_;
+      } else {
+        fail_unless(at(')'), "expected ',' or ')' in the shape");
+      }
+    }
+    // "(3)" is the integer 3 in Python, not a shape.
+    fail_unless(dims.size() != 1 || comma, "a one-dimensional shape needs a trailing comma: (n,)");
+    ++i_;
+    text = t_.substr(start, i_ - start);
+    return dims;
+  }
+
+  const std::string& t_;
+  const std::string& what_;
+  size_t i_ = 0;
+};
 
 }  // namespace
 
@@ -71,8 +136,8 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
   INDUCTIVE_CHECK(size >= 10 && std::memcmp(bytes, "\x93NUMPY", 6) == 0, ErrorCode::kBadModelFile, what,
                   ": not a .npy file (missing \\x93NUMPY magic)");
   const int major = bytes[6];
-  INDUCTIVE_CHECK(major >= 1 && major <= 3, ErrorCode::kBadModelFile, what, ": unsupported npy format version ", major,
-                  ".", int(bytes[7]), ", expected 1.0, 2.0 or 3.0");
+  INDUCTIVE_CHECK(major >= 1 && major <= 3 && bytes[7] == 0, ErrorCode::kBadModelFile, what,
+                  ": unsupported npy format version ", major, ".", int(bytes[7]), ", expected 1.0, 2.0 or 3.0");
   size_t header_len = 0, start = 0;
   if (major == 1) {
     header_len = bytes[8] | (size_t(bytes[9]) << 8);
@@ -85,12 +150,12 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
   INDUCTIVE_CHECK(header_len <= size - start, ErrorCode::kBadModelFile, what, ": truncated npy header: header says ",
                   header_len, " bytes, file has ", size - start);
   const std::string header(reinterpret_cast<const char*>(bytes + start), header_len);
-  const std::string descr = dict_value(header, "descr", what);
-  const std::string fortran = dict_value(header, "fortran_order", what);
-  INDUCTIVE_CHECK(fortran == "False", ErrorCode::kBadModelFile, what,
+  const NpyHeader h = HeaderParser(header, what).run();
+  const std::string descr = "'" + h.descr + "'";
+  INDUCTIVE_CHECK(!h.fortran, ErrorCode::kBadModelFile, what,
                   ": Fortran-order arrays are not supported; save with np.ascontiguousarray");
   NpyArray arr;
-  arr.shape = parse_shape(dict_value(header, "shape", what), what);
+  arr.shape = h.shape;
   int64_t numel = 1;
   for (auto d : arr.shape) {
     INDUCTIVE_CHECK(d == 0 || numel <= std::numeric_limits<int64_t>::max() / 8 / d, ErrorCode::kBadModelFile, what,
@@ -101,8 +166,7 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
   const size_t avail = size - start - header_len;
   auto need = [&](size_t item) {
     INDUCTIVE_CHECK(avail == static_cast<size_t>(numel) * item, ErrorCode::kBadModelFile, what, ": npy data has ",
-                    avail, " bytes, expected ", static_cast<size_t>(numel) * item, " for shape ",
-                    dict_value(header, "shape", what),
+                    avail, " bytes, expected ", static_cast<size_t>(numel) * item, " for shape ", h.shape_text,
                     (avail < static_cast<size_t>(numel) * item ? " (truncated)" : ""));
   };
   if (descr == "'<f4'" || descr == "'|f4'") {
@@ -117,6 +181,10 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
     for (int64_t i = 0; i < numel; ++i) {
       double v;
       std::memcpy(&v, data + 8 * i, 8);
+      // A finite value beyond float32's range would become infinite, silently (and the cast is undefined).
+      INDUCTIVE_CHECK(!std::isfinite(v) || std::fabs(v) <= std::numeric_limits<float>::max(),
+                      ErrorCode::kInvalidArgument, what, ": float64 value ", v, " at index ", i,
+                      " is beyond float32's range (", std::numeric_limits<float>::max(), ")");
       arr.f32[i] = static_cast<float>(v);
     }
   } else if (descr == "'<i4'") {

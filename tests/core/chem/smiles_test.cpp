@@ -51,20 +51,26 @@ TEST(Smiles, BracketAtomsChargesIsotopesAndHydrogens) {
   EXPECT_EQ(nitro.bonds.size(), 9u);
   EXPECT_EQ(nitro.charges[1], 1);
   EXPECT_EQ(nitro.charges[2], -1);
-  EXPECT_EQ(parse_smiles("[Fe+++]").charges[0], 3);
+  EXPECT_EQ(parse_smiles("[Fe++]").charges[0], 2);
   EXPECT_EQ(parse_smiles("[Cu+2]").charges[0], 2);
   EXPECT_EQ(parse_smiles("[13CH4]").symbols, (std::vector<std::string>{"C"}));
   EXPECT_EQ(parse_smiles("[C@@H](F)(Cl)Br").n_atoms(), 4);
   EXPECT_EQ(parse_smiles("[nH]1cccc1").symbols[0], "N");
   EXPECT_EQ(parse_smiles("[se]1cccc1").symbols[0], "Se");
   EXPECT_EQ(parse_smiles("[Sc]").symbols[0], "Sc");  // scandium, not S + c
-  // Explicit hydrogens go (RDKit's RemoveHs) unless isotopic, charged, bonded to H or marking stereo.
+  // Explicit hydrogens go (RDKit's RemoveHs) unless isotopic, bonded to H or to '*', or marking stereo; charged
+  // ones and ones on double bonds go too (RDKit does so; found by tests/oracle/test_differential_fuzz.py).
   const Molecule methane = parse_smiles("[H]C([H])([H])[H]");
   EXPECT_EQ(methane.n_atoms(), 1);
   EXPECT_TRUE(methane.bonds.empty());
   EXPECT_EQ(parse_smiles("[2H]C").n_atoms(), 2);
   EXPECT_EQ(parse_smiles("[H][H]").n_atoms(), 2);
   EXPECT_EQ(parse_smiles("[H]/N=C/C").n_atoms(), 4);
+  EXPECT_EQ(parse_smiles("C[H+]").n_atoms(), 1);
+  EXPECT_EQ(parse_smiles("[H-]C").n_atoms(), 1);
+  EXPECT_EQ(parse_smiles("[H]=C").n_atoms(), 1);
+  EXPECT_EQ(parse_smiles("*[H]").n_atoms(), 2);
+  EXPECT_EQ(parse_smiles("[H+].CC").n_atoms(), 3);  // a lone proton is no substituent
   // Atoms after a removed hydrogen are renumbered.
   const Molecule m = parse_smiles("[H]OC");
   EXPECT_EQ(m.symbols, (std::vector<std::string>{"O", "C"}));
@@ -79,10 +85,40 @@ TEST(Smiles, FragmentsAndStereoMarks) {
   EXPECT_EQ(parse_smiles("F/C=C\\\\F").bonds.size(), 3u);  // a doubled mark is one bond (RDKit reads it so)
 }
 
+// What differential fuzzing against RDKit (tests/oracle/test_differential_fuzz.py) found and fixed.
+TEST(Smiles, AgreesWithRdkitOnWhatDifferentialFuzzingFound) {
+  // "ClBr" was read as one bromine: the two-letter organic symbols were tried one after the other without a stop.
+  const Molecule halogens = parse_smiles("ClBr");
+  EXPECT_EQ(halogens.symbols, (std::vector<std::string>{"Cl", "Br"}));
+  EXPECT_EQ(halogens.bonds.size(), 1u);
+  // Dative bonds are single bonds of the graph.
+  EXPECT_EQ(parse_smiles("C->[Fe]<-C").bond_orders, (std::vector<uint8_t>{1, 1}));
+  // A '/' or '\\' bond between two aromatic atoms is aromatic, as an unwritten one.
+  EXPECT_EQ(parse_smiles("c1ccccc1/c1ccccc1").bond_orders[6], 5);
+  EXPECT_EQ(parse_smiles("[C@TH1](F)(Cl)Br").n_atoms(), 4);
+  EXPECT_EQ(parse_smiles("[C@OH30]C").n_atoms(), 2);
+  EXPECT_EQ(parse_smiles("[CH3+:12]").n_atoms(), 1);
+  expect_error([] { parse_smiles("C()C"); }, ErrorCode::kInvalidArgument, "empty branch '()'");
+  expect_error([] { parse_smiles("C((C))"); }, ErrorCode::kInvalidArgument, "right after '('");
+  expect_error([] { parse_smiles("C(1C)C1"); }, ErrorCode::kInvalidArgument, "ring closure at the start of a branch");
+  expect_error([] { parse_smiles("C."); }, ErrorCode::kInvalidArgument, "'.' must be followed by an atom");
+  expect_error([] { parse_smiles("C..C"); }, ErrorCode::kInvalidArgument, "'.' must be followed by an atom");
+  expect_error([] { parse_smiles("C(.C)"); }, ErrorCode::kInvalidArgument, "'.' with no atom before it");
+  expect_error([] { parse_smiles("C<C"); }, ErrorCode::kInvalidArgument, "'<' must start a dative bond");
+  expect_error([] { parse_smiles("[C@TB21]C"); }, ErrorCode::kInvalidArgument, "@TB goes up to 20: got 21");
+  expect_error([] { parse_smiles("[C@1]C"); }, ErrorCode::kInvalidArgument, "unexpected text in bracket atom");
+  expect_error([] { parse_smiles("[C@@TH1]C"); }, ErrorCode::kInvalidArgument, "unexpected text in bracket atom");
+  expect_error([] { parse_smiles("[C:]"); }, ErrorCode::kInvalidArgument, "atom class ':' without a number");
+  expect_error([] { parse_smiles("[C:01]"); }, ErrorCode::kInvalidArgument, "atom class with a leading zero");
+  expect_error([] { parse_smiles("[03CH3]"); }, ErrorCode::kInvalidArgument, "isotope with a leading zero");
+  expect_error([] { parse_smiles("[NH3+++]"); }, ErrorCode::kInvalidArgument, "write the charge as +3, not +++");
+  expect_error([] { parse_smiles("[H@]C"); }, ErrorCode::kInvalidArgument, "a hydrogen atom cannot be chiral");
+}
+
 TEST(Smiles, MalformedStringsArePreciseErrors) {
   expect_error([] { parse_smiles(""); }, ErrorCode::kInvalidArgument, "empty string");
-  expect_error([] { parse_smiles("."); }, ErrorCode::kInvalidArgument, "no atom in the string");  // smiles_fuzz
-  expect_error([] { parse_smiles("..."); }, ErrorCode::kInvalidArgument, "no atom in the string");
+  expect_error([] { parse_smiles("."); }, ErrorCode::kInvalidArgument, "'.' with no atom before it");  // smiles_fuzz
+  expect_error([] { parse_smiles("..."); }, ErrorCode::kInvalidArgument, "'.' with no atom before it");
   expect_error([] { parse_smiles("C1CC"); }, ErrorCode::kInvalidArgument,
                "ring bond 1 opened at position 2 is never closed");
   expect_error([] { parse_smiles("C(C"); }, ErrorCode::kInvalidArgument, "branch(es) '(' not closed");

@@ -22,8 +22,8 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(GlueTsv, ReadsSentencesAndSortedLabelsWhateverTheColumnOrder) {
-  const TextSamples t = parse_glue_tsv("label\tsentence\r\npos\tit 's a \"gem\" `\n\nneg\tdull .\npos\tfine\n", "f.tsv",
-                                       true);
+  const TextSamples t =
+      parse_glue_tsv("label\tsentence\r\npos\tit 's a \"gem\" `\n\nneg\tdull .\npos\tfine\n", "f.tsv", true);
   EXPECT_EQ(t.samples, (std::vector<std::string>{"it 's a \"gem\" `", "dull .", "fine"}));
   EXPECT_EQ(t.names, (std::vector<std::string>{"f.tsv line 2", "f.tsv line 4", "f.tsv line 5"}));
   EXPECT_EQ(t.class_names, (std::vector<std::string>{"neg", "pos"}));
@@ -44,8 +44,9 @@ TEST(GlueTsv, RefusesWhatCannotBeASample) {
   EXPECT_NE(error_of([] { parse_glue_tsv("sentence\n", "f", true); }).find("no 'label' column"), std::string::npos);
   EXPECT_NE(error_of([] { parse_glue_tsv("sentence\tsentence\n", "f", false); }).find("appears twice"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_glue_tsv("sentence\tlabel\na\t1\tx\n", "f", true); })
-                .find("f: line 2: expected 2 tab-separated fields (as the header), got 3"),
+  EXPECT_NE(error_of([] {
+              parse_glue_tsv("sentence\tlabel\na\t1\tx\n", "f", true);
+            }).find("f: line 2: expected 2 tab-separated fields (as the header), got 3"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_glue_tsv("sentence\tlabel\n  \t1\n", "f", true); }).find("line 2: empty sentence"),
             std::string::npos);
@@ -73,7 +74,9 @@ TEST(LabelledSequencesTsv, RefusesLinesWithoutLabelOrSequence) {
   EXPECT_NE(error_of([] { parse_labelled_sequences_tsv("a\t \n", "s"); }).find("line 1: empty sequence"),
             std::string::npos);
   // text_tsv_fuzz's first finding: a CR (or form feed) alone was taken for a one-letter sequence.
-  EXPECT_NE(error_of([] { parse_labelled_sequences_tsv(std::string("se\xf8se\0\t\r\r", 9), "s"); }).find("line 1: empty sequence"),
+  EXPECT_NE(error_of([] {
+              parse_labelled_sequences_tsv(std::string("se\xf8se\0\t\r\r", 9), "s");
+            }).find("line 1: empty sequence"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_labelled_sequences_tsv("# only\n", "s"); }).find("s: no sample"), std::string::npos);
 }

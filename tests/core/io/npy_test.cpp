@@ -67,6 +67,28 @@ TEST(Npy, RejectsMalformedFiles) {
   expect_error([&] { parse_npy(big_endian.data(), big_endian.size(), "b.npy"); }, ErrorCode::kBadModelFile, ">f4");
   auto object = header_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (6,), }", 24);
   expect_error([&] { parse_npy(object.data(), object.size(), "o.npy"); }, ErrorCode::kBadModelFile, "o.npy");
+  // The header is the Python literal numpy writes, read strictly, as numpy's reader does (differential fuzzing).
+  for (const auto& [dict, message] : std::vector<std::pair<std::string, std::string>>{
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (6,), } r", "text after the dict"},
+           {"{'descr': '<f4', 'fortran_order'x: False, 'shape': (6,), }", "expected ':'"},
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", "needs a trailing comma"},
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", "unknown key 'x'"},
+           {"{'descr': '<f4', 'shape': (6,), }", "a key is missing"},
+           {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}", "appears twice"},
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (06,), }", "leading zero"},
+           {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (6,), }", "expected True or False"}}) {
+    auto bad = header_bytes(dict, 24);
+    expect_error([&] { parse_npy(bad.data(), bad.size(), "d.npy"); }, ErrorCode::kBadModelFile, message);
+  }
+  auto minor = header_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", 24);
+  minor[7] = ' ';
+  expect_error([&] { parse_npy(minor.data(), minor.size(), "v.npy"); }, ErrorCode::kBadModelFile, "version 1.32");
+  // A float64 beyond float32's range would have become infinite.
+  auto wide = header_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", 8);
+  const double big = 1e300;
+  std::memcpy(wide.data() + wide.size() - 8, &big, 8);
+  expect_error([&] { parse_npy(wide.data(), wide.size(), "w.npy"); }, ErrorCode::kInvalidArgument,
+               "beyond float32's range");
   auto huge = header_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 24);
   expect_error([&] { parse_npy(huge.data(), huge.size(), "h.npy"); }, ErrorCode::kBadModelFile, "h.npy");
 }

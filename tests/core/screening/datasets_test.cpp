@@ -141,6 +141,17 @@ TEST(Libsvm, ErrorsNameTheLineAndTheToken) {
   expect_error([] { parse_libsvm("1 2:1 2:3\n", {}, "f"); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index 2 appears twice");
   expect_error([] { parse_libsvm("\n# nothing\n", {}, "f"); }, ErrorCode::kInvalidArgument, "f: no sample");
+  // Differential fuzzing against scikit-learn (tests/oracle/test_differential_fuzz.py): hexadecimal is no number
+  // there, values beyond float32 would have become infinite, a CR inside a line separates tokens, and an underflow
+  // reads as zero as in Python.
+  expect_error([] { parse_libsvm("1 3:0x8\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+               "value '0x8' of feature 3 is not a finite number");
+  expect_error([] { parse_libsvm("1 1:1e-3 2:-2.5E82\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+               "f: line 1: value '-2.5E82' of feature 2 is beyond float32's range");
+  const Dataset cr = parse_libsvm("1 2:1 \r12:3\n1 1:1e-400\n", {}, "f");
+  EXPECT_EQ(cr.n(), 2);
+  EXPECT_EQ(cr.p(), 12);
+  EXPECT_EQ(cr.x->nnz(), 2);  // the underflow is a zero, not stored
 }
 
 TEST(Csv, ReadsLabelsFromAnyColumnWithOrWithoutHeader) {
