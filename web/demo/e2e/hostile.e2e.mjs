@@ -5,7 +5,12 @@
 //   - a SMILES string of 10^5 atoms, and one of 10^4 nested branches: refused by the build's size limit
 //     (1024 atoms in wasm) before any work, with the limit in the message;
 //   - a 200 MB LIBSVM file dropped on the screening panel: it loads and is screened, or fails with a precise code;
-//     the main thread keeps answering within 1 s while the worker parses it.
+//     the main thread keeps answering within 1 s while the worker parses it;
+//   - model files whose safetensors header claims 4 GB (as the header's length, or as a tensor's data) opened in the
+//     OTKE panel: bad_model_file before any allocation, the model in use unchanged; a real model file opens;
+//   - a FASTA file of 10^6 sequences given to "learn a model": read and parsed in the worker, progress keeps coming,
+//     the page answers within 1 s, and Cancel stops it with the model in use unchanged.
+import { readFileSync } from 'node:fs';
 import { CheckFailed, check, runDemoTest } from './harness.mjs';
 
 const TIMEOUT_MS = 30_000;
@@ -94,6 +99,137 @@ async function hugeLibsvm(page) {
   }
 }
 
+/** Polls `probe` in the page every 250 ms until it returns non-null; returns it and the slowest round trip. */
+async function pollResponsive(page, probe, arg, timeoutMs) {
+  const started = Date.now();
+  let slowest = 0;
+  while (Date.now() - started < timeoutMs) {
+    const t0 = Date.now();
+    const v = await page.evaluate(probe, arg);
+    slowest = Math.max(slowest, Date.now() - t0);
+    if (v !== null) return { value: v, slowest };
+    await new Promise((ok) => setTimeout(ok, 250));
+  }
+  return { value: null, slowest };
+}
+
+async function hostileModelFiles(page) {
+  await byTestId(page, 'tab-otke').click();  // the same page: a hash change alone does not reload it
+  await settledPast(page, 'otke-status', 0);
+  const fileRow = async () => (await byTestId(page, 'otke-model-info').textContent()).trim();
+  const before = await fileRow();
+  // The committed model file, read here and handed to the page (as a user's file would arrive).
+  const real = readFileSync(new URL('../../../data/models/otke-promoters-ecoli.safetensors', import.meta.url));
+  const headerLength = Number(real.readBigUInt64LE(0));
+  const header = JSON.parse(real.subarray(8, 8 + headerLength).toString('utf8'));
+  // A well-formed header whose first tensor claims 4 GB more data than the file has.
+  const [name0] = Object.keys(header).filter((k) => k !== '__metadata__');
+  const t = header[name0];
+  const huge = { ...header, [name0]: { ...t, shape: [1073741824], data_offsets: [t.data_offsets[0], t.data_offsets[0] + 4294967296] } };
+  const cases = [
+    // The first 8 bytes are the header's length: 2^32.
+    ['a header length of 4 GB', 'header-4gb.safetensors', { headerLength: 2 ** 32, json: '{}' }],
+    ['a tensor of 4 GB', 'tensor-4gb.safetensors', { json: JSON.stringify(huge) }],
+  ];
+  for (const [what, name, spec] of cases) {
+    await page.evaluate(([fileName, { headerLength, json }]) => {
+      const body = new TextEncoder().encode(json);
+      const bytes = new Uint8Array(8 + body.length + 16);
+      new DataView(bytes.buffer).setBigUint64(0, BigInt(headerLength ?? body.length), true);
+      bytes.set(body, 8);
+      const input = document.querySelector('[data-testid="otke-model-file"]');
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], fileName));
+      document.querySelector('[data-testid="otke-error-code"]').textContent = '';
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    }, [name, spec]);
+    const { value: code } = await pollResponsive(page, () => {
+      const t = document.querySelector('[data-testid="otke-error-code"]').textContent.trim();
+      return t === '' ? null : t;
+    }, null, TIMEOUT_MS);
+    const message = await text(page, 'otke-error-message');
+    check(code === 'bad_model_file', `${what}: expected bad_model_file, got ${code}: ${message.slice(0, 200)}`);
+    check(await fileRow() === before, `${what}: the model in use changed: ${await fileRow()}`);
+    log(`${what}: refused: ${code}: ${message.slice(0, 160)}`);
+  }
+  // A real model file opens and is used (here the committed one, under another name).
+  // A real model file opens and is used (the committed one, under another name).
+  const opened = await page.evaluate((b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const input = document.querySelector('[data-testid="otke-model-file"]');
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'my-model.safetensors'));
+    input.files = dt.files;
+    input.dispatchEvent(new Event('change', { bubbles: true }));
+    return bytes.length;
+  }, real.toString('base64'));
+  const { value: shown } = await pollResponsive(page, () => {
+    const t = document.querySelector('[data-testid="otke-model-info"]').textContent;
+    return t.includes('my-model.safetensors') ? t : null;
+  }, null, TIMEOUT_MS);
+  check(shown !== null, `a real model file (${opened} bytes) did not open: ${await fileRow()}`);
+  log(`a real model file of ${opened} bytes opened: ${shown.slice(0, 80)}`);
+}
+
+async function hugeFasta(page) {
+  const records = 1_000_000;
+  const mb = await page.evaluate((n) => {
+    let st = 7;
+    const r = () => { st = (Math.imul(st, 1103515245) + 12345) >>> 0; return st >>> 30; };
+    const parts = [];
+    let size = 0;
+    for (let i = 0; i < n; i++) {
+      let seq = '';
+      for (let j = 0; j < 40; j++) seq += 'ACGT'[r()];
+      const label = i < 8 ? ` label=${i % 2 ? 'promoter' : 'non_promoter'}` : '';
+      const rec = `>s${i}${label}\n${seq}\n`;
+      parts.push(rec);
+      size += rec.length;
+    }
+    const input = document.querySelector('[data-testid="otke-learn-file"]');
+    const dt = new DataTransfer();
+    dt.items.add(new File(parts, 'million.fa'));
+    input.files = dt.files;
+    input.dispatchEvent(new Event('change', { bubbles: true }));
+    return Math.round(size / 2 ** 20);
+  }, records);
+  const started = Date.now();
+  await byTestId(page, 'otke-learn').click();
+  // Progress must come (the worker parses, then the library reports its stages), with the page answering.
+  const { value: moving, slowest } = await pollResponsive(page, () => {
+    const p = document.querySelector('[data-testid="otke-learn-progress"]');
+    const s = document.querySelector('[data-testid="otke-learn-status"]');
+    const now = { value: Number(p.value), stage: p.dataset.stage ?? '', state: s.dataset.state, text: s.textContent };
+    if (now.state !== 'busy') return now;
+    window.seenProgress = window.seenProgress ?? new Set();
+    if (now.stage !== '') window.seenProgress.add(`${now.stage} ${now.value.toFixed(3)}`);
+    return window.seenProgress.size >= 3 ? now : null;
+  }, null, 240_000);
+  check(moving !== null, `a ${mb} MB FASTA of ${records} sequences: fewer than 3 progress updates in 240 s`);
+  check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker read the FASTA`);
+  if (moving.state === 'busy') {
+    await byTestId(page, 'otke-learn-cancel').click();
+    const { value: end } = await pollResponsive(page, () => {
+      const s = document.querySelector('[data-testid="otke-learn-status"]');
+      return s.dataset.state === 'busy' ? null : { state: s.dataset.state, text: s.textContent };
+    }, null, 60_000);
+    check(end !== null && end.state === 'cancelled', `after Cancel: ${JSON.stringify(end)}`);
+    log(`a ${mb} MB FASTA of ${records} sequences: progress came (${moving.text}) after `
+      + `${((Date.now() - started) / 1000).toFixed(1)} s, slowest round trip ${slowest} ms; cancelled: ${end.text}`);
+  } else {
+    check(moving.state === 'done' || /out_of_memory|invalid_argument/.test(moving.text),
+      `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`);
+    log(`a ${mb} MB FASTA of ${records} sequences ended after ${((Date.now() - started) / 1000).toFixed(1)} s: `
+      + `${moving.state}: ${moving.text} (slowest main-thread round trip ${slowest} ms)`);
+  }
+  // The worker lives on: the panel still analyses sequences with the model in use.
+  const seq = await byTestId(page, 'otke-status').evaluate((el) => Number(el.dataset.seq));
+  await byTestId(page, 'otke-example').selectOption({ index: 1 });
+  const after = await settledPast(page, 'otke-status', seq, 60_000);
+  check(after.state === 'done', `after the FASTA, the panel no longer analyses: ${after.state}`);
+}
+
 runDemoTest({
   name: 'hostile e2e',
   shot: 'demo-hostile-failure.png',
@@ -102,6 +238,8 @@ runDemoTest({
     try {
       await hugeMolecules(page, url);
       await hugeLibsvm(page);
+      await hostileModelFiles(page);
+      await hugeFasta(page);
     } catch (e) {
       if (e instanceof CheckFailed) throw e;
       throw new CheckFailed(String(e?.stack ?? e));

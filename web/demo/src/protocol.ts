@@ -118,9 +118,11 @@ export interface OtkeFitHeadResponse {
  */
 export interface OtkeLearnRequest {
   method: 'otke-learn';
-  sequences: string[];
-  /** A class name per sequence, or '' for an unlabelled one (used by the unsupervised stage only). */
-  labels: string[];
+  /**
+   * FASTA (`label=<class>` in a header labels that sequence), as text or as the user's file: the worker reads and
+   * parses it, so a file of a million sequences never blocks the page.
+   */
+  fasta: string | Blob;
   k: number;
   anchors: number;
   p: number;
@@ -168,12 +170,31 @@ export interface OtkeSaveResponse {
   learnt: boolean;
 }
 
+/**
+ * Opens the user's model file (one `inductive otke fit|train` wrote, natively or in a page) in place of the
+ * committed one. The worker reads the file: it refuses one over MAX_MODEL_FILE_BYTES before reading it, and the
+ * library refuses a corrupt or hostile one (a header claiming gigabytes) with bad_model_file before allocating.
+ */
+export interface OtkeOpenRequest {
+  method: 'otke-open';
+  file: Blob;
+  name: string;
+}
+
+export interface OtkeOpenResponse {
+  method: 'otke-open';
+  info: OtkeInfoResponse;
+}
+
+/** The largest model file the demo opens (the library itself reads any size the wasm heap holds). */
+export const MAX_MODEL_FILE_BYTES = 256 * 2 ** 20;
+
 export type OtkeRequest =
   | OtkeInfoRequest | OtkeAnalyseRequest | OtkeFitHeadRequest | OtkeLearnRequest | OtkeResetHeadRequest
-  | OtkeSaveRequest;
+  | OtkeSaveRequest | OtkeOpenRequest;
 export type OtkeResponse =
   | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeLearnResponse | OtkeResetHeadResponse
-  | OtkeSaveResponse;
+  | OtkeSaveResponse | OtkeOpenResponse;
 
 // ---- Safe sample screening ----------------------------------------------------------------------------------
 // The worker keeps one dataset per source (the bundled ones are loaded on first use; a dropped file replaces the

@@ -81,6 +81,7 @@ function solve(ind: Inductive, request: SolveRequest, progress: ProgressCallback
     case 'otke-learn':
     case 'otke-reset-head':
     case 'otke-save':
+    case 'otke-open':
       return solveOtke(ind, request, progress);
     case 'screening-load-file':
     case 'screening-run':

@@ -14,23 +14,6 @@ export interface LearnListener {
   save(): void;
 }
 
-/** FASTA records with an optional `label=<class>` token in the header ('' when absent). */
-export function parseLabelledFasta(text: string): { sequences: string[]; labels: string[] } {
-  const sequences: string[] = [];
-  const labels: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line.startsWith('>')) {
-      sequences.push('');
-      labels.push(/(?:^|\s)label=(\S+)/.exec(line.slice(1))?.[1] ?? '');
-    } else if (sequences.length > 0) {
-      sequences[sequences.length - 1] += line.replace(/\s+/g, '');
-    } else if (line.trim() !== '') {
-      throw new Error('the text must be FASTA: start with a ">name label=class" header line');
-    }
-  }
-  return { sequences, labels };
-}
-
 /** The vendored promoters and non-promoters, `labelled` of each class labelled, the rest unlabelled. */
 export function bundledFasta(labelled: number): string {
   const records = (list: { name: string; sequence: string }[], cls: string) => list.map((r, i) =>
@@ -47,6 +30,9 @@ export class LearnView {
   private readonly data = h('textarea', {
     id: 'otke-learn-data', 'data-testid': 'otke-learn-data', rows: 6, spellcheck: 'false', autocomplete: 'off',
     placeholder: '>seq1 label=promoter\nTTGACA…\n>seq2\nACGT…',
+  });
+  private readonly file = h('input', {
+    type: 'file', id: 'otke-learn-file', 'data-testid': 'otke-learn-file', accept: '.fa,.fasta,.fna,.txt',
   });
   private readonly k = numberInput('otke-learn-k', 8, 1, 32);
   private readonly anchors = numberInput('otke-learn-anchors', 32, 1, 1024);
@@ -76,6 +62,7 @@ export class LearnView {
         'inductive otke fit writes: the native CLI reads it.'),
       h('div', { class: 'row' }, fill),
       this.data,
+      h('div', { class: 'row' }, h('label', { for: 'otke-learn-file' }, 'or a FASTA file'), this.file),
       h('div', { class: 'row otke-learn-settings' },
         h('label', { for: 'otke-learn-k' }, 'k'), this.k,
         h('label', { for: 'otke-learn-anchors' }, 'anchors'), this.anchors,
@@ -116,21 +103,16 @@ export class LearnView {
   }
 
   private start(): void {
-    let parsed: { sequences: string[]; labels: string[] };
-    try {
-      parsed = parseLabelledFasta(this.data.value);
-    } catch (e) {
-      this.showError('invalid_argument', (e as Error).message);
-      return;
-    }
+    // A chosen file wins over the text box; either is parsed in the worker.
+    const file = this.file.files?.[0] ?? null;
     this.status.dataset.state = 'busy';
-    this.status.textContent = `Learning from ${parsed.sequences.length} sequences…`;
+    this.status.textContent = file ? `Reading ${file.name} (${(file.size / 2 ** 20).toFixed(1)} MB)…` : 'Reading the sequences…';
     this.learnButton.disabled = true;
     this.cancelButton.disabled = false;
     this.progress.hidden = false;
     this.progress.value = 0;
     this.listener.learn({
-      method: 'otke-learn', ...parsed, k: this.k.valueAsNumber, anchors: this.anchors.valueAsNumber,
+      method: 'otke-learn', fasta: file ?? this.data.value, k: this.k.valueAsNumber, anchors: this.anchors.valueAsNumber,
       p: this.p.valueAsNumber, seed: this.seed.valueAsNumber,
     }, (stage, fraction) => {
       this.progress.value = fraction;

@@ -30,6 +30,9 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   });
   const modelInfo = h('dl', { class: 'otke-model', 'data-testid': 'otke-model-info' },
     h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')));
+  const modelFile = h('input', {
+    type: 'file', id: 'otke-model-file', 'data-testid': 'otke-model-file', accept: '.safetensors',
+  });
   const prediction = new PredictionView();
   const planView = new PlanView();
   const embeddingView = new EmbeddingView();
@@ -86,7 +89,11 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   ctx.solver.onRestart(() => {
     fitted = null;
     learnt = null;
-    showFileModel();
+    // A restarted worker holds the committed model again, whatever file was opened before.
+    ctx.solver.solve({ method: 'otke-info' }).then((info) => {
+      fileInfo = info;
+      showFileModel();
+    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
     labels.showReset();
     analyse();
   });
@@ -130,7 +137,9 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
             'everything else goes to the library as typed.')),
         prediction.element,
         h('section', { class: 'card', 'aria-labelledby': 'otke-model-title' },
-          h('h3', { id: 'otke-model-title' }, 'Model'), modelInfo)),
+          h('h3', { id: 'otke-model-title' }, 'Model'), modelInfo,
+          h('div', { class: 'row' }, h('label', { for: 'otke-model-file' }, 'Open a model file'), modelFile),
+          h('p', { class: 'hint' }, 'One that inductive otke fit or train wrote (natively, on a GPU, or in a page).'))),
       h('div', { class: 'column' },
         h('section', { class: 'card', 'aria-labelledby': 'otke-plan-title' },
           h('h3', { id: 'otke-plan-title' }, 'Transport plan: sequence positions × reference supports'), planView.element),
@@ -177,6 +186,22 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
     picker.value = CUSTOM;
     inputName = 'input';
     analyse();
+  });
+
+  // The user's model replaces the committed one (in the worker, which reads the file); a refused file changes nothing.
+  modelFile.addEventListener('change', () => {
+    const file = modelFile.files?.[0];
+    if (!file) return;
+    ctx.solver.solve({ method: 'otke-open', file, name: file.name }).then((res) => {
+      fileInfo = res.info;
+      fitted = null;
+      learnt = null;
+      showFileModel();
+      labels.setClasses(res.info.labels);
+      labels.showReset();
+      learn.showReset();
+      analyse();
+    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
   });
 
   input.value = PICKER_EXAMPLES[0].sequence;

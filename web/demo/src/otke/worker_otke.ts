@@ -2,10 +2,12 @@
 // fitted in the page) and answers the panel's requests with the library's OtkeModel methods.
 
 import { InductiveError, type Inductive, type OtkeModel, type ProgressCallback } from 'inductive';
-import type {
-  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadRequest, OtkeFitHeadResponse, OtkeInfoResponse,
-  OtkeLearnRequest, OtkeLearnResponse, OtkeRequest, OtkeResponse, OtkeSaveResponse,
+import {
+  MAX_MODEL_FILE_BYTES, type OtkeAnalyseRequest, type OtkeAnalyseResponse, type OtkeFitHeadRequest,
+  type OtkeFitHeadResponse, type OtkeInfoResponse, type OtkeLearnRequest, type OtkeLearnResponse,
+  type OtkeOpenRequest, type OtkeOpenResponse, type OtkeRequest, type OtkeResponse, type OtkeSaveResponse,
 } from '../protocol';
+import { parseLabelledFasta } from './fasta';
 import { MODEL_FILE_NAME, modelUrl } from './model_asset';
 
 interface Models {
@@ -14,6 +16,7 @@ interface Models {
   current: OtkeModel;
   /** Whether `current` was learnt from the page's sequences (its embedding differs from the file's). */
   learnt: boolean;
+  fileName: string;
   fileBytes: number;
 }
 
@@ -28,7 +31,7 @@ function models(ind: Inductive): Promise<Models> {
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
     const original = ind.loadOtkeModel(bytes);
-    return { original, current: original, learnt: false, fileBytes: bytes.length };
+    return { original, current: original, learnt: false, fileName: MODEL_FILE_NAME, fileBytes: bytes.length };
   })();
   loading.catch(() => { loading = null; });
   return loading;
@@ -38,7 +41,7 @@ function info(m: Models): OtkeInfoResponse {
   const { config } = m.original;
   const pooling = config.pooling.type === 'otk' ? config.pooling : null;
   return {
-    method: 'otke-info', fileName: MODEL_FILE_NAME, fileBytes: m.fileBytes, producer: m.original.producer,
+    method: 'otke-info', fileName: m.fileName, fileBytes: m.fileBytes, producer: m.original.producer,
     labels: m.original.labels,
     k: config.input.type === 'sequence' ? config.input.k : 0,
     anchors: m.original.embedDim,
@@ -89,21 +92,28 @@ function replaceCurrent(m: Models, next: OtkeModel, learnt: boolean): void {
 }
 
 // Unsupervised stage on every sequence, then a head on the labelled ones; a cancel (progress returning false)
-// stops either and leaves the current model as it was.
-function learn(ind: Inductive, m: Models, req: OtkeLearnRequest, progress: ProgressCallback): OtkeLearnResponse {
-  const labelled = req.labels.flatMap((l, i) => (l === '' ? [] : [i]));
+// stops either and leaves the current model as it was. The FASTA is read and parsed here, not in the page.
+async function learn(ind: Inductive, m: Models, req: OtkeLearnRequest, progress: ProgressCallback): Promise<OtkeLearnResponse> {
+  let parsed: { sequences: string[]; labels: string[] };
+  try {
+    parsed = parseLabelledFasta(typeof req.fasta === 'string' ? req.fasta : await req.fasta.text());
+  } catch (e) {
+    throw new InductiveError('invalid_argument', `learn: ${(e as Error).message}`);
+  }
+  const { sequences } = parsed;
+  const labelled = parsed.labels.flatMap((l, i) => (l === '' ? [] : [i]));
   if (labelled.length === 0) {
     throw new InductiveError('invalid_argument', 'learn: no labelled sequence: label a few with label=<class>');
   }
   const start = performance.now();
-  const base = ind.fitOtke(req.sequences, { k: req.k, anchors: req.anchors, p: req.p, seed: req.seed, onProgress: progress });
+  const base = ind.fitOtke(sequences, { k: req.k, anchors: req.anchors, p: req.p, seed: req.seed, onProgress: progress });
   const fitMs = performance.now() - start;
   let learnt: OtkeModel;
   try {
-    const classes = labelled.map((i) => req.labels[i]);
+    const classes = labelled.map((i) => parsed.labels[i]);
     // The file's class order when the page uses its class names, so that both heads line up in the prediction card.
     const order = classes.every((c) => m.original.labels.includes(c)) ? { classes: m.original.labels } : {};
-    learnt = base.fitHead(labelled.map((i) => req.sequences[i]), classes,
+    learnt = base.fitHead(labelled.map((i) => sequences[i]), classes,
       { ...order, names: labelled.map((i) => `sequence ${i + 1}`), onProgress: progress });
   } finally {
     base.dispose();
@@ -113,7 +123,7 @@ function learn(ind: Inductive, m: Models, req: OtkeLearnRequest, progress: Progr
   const r = learnt.headFit!;
   const pooling = learnt.config.pooling;
   return {
-    method: 'otke-learn', sequences: req.sequences.length, labelled: labelled.length,
+    method: 'otke-learn', sequences: sequences.length, labelled: labelled.length,
     k: req.k, anchors: learnt.embedDim, p: pooling.type === 'otk' ? pooling.p : 0, outputDim: learnt.outputDim,
     labels: learnt.labels, lambda: r.lambda, lambdaChoice: r.lambdaChoice, trainAccuracy: r.trainAccuracy,
     classCounts: r.classCounts, fitMs, headMs,
@@ -126,6 +136,21 @@ function save(m: Models): OtkeSaveResponse {
   };
 }
 
+// The user's model file in place of the committed one; the old models are freed once the new one has loaded.
+async function open(ind: Inductive, m: Models, req: OtkeOpenRequest): Promise<OtkeOpenResponse> {
+  if (req.file.size > MAX_MODEL_FILE_BYTES) {
+    throw new InductiveError('invalid_argument', `otke: ${req.name} has ${req.file.size} bytes; the demo opens model `
+      + `files up to ${MAX_MODEL_FILE_BYTES / 2 ** 20} MB (the library and the CLI read larger ones)`);
+  }
+  const bytes = new Uint8Array(await req.file.arrayBuffer());
+  const original = ind.loadOtkeModel(bytes);
+  if (m.current !== m.original) m.current.dispose();
+  m.original.dispose();
+  const next: Models = { original, current: original, learnt: false, fileName: req.name, fileBytes: bytes.length };
+  loading = Promise.resolve(next);
+  return { method: 'otke-open', info: info(next) };
+}
+
 export async function solveOtke(ind: Inductive, req: OtkeRequest, progress: ProgressCallback): Promise<OtkeResponse> {
   const m = await models(ind);
   switch (req.method) {
@@ -133,6 +158,7 @@ export async function solveOtke(ind: Inductive, req: OtkeRequest, progress: Prog
     case 'otke-analyse': return analyse(m, req);
     case 'otke-fit-head': return fitHead(m, req);
     case 'otke-learn': return learn(ind, m, req, progress);
+    case 'otke-open': return open(ind, m, req);
     case 'otke-reset-head':
       replaceCurrent(m, m.original, false);
       return { method: 'otke-reset-head' };
