@@ -2,7 +2,8 @@
 # `npm test`: set up, build, then every suite. Stops at the first failing suite with its output.
 #   native GoogleTest + CLI + POT oracle (ctest), CUDA tests (skip without a GPU), the core tests built with em++
 #   under Node, Vitest (TS API in Node), the packed npm package in fresh consumer projects, the demo in Debian
-#   Chromium (playwright-core) served statically and through `npm start` itself, and the fuzzers briefly.
+#   Chromium (playwright-core) served statically and through `npm start` itself, the core tests under ASan + UBSan,
+#   and the fuzzers briefly.
 source "$(dirname "$0")/lib.sh"
 build_all
 
@@ -26,6 +27,14 @@ npm run test:e2e --silent -w inductive-demo
 
 step "first run: \`npm start\` as the README says, then every demo panel at the URL it prints"
 node tests/first_run/npm_start.e2e.mjs
+
+step "the core under AddressSanitizer + UBSan (build/asan: core tests, parser differential; halt on the first report)"
+# Only what the sanitizers check is built (-O1 -g1, no CLI, benches or CUDA): a fresh clone builds it in minutes.
+build_preset asan --target inductive_core_tests inductive_parse_dump
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+ctest --test-dir build/asan --output-on-failure -j "$JOBS" -L cpu
+ctest --test-dir build/asan --output-on-failure -R '^py_test_differential_fuzz$'
 
 step "fuzzers (${FUZZ_SECONDS:-20} s each)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

@@ -559,7 +559,7 @@ void run_cv(const CvArgs& a) {
 
 struct PredictArgs {
   GraphDataArgs data;
-  std::string model, out, report, out_dir;
+  std::string model, out, report, out_dir, distributed = "auto";
   std::vector<std::string> smiles;
   int graph = -1;
 };
@@ -626,15 +626,28 @@ MatF probabilities(const GraphitModel& model, const std::vector<GraphitGraph>& g
 
 void run_predict(const PredictArgs& a) {
   check_output_path(a.out, "--out");
+  // Under mpirun each rank prepares and predicts a contiguous share of the graphs; rank 0 gathers the rows, in
+  // input order, and alone writes the files (the serial run's bytes: a graph's output does not depend on its batch).
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   const GraphitModel model = GraphitModel::load(a.model);
   const Inputs in = read_inputs(a, model);
   INDUCTIVE_CHECK(!in.graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
+  const int n = static_cast<int>(in.graphs.size());
+  const Shard shard = shard_of(n, comm->rank(), comm->size());
+  const int begin = static_cast<int>(shard.begin);
   const std::vector<GraphitGraph> prepared = model.prepare_many(
-      static_cast<int>(in.graphs.size()), [&](int i) { return in.graphs[static_cast<size_t>(i)]; },
+      static_cast<int>(shard.end - shard.begin), [&](int i) { return in.graphs[static_cast<size_t>(begin + i)]; },
       [&](int i) {
-        return "graphit predict: graph " + std::to_string(i) + " ('" + in.names[static_cast<size_t>(i)] + "')";
+        return "graphit predict: graph " + std::to_string(begin + i) + " ('" +
+               in.names[static_cast<size_t>(begin + i)] + "')";
       });
-  const MatF p = probabilities(model, prepared);
+  MatF p = prepared.empty() ? MatF(0, model.config.outputs) : probabilities(model, prepared);
+  if (comm->size() > 1) {
+    const int cols = static_cast<int>(p.cols());
+    const std::vector<float> all = comm->gather_to_writer(std::vector<float>(p.data(), p.data() + p.size()));
+    if (!comm->writer()) return;
+    p = CMapF(all.data(), n, cols);
+  }
   const bool regression = !model.config.classification();
   json rows = json::array();
   int known = 0, correct = 0;
@@ -785,6 +798,10 @@ void add_graphit_command(CLI::App& app) {
       ->required();
   predict->add_option("--report", p->report,
                       "Output JSON (per-graph predictions; accuracy or MAE when labels / targets are known)");
+  predict
+      ->add_option("--distributed", p->distributed,
+                   "Shard the graphs over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
   predict->callback([p] { run_predict(*p); });
 
   auto q = std::make_shared<PredictArgs>();

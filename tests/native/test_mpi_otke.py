@@ -1,11 +1,12 @@
-"""Data-parallel `otke train`, sharded `otke embed` and task-parallel `graphit cv` across real MPI processes on
-loopback (mpirun --oversubscribe).
+"""Data-parallel `otke train`, sharded `otke embed` and `graphit predict`, and task-parallel `graphit cv` across real
+MPI processes on loopback (mpirun --oversubscribe).
 
 2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
 prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
 with SIGKILL stops the whole run within 30 s, names itself, and leaves the checkpoint whole; `otke embed` sharded
 over 2 or 3 ranks writes the one-process file byte for byte; `graphit cv` with its folds x grid runs dealt over 2
-or 3 ranks writes the serial report (timings aside). Registered by CMake only for a CLI built with
+or 3 ranks writes the serial report (timings aside); `graphit predict` sharded over 2 or 3 ranks writes the
+one-process probabilities (to float rounding: shards batch the graphs differently) and predictions. Registered by CMake only for a CLI built with
 MPI; a missing mpirun is an error (scripts/setup.sh installs it).
 """
 import json
@@ -194,6 +195,24 @@ class DataParallelOtkeTraining(unittest.TestCase):
             got, ranks = report(out)
             self.assertEqual(ranks, n)
             self.assertEqual(got, serial, f"{n} ranks")
+
+    def test_graphit_predict_sharded_over_ranks_gives_the_one_process_predictions(self):
+        mutag = os.path.join(HERE, "..", "..", "data", "tu-MUTAG")
+        model = os.path.join(HERE, "..", "..", "data", "models", "graphit-mutag.safetensors")
+        # The MUTAG model's node labels are element names; the TU files number them.
+        args = ["graphit", "predict", "--model", model, "--tu", mutag, "--node-label-names", "C,N,O,F,I,Cl,Br",
+                "--class-names", "non-mutagenic,mutagenic"]
+        self.run_ok([CLI, *args, "--out", self.path("pred1.npy"), "--report", self.path("pred1.json")])
+        for ranks in (2, 3):
+            out, rep = self.path(f"pred{ranks}.npy"), self.path(f"pred{ranks}.json")
+            self.run_ok(mpirun(ranks, *args, "--out", out, "--report", rep))
+            # The rows of a shard are batched differently than in one process: float rounding, nothing more.
+            np.testing.assert_allclose(np.load(out), np.load(self.path("pred1.npy")), rtol=1e-5, atol=1e-6)
+            with open(self.path("pred1.json")) as fa, open(rep) as fb:
+                want, got = json.load(fa), json.load(fb)
+            self.assertEqual([g["prediction"] for g in got["graphs"]], [g["prediction"] for g in want["graphs"]])
+            self.assertEqual([g["name"] for g in got["graphs"]], [g["name"] for g in want["graphs"]])
+            self.assertEqual(got["accuracy"], want["accuracy"])
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],
