@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd_otke.h"
+#include "inductive/communicator.h"
 #include "inductive/logistic.h"
 #include "inductive/head_fit.h"
 #include "inductive/otke.h"
@@ -39,6 +40,7 @@ struct FitArgs {
   int64_t max_samples = 300000;
   uint64_t seed = 0;
   bool refit = false, quiet = false, keep_norm = false;
+  std::string distributed = "auto";
 };
 
 OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
@@ -110,7 +112,11 @@ SetBatch unsupervised_features(const OtkeModel& model, const OtkeInputs& labelle
 
 void run(const FitArgs& a) {
   check_output_path(a.out, "--out");
-  Progress progress("otke fit", a.quiet);
+  // Under mpirun every rank reads the inputs and runs the unsupervised stage with the k-means distances and the
+  // sets' assignments split over the ranks (the one-process anchors and references on every rank); each rank then
+  // embeds its share of the labelled samples, and rank 0 gathers them, fits the head and alone writes the model.
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  Progress progress("otke fit", a.quiet || !comm->writer());
   nlohmann::json timings;
 
   // Everything the user gave is read and checked before any long computation starts.
@@ -140,11 +146,21 @@ void run(const FitArgs& a) {
     fo.kmeans_iters = a.kmeans_iters;
     fo.seed = a.seed;
     fo.progress = [&](const std::string& stage, double f) { progress(stage, f); };
+    fo.communicator = comm.get();
     fit_otke_unsupervised(model, features, fo);
   }
   timings["unsupervised"] = progress.lap();
 
-  const MatF embeddings = embed_in_chunks(model, in, a.batch_size, progress, "embed labelled samples");
+  const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
+  MatF embeddings = embed_in_chunks(model, in, a.batch_size, progress, "embed labelled samples", nullptr, nullptr,
+                                    nullptr, static_cast<int>(shard.begin), static_cast<int>(shard.end));
+  if (comm->size() > 1) {
+    const int dim = static_cast<int>(embeddings.cols());
+    const std::vector<float> all =
+        comm->gather_to_writer(std::vector<float>(embeddings.data(), embeddings.data() + embeddings.size()));
+    if (!comm->writer()) return;
+    embeddings = CMapF(all.data(), in.size(), dim);
+  }
   const MatF x_train = rows_of(embeddings, train), x_val = rows_of(embeddings, val);
   const std::vector<int32_t> y_train = labels_of(in.labels, train), y_val = labels_of(in.labels, val);
   timings["embed"] = progress.lap();
@@ -189,6 +205,7 @@ void run(const FitArgs& a) {
                                   {"n_train", train.size()},
                                   {"n_val", val.size()},
                                   {"n_unlabeled", unl.size()},
+                                  {"ranks", comm->size()},
                                   {"embedding_dim", model.config.output_dim()},
                                   {"lambda", sel.lambda},
                                   {"lambda_log2", std::log2(sel.lambda)},
@@ -215,6 +232,9 @@ void add_otke_fit_command(CLI::App& otke) {
   us->needs(ul);
   ul->needs(us);
   unl->excludes(us);
+  cmd->add_option("--distributed", a->distributed,
+                  "Split the k-means and the embedding over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
   cmd->add_option("--kmer", a->kmer, "k-mer size (sequences)")->capture_default_str();
   cmd->add_option("--alphabet", a->alphabet, "dna, protein or letters:<LETTERS> (sequences)")->capture_default_str();
   cmd->add_option("--dim", a->dim, "Token embedding dimension E (--text; the table is trained by `otke train`)")

@@ -1,5 +1,5 @@
-"""Data-parallel `otke train`, sharded `otke embed` and `graphit predict`, and task-parallel `graphit cv` across real
-MPI processes on loopback (mpirun --oversubscribe).
+"""Data-parallel `otke train` and `otke fit` (its k-means stages), sharded `otke embed` and `graphit predict`, and
+task-parallel `graphit cv` across real MPI processes on loopback (mpirun --oversubscribe).
 
 2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
 prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
@@ -48,6 +48,10 @@ def max_relative_difference(a_path, b_path):
 
 
 class DataParallelOtkeTraining(unittest.TestCase):
+    # Spherical k-means for the anchors, 2-Wasserstein k-means for q = 2 references: both unsupervised stages.
+    FIT = ["otke", "fit", "--quiet", *CLASSES, "--kmer", "6", "--anchors", "16", "--p", "8", "--q", "2",
+           "--sigma-pos", "0.2", "--seed", "1"]
+
     @classmethod
     def setUpClass(cls):
         # CMake registers this suite only for a CLI built with MPI, and scripts/setup.sh installs mpirun: a missing
@@ -59,9 +63,7 @@ class DataParallelOtkeTraining(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="inductive-mpi-")
         cls.init = cls.path("init.safetensors")
         # Nystrom anchors, two references with positional weighting: every kind of gradient crosses the ranks.
-        done = subprocess.run([CLI, "otke", "fit", "--quiet", *CLASSES, "--kmer", "6", "--anchors", "16", "--p", "8",
-                               "--q", "2", "--sigma-pos", "0.2", "--seed", "1", "--out", cls.init],
-                              capture_output=True, text=True)
+        done = subprocess.run([CLI, *cls.FIT, "--out", cls.init], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
 
     @classmethod
@@ -213,6 +215,16 @@ class DataParallelOtkeTraining(unittest.TestCase):
             self.assertEqual([g["prediction"] for g in got["graphs"]], [g["prediction"] for g in want["graphs"]])
             self.assertEqual([g["name"] for g in got["graphs"]], [g["name"] for g in want["graphs"]])
             self.assertEqual(got["accuracy"], want["accuracy"])
+
+    def test_unsupervised_fit_split_over_ranks_learns_the_one_process_model(self):
+        for ranks in (2, 3):
+            out = self.path(f"fit{ranks}.safetensors")
+            done = self.run_ok(mpirun(ranks, *self.FIT, "--out", out))
+            lines = [l for l in done.stdout.splitlines() if l.strip()]
+            self.assertEqual(len(lines), 1, "rank 0 alone prints the summary")
+            self.assertEqual(json.loads(lines[0])["ranks"], ranks)
+            # Every rank updates the centres from all rows in the serial order: the model of one process.
+            self.assertLessEqual(max_relative_difference(self.init, out), 1e-5, f"{ranks} ranks")
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],

@@ -13,6 +13,8 @@
 
 namespace inductive {
 
+class Communicator;
+
 struct KMeansOptions {
   int k = 8;
   int max_iter = 100;
@@ -20,6 +22,11 @@ struct KMeansOptions {
   bool spherical = false;  // cosine similarity, unit-norm centres (data rows should be unit norm)
   uint64_t seed = 0;
   std::function<void(int iter, double objective)> progress;  // optional, called once per iteration
+  // Data parallelism (inductive/communicator.h; null: one process). Every rank passes the same x; each computes the
+  // distances of its share of the rows (the m x k x d product, where the time goes), and the ranks exchange the
+  // assignments and distances, so that every rank then updates the centres from all rows in the serial order: the
+  // result is the one-process result on every rank (seeding is the serial one, run on every rank).
+  Communicator* communicator = nullptr;
 };
 
 struct KMeansResult {

@@ -110,6 +110,9 @@ struct OtkeFitOptions {
   int wkmeans_iters = 5;  // q > 1
   uint64_t seed = 0;
   std::function<void(const std::string& stage, double fraction)> progress;
+  // Data parallelism (inductive/communicator.h; null: one process): every rank passes the same features and gets
+  // the one-process model; the k-means distances and the sets' Wasserstein assignments are split over the ranks.
+  class Communicator* communicator = nullptr;
 };
 // With a conv embedding (no unsupervised objective), the filters get a seeded He initialisation first. A tokens
 // model gets its table first: N(0, 1/E) entries (seeded; rows of norm about 1), unless it already has one of shape

@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/random.h"
 
@@ -13,7 +14,7 @@ namespace inductive {
 namespace {
 
 // Squared distances (Euclidean) or 1 - cosine (spherical) from every row to every centre: m x k.
-MatF distances(const Eigen::Ref<const MatF>& x, const MatF& c, bool spherical, const VecF& x_sq) {
+MatF distances(const Eigen::Ref<const MatF>& x, const MatF& c, bool spherical, const Eigen::Ref<const VecF>& x_sq) {
   MatF dots;
   dots.noalias() = x * c.transpose();
   if (spherical) return (1.0f - dots.array()).max(0.0f).matrix();
@@ -70,17 +71,31 @@ KMeansResult kmeans(const Eigen::Ref<const MatF>& x, const KMeansOptions& o) {
   if (o.spherical) normalise_rows(res.centers);
 
   res.assignment.assign(m, 0);
+  // This rank's rows (all of them in one process).
+  const int ranks = o.communicator ? o.communicator->size() : 1;
+  const Shard mine = shard_of(m, o.communicator ? o.communicator->rank() : 0, ranks);
+  std::vector<double> exchange(ranks > 1 ? 2 * m : 0);
   double previous = std::numeric_limits<double>::infinity();
   for (int it = 0; it < o.max_iter; ++it) {
-    const MatF dist = distances(x, res.centers, o.spherical, x_sq);
-    double objective = 0;
+    const MatF dist = distances(x.middleRows(mine.begin, mine.end - mine.begin), res.centers, o.spherical,
+                                x_sq.segment(mine.begin, mine.end - mine.begin));
     std::vector<float> best(m);
-    for (Eigen::Index i = 0; i < m; ++i) {
+    for (Eigen::Index i = mine.begin; i < mine.end; ++i) {
       Eigen::Index j;
-      best[i] = dist.row(i).minCoeff(&j);
+      best[i] = dist.row(i - mine.begin).minCoeff(&j);
       res.assignment[i] = static_cast<int32_t>(j);
-      objective += best[i];
     }
+    if (ranks > 1) {
+      // Every rank's rows in every rank's hands (zeros elsewhere, summed); floats and small integers are exact in
+      // double, so the sum is the values themselves.
+      std::fill(exchange.begin(), exchange.end(), 0.0);
+      for (Eigen::Index i = mine.begin; i < mine.end; ++i) exchange[i] = best[i], exchange[m + i] = res.assignment[i];
+      o.communicator->allreduce_sum(exchange.data(), 2 * m);
+      for (Eigen::Index i = 0; i < m; ++i)
+        best[i] = static_cast<float>(exchange[i]), res.assignment[i] = static_cast<int32_t>(exchange[m + i]);
+    }
+    double objective = 0;
+    for (Eigen::Index i = 0; i < m; ++i) objective += best[i];
     objective /= m;
     res.objective = objective;
     res.iterations = it + 1;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "inductive/communicator.h"
 #include "inductive/kmeans.h"
 #include "inductive/otke.h"
 #include "inductive/random.h"
@@ -89,6 +90,7 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
     ko.max_iter = options.kmeans_iters;
     ko.spherical = true;
     ko.seed = options.seed;
+    ko.communicator = options.communicator;
     ko.progress = [&](int it, double) { progress("anchors (spherical k-means)", double(it) / ko.max_iter); };
     model.nystrom = Nystrom(kmeans(unit, ko).centers, c.nystrom);
     sample = model.nystrom.forward(sample);
@@ -113,6 +115,7 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   ko.k = p;
   ko.max_iter = options.kmeans_iters;
   ko.seed = options.seed + 1;
+  ko.communicator = options.communicator;
   std::vector<MatF> refs;
   if (q == 1) {
     ko.progress = [&](int it, double) { progress("reference (k-means)", double(it) / ko.max_iter); };
@@ -148,16 +151,32 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
         refs[r] = kmeans(rows, kr).centers;
       }
       if (it == options.wkmeans_iters) break;
+      // Each rank assigns its share of the sets; the assignments are then summed into everyone's hands.
+      const int ranks = options.communicator ? options.communicator->size() : 1;
+      const Shard mine = shard_of(features.batch, options.communicator ? options.communicator->rank() : 0, ranks);
+      std::vector<double> nearest(ranks > 1 ? features.batch : 0, 0.0);
       bool changed = false;
-      for (int b = 0; b < features.batch; ++b) {
+      for (int b = static_cast<int>(mine.begin); b < mine.end; ++b) {
         int best = 0;
         double best_cost = w2_cost(psi, b, refs[0], c.otk.eps, c.otk.iters);
         for (int r = 1; r < q; ++r) {
           const double cost = w2_cost(psi, b, refs[r], c.otk.eps, c.otk.iters);
           if (cost < best_cost) best_cost = cost, best = r;
         }
-        changed |= assign[b] != best;
-        assign[b] = best;
+        if (ranks > 1) {
+          nearest[b] = best;  // assign[] changes below, on every rank alike
+        } else {
+          changed |= assign[b] != best;
+          assign[b] = best;
+        }
+      }
+      if (ranks > 1) {
+        options.communicator->allreduce_sum(nearest.data(), features.batch);
+        changed = false;
+        for (int b = 0; b < features.batch; ++b) {
+          changed |= assign[b] != static_cast<int>(nearest[b]);
+          assign[b] = static_cast<int>(nearest[b]);
+        }
       }
       progress("references (Wasserstein k-means)", double(it + 1) / options.wkmeans_iters);
       if (!changed) break;
