@@ -223,7 +223,7 @@ struct TrainArgs {
   GraphDataArgs data;
   ModelArgs model;
   FitArgs fit;
-  std::string folds, out, report, checkpoint, test_csv;
+  std::string folds, out, report, checkpoint, test_csv, distributed = "auto";
   int fold = 0;
   double val_fraction = 0.1;
   bool keep_best = false;
@@ -267,6 +267,10 @@ void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>
 void run_train(const TrainArgs& a) {
   check_output_path(a.out, "--out");
   if (!a.report.empty()) check_output_path(a.report, "--report");
+  // Under mpirun every rank reads the data and trains on its share of every batch (inductive/graphit_train.h); rank
+  // 0 alone prints, checkpoints and writes the model and report.
+  const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const bool quiet = a.fit.quiet || !comm->writer();
   const GraphitTrainOptions base = train_options(a.fit);
   NamedGraphs g = load_graph_data(a.data);
   std::vector<int32_t> train, val, test;
@@ -274,7 +278,7 @@ void run_train(const TrainArgs& a) {
   const bool regression = g.regression;
   const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig config = model_config(a.model, g, spec);
-  const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, a.fit.quiet);
+  const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, quiet);
   const GraphitDataset d_train = graphit_subset(g, pre, config, train), d_val = graphit_subset(g, pre, config, val);
   const GraphitDataset d_test = graphit_subset(g, pre, config, test);
   INDUCTIVE_CHECK(!a.keep_best || d_val.size() > 0, ErrorCode::kInvalidArgument, "--keep-best needs a validation set");
@@ -288,6 +292,7 @@ void run_train(const TrainArgs& a) {
   int best_epoch = 0;
   GraphitTrainOptions o = base;
   o.checkpoint_path = a.checkpoint;
+  o.communicator = comm.get();
   const GraphitTrainReport r = train_graphit(
       model, d_train, d_val.size() > 0 ? &d_val : nullptr, d_test.size() > 0 ? &d_test : nullptr, o,
       [&](const GraphitEpoch& e) {
@@ -296,7 +301,7 @@ void run_train(const TrainArgs& a) {
           best_epoch = e.epoch;
           best = model;
         }
-        if (a.fit.quiet) return;
+        if (quiet) return;
         const std::string test_part =
             d_test.size() > 0 ? (regression ? " test MAE " : " test ") + std::to_string(e.test_metric).substr(0, 6)
                               : "";
@@ -312,6 +317,7 @@ void run_train(const TrainArgs& a) {
                        e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
                        e.seconds, e.eta_seconds);
       });
+  if (!comm->writer()) return;
   // A resumed run that did no new epoch has no copy: the model is then the checkpoint's.
   const bool wrote_best = a.keep_best && !std::isnan(best_val);
   const std::string m = metric_key(regression);
@@ -322,6 +328,7 @@ void run_train(const TrainArgs& a) {
                  {"config", config.to_json()},
                  {"epochs", o.epochs},
                  {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
+                 {"ranks", comm->size()},
                  {"best_epoch", r.best_epoch},
                  {"saved_epoch", wrote_best ? best_epoch : static_cast<int>(r.history.size())},
                  {"best_val_" + m, num(r.best_val_metric)},
@@ -758,6 +765,10 @@ void add_graphit_command(CLI::App& app) {
   train->add_flag("--keep-best", t->keep_best,
                   "Write the model of the best validation epoch (accuracy: highest; MAE: lowest), not the last");
   train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
+  train
+      ->add_option("--distributed", t->distributed,
+                   "Data parallel over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
   train->add_option("--out", t->out, "Output model file (.safetensors)")->required();
   train->add_option("--report", t->report, "Output JSON report (history, best epoch, ...)");
   train->callback([t, folds] {

@@ -1,5 +1,5 @@
-"""Data-parallel `otke train` and `otke fit` (its k-means stages), sharded `otke embed` and `graphit predict`, and
-task-parallel `graphit cv` across real MPI processes on loopback (mpirun --oversubscribe).
+"""Data-parallel `otke train`, `otke fit` (its k-means stages) and `graphit train`, sharded `otke embed` and `graphit
+predict`, and task-parallel `graphit cv` across real MPI processes on loopback (mpirun --oversubscribe).
 
 2 and 3 ranks train the one-process model (parameters equal to 1e-5 relative); rank 0 alone writes the model and
 prints the report; a checkpoint written by 2 ranks resumes in one process to the uninterrupted model; a rank killed
@@ -225,6 +225,36 @@ class DataParallelOtkeTraining(unittest.TestCase):
             self.assertEqual(json.loads(lines[0])["ranks"], ranks)
             # Every rank updates the centres from all rows in the serial order: the model of one process.
             self.assertLessEqual(max_relative_difference(self.init, out), 1e-5, f"{ranks} ranks")
+
+    GRAPHIT = ["graphit", "train", "--tu", os.path.join(HERE, "..", "..", "data", "tu-MUTAG"), "--node-label-names",
+               "C,N,O,F,I,Cl,Br", "--folds", os.path.join(HERE, "..", "..", "data", "graphit-folds", "MUTAG"),
+               "--fold", "1", "--layers", "2", "--dim", "16", "--lap-pe", "2", "--gckn", "3", "--gckn-filters", "8",
+               "--batch-size", "32", "--quiet"]
+
+    def test_graphit_training_split_over_ranks_trains_the_one_process_model(self):
+        # LapPE (whose random sign flips must follow the serial stream), GCKN paths, LayerNorm, 3 epochs.
+        one = self.path("g1.safetensors")
+        self.run_ok([CLI, *self.GRAPHIT, "--epochs", "3", "--out", one])
+        for ranks in (2, 3):
+            out, rep = self.path(f"g{ranks}.safetensors"), self.path(f"g{ranks}.json")
+            done = self.run_ok(mpirun(ranks, *self.GRAPHIT, "--epochs", "3", "--out", out, "--report", rep))
+            self.assertEqual(done.stdout.strip(), "")
+            with open(rep) as f:
+                self.assertEqual(json.load(f)["ranks"], ranks)
+            self.assertLessEqual(max_relative_difference(one, out), 1e-5, f"{ranks} ranks")
+        # A checkpoint written by 2 ranks (rank 0 alone writes it) resumes in one process to the same model.
+        ck, part = self.path("gck.safetensors"), self.path("gpart.safetensors")
+        self.run_ok(mpirun(2, *self.GRAPHIT, "--epochs", "2", "--checkpoint", ck, "--out", part))
+        self.run_ok([CLI, *self.GRAPHIT, "--epochs", "3", "--checkpoint", ck, "--out", part])
+        self.assertLessEqual(max_relative_difference(one, part), 1e-5)
+
+    def test_graphit_batch_norm_across_ranks_is_refused(self):
+        out = self.path("gbn.safetensors")
+        done = subprocess.run(mpirun(2, *self.GRAPHIT, "--epochs", "1", "--norm", "batch", "--out", out),
+                              capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("BatchNorm across 2 ranks", done.stderr)
+        self.assertFalse(os.path.exists(out))
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],

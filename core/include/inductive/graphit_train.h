@@ -44,6 +44,13 @@ struct GraphitTrainOptions {
   int eval_batch_size = 128;
   std::string checkpoint_path;  // when set: written atomically every `checkpoint_every` epochs (and at the end),
   int checkpoint_every = 1;     // and resumed from when it exists
+  // Data parallelism (inductive/communicator.h; null: one process). Every rank calls train_graphit with the same
+  // model, data and options; each takes a contiguous share of every batch (the serial run's shuffle and LapPE sign
+  // flips), the ranks' gradients and metrics are summed, and every rank takes the same Adam step, so N ranks train
+  // the one-process model up to float rounding when dropout is 0 (with dropout each rank draws its own masks).
+  // Only the writer rank writes the checkpoint; parameters are checked identical across ranks after every epoch.
+  // BatchNorm (batch statistics across the ranks' graphs) is refused with several ranks.
+  class Communicator* communicator = nullptr;
   void validate() const;
 };
 

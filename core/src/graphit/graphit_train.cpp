@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "inductive/atomic_file.h"
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graphit_train.h"
 
@@ -167,6 +168,19 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
   return true;
 }
 
+// Stops the run when the ranks' parameters differ (they step identically from identical sums, so they never
+// should): names the ranks that disagree with rank 0.
+void check_ranks_agree(Communicator& comm, GraphitModel& model, int epoch) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& t : model.params.tensors(model.config)) h = hash_floats(t.data, static_cast<int64_t>(t.size()), h);
+  const std::vector<uint64_t> all = comm.allgather(h);
+  std::string differ;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  INDUCTIVE_CHECK(differ.empty(), ErrorCode::kInternal, "graphit train: after epoch ", epoch, " rank(s) ", differ,
+                  " hold different parameters than rank 0 (a rank ran a different build, data or options)");
+}
+
 }  // namespace
 
 GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
@@ -205,6 +219,11 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   INDUCTIVE_CHECK(!batch_norm || static_cast<int>(model.norm_stats.size()) == c.layers, ErrorCode::kInvalidArgument,
                   "graphit train: BatchNorm model lacks running statistics (create it with GraphitModel::create)");
 
+  Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
+  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  INDUCTIVE_CHECK(!comm || !batch_norm, ErrorCode::kInvalidArgument, "graphit train: BatchNorm across ", ranks,
+                  " ranks (statistics over every rank's graphs) is not available yet: use --norm layer or one process");
+
   GraphitTrainReport report;
   Adam adam(options.adam);
   int done = 0;
@@ -221,6 +240,10 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     const auto gv = grads.tensors(c);
     for (size_t t = 0; t < pv.size(); ++t) blocks.push_back({pv[t].name, pv[t].data, gv[t].data, pv[t].size(), true});
   }
+  // Data parallel: the gradient of this rank's share, and the sums (gradient, loss, metric) of every rank's.
+  int64_t n_params = 0;
+  for (const ParamBlock& b : blocks) n_params += b.size;
+  std::vector<double> sums(comm ? n_params + 2 : 0);
   GraphitCache cache, eval_cache;  // eval batches are larger: their own scratch, kept across epochs
   MatF out;
   std::vector<int> order(train.size());
@@ -235,20 +258,49 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     double lr = 0;
     for (int begin = 0; begin < train.size(); begin += options.batch_size) {
       const int end = std::min(train.size(), begin + options.batch_size);
-      const std::vector<int> idx(order.begin() + begin, order.begin() + end);
-      GraphitBatch b = pack_part(c, train, idx);
-      if (options.flip_pe_signs) b.flip_pe_signs(rng);
-      if (options.batch_hook) options.batch_hook(b, rng);
+      // This rank's share of the batch (all of it in one process).
+      const Shard share = shard_of(end - begin, rank, ranks);
+      const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
       grads.set_zero();
-      GraphitRunOptions run;
-      run.training = true;
-      run.rng = &rng;
-      run.running = batch_norm ? &model.norm_stats : nullptr;
-      const double loss = model.loss(b, run, &grads, &out, &cache);
-      INDUCTIVE_CHECK(std::isfinite(loss), ErrorCode::kInternal, "graphit train: loss became non-finite at epoch ",
-                      epoch, " (lower the learning rate)");
-      loss_sum += loss * (end - begin);
-      metric_sum += metric_of(c, out, b) * (end - begin);
+      double loss = 0, metric = 0;
+      if (hi > lo) {
+        const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
+        GraphitBatch b = pack_part(c, train, idx);
+        // The serial run's sign flips: the draws of the graphs before this share are skipped, those after it too.
+        const auto flips = static_cast<unsigned long long>(c.pe_dim);
+        if (options.flip_pe_signs && comm) rng.discard(flips * (lo - begin));
+        if (options.flip_pe_signs) b.flip_pe_signs(rng);
+        if (options.flip_pe_signs && comm) rng.discard(flips * (end - hi));
+        if (options.batch_hook) options.batch_hook(b, rng);
+        GraphitRunOptions run;
+        run.training = true;
+        run.rng = &rng;
+        run.running = batch_norm ? &model.norm_stats : nullptr;
+        loss = model.loss(b, run, &grads, &out, &cache);
+        INDUCTIVE_CHECK(std::isfinite(loss), ErrorCode::kInternal, "graphit train: loss became non-finite at epoch ",
+                        epoch, " (lower the learning rate)");
+        metric = metric_of(c, out, b);
+      } else if (options.flip_pe_signs && comm) {
+        rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
+      }
+      if (comm) {
+        // The batch's mean gradient is the sum of the shares' gradients, each weighted by its share of graphs.
+        const double w = static_cast<double>(hi - lo) / (end - begin);
+        int64_t at = 0;
+        for (const ParamBlock& pb : blocks)
+          for (int64_t k = 0; k < pb.size; ++k) sums[at++] = w * pb.grad[k];
+        sums[at] = loss * (hi - lo);
+        sums[at + 1] = metric * (hi - lo);
+        comm->allreduce_sum(sums.data(), n_params + 2);
+        at = 0;
+        for (const auto& g : grads.tensors(c))
+          for (int64_t k = 0; k < static_cast<int64_t>(g.size()); ++k) g.data[k] = static_cast<float>(sums[at++]);
+        loss_sum += sums[at];
+        metric_sum += sums[at + 1];
+      } else {
+        loss_sum += loss * (end - begin);
+        metric_sum += metric * (end - begin);
+      }
       lr = graphit_learning_rate(options, epoch, adam.steps() + 1);
       adam.options().lr = lr;
       adam.step(blocks);
@@ -273,7 +325,9 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     elapsed += e.seconds;
     e.eta_seconds = elapsed / (epoch - done) * (options.epochs - epoch);
     report.history.push_back(e);
-    if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs))
+    if (comm) check_ranks_agree(*comm, model, epoch);
+    if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs) &&
+        (!comm || comm->writer()))
       save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
     if (on_epoch) on_epoch(e);
   }
