@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data-parallel `otke train` on this machine: step time split into compute and gradient summing, 1 vs 2 ranks.
+"""Data-parallel `otke train` and `graphit train` on this machine: 1 process vs 2 ranks.
 
 usage: /usr/bin/python3 bench/mpi_scaling.py --cli build/native-release/bin/inductive [--sets 128] [--epochs 1]
 
@@ -7,6 +7,11 @@ The issue's OTKE benchmark shape (k512p64: sets of n ~ U[200, 1000] unit-norm 51
 supports, eps 0.5, 10 iterations, 2 classes, batch 64), identity embedding. Runs one process with 1 and 2 OpenMP
 threads, then `mpirun -np 2` with 1 thread per rank, and prints per-step compute and allreduce times (rank 0's),
 the bytes each rank contributes per step, and the ring-allreduce model for larger clusters.
+
+Then GraphiT on the bundled MUTAG (188 graphs; fold 1's 152 training graphs) with the two shapes of
+bench/graphit_bench: (a) 3 layers, 4 heads, d 64, batch 32, diffusion kernel; (b) 10 layers, 8 heads, d 64, batch
+128: the training epochs' time for 1 process (1 and 2 threads) and `mpirun -np 2`, and the bytes a rank
+contributes to the gradient sum per step (every parameter as a double, plus loss and metric).
 """
 import argparse
 import json
@@ -17,12 +22,54 @@ import tempfile
 
 import numpy as np
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+
+
+def parameters(path):
+    """The number of values in a model file (safetensors: 8-byte header length, JSON header, data)."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+    return sum(int(np.prod(t["shape"])) for k, t in header.items() if k != "__metadata__")
+
+
+def graphit(cli, epochs):
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    shapes = {"(a)": ["--layers", "3", "--heads", "4", "--dim", "64", "--batch-size", "32", "--kernel", "diffusion"],
+              "(b)": ["--layers", "10", "--heads", "8", "--dim", "64", "--batch-size", "128"]}
+    print()
+    print("| GraphiT | run | epochs' time s (train + validation + test) | params | sum KB per rank per step |")
+    print("|---|---|---|---|---|")
+    work = tempfile.mkdtemp(prefix="inductive-mpi-bench-")
+    try:
+        for name, shape in shapes.items():
+            train = ["graphit", "train", "--tu", os.path.join(DATA, "tu-MUTAG"), "--node-label-names",
+                     "C,N,O,F,I,Cl,Br", "--folds", os.path.join(DATA, "graphit-folds", "MUTAG"), "--fold", "1",
+                     "--epochs", str(epochs), *shape, "--quiet"]
+            runs = [("1 process, 1 thread", [cli, *train], 1), ("1 process, 2 threads", [cli, *train], 2),
+                    ("mpirun -np 2, 1 thread each", ["mpirun", *root, "--oversubscribe", "-np", "2", "-x",
+                                                      "OMP_NUM_THREADS=1", cli, *train], 1)]
+            for label, cmd, threads in runs:
+                out, rep = os.path.join(work, "g.safetensors"), os.path.join(work, "g.json")
+                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+                done = subprocess.run([*cmd, "--out", out, "--report", rep], env=env, capture_output=True, text=True)
+                assert done.returncode == 0, done.stderr[-2000:]
+                with open(rep) as f:
+                    r = json.load(f)
+                n = parameters(out)
+                kb = f"{8 * (n + 2) / 1024:.0f}" if "mpirun" in label else "-"
+                print(f"| {name} | {label} | {sum(e['seconds'] for e in r['history']):.2f} | {n} | {kb} |")
+    finally:
+        shutil.rmtree(work)
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--sets", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--graphit-epochs", type=int, default=3)
     a = ap.parse_args()
     a.cli = os.path.abspath(a.cli)
     work = tempfile.mkdtemp(prefix="inductive-mpi-bench-")
@@ -64,6 +111,7 @@ def main():
                   f"{per(d['allreduce_seconds'])} | {kb} |")
     finally:
         shutil.rmtree(work)
+    graphit(a.cli, a.graphit_epochs)
 
 
 if __name__ == "__main__":
