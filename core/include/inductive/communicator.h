@@ -54,4 +54,9 @@ Shard shard_of(int64_t count, int rank, int size);
 // A 64-bit FNV-1a hash of float data (parameters checked identical across ranks).
 uint64_t hash_floats(const float* data, int64_t count, uint64_t seed = 1469598103934665603ull);
 
+// Stops a data-parallel run when the ranks' parameters differ (they step identically from identical sums, so they
+// never should): `hash` is this rank's hash of its parameters (hash_floats); Error{kInternal} "<what> rank(s) R
+// hold different parameters than rank 0 (...)" naming the ranks that disagree with rank 0. Every rank calls it.
+void check_ranks_agree(Communicator& comm, uint64_t hash, const std::string& what);
+
 }  // namespace inductive

@@ -90,4 +90,13 @@ uint64_t hash_floats(const float* data, int64_t count, uint64_t h) {
   return h;
 }
 
+void check_ranks_agree(Communicator& comm, uint64_t hash, const std::string& what) {
+  const std::vector<uint64_t> all = comm.allgather(hash);
+  std::string differ;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  INDUCTIVE_CHECK(differ.empty(), ErrorCode::kInternal, what, " rank(s) ", differ,
+                  " hold different parameters than rank 0 (a rank ran a different build, data or options)");
+}
+
 }  // namespace inductive

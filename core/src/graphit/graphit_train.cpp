@@ -168,19 +168,6 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
   return true;
 }
 
-// Stops the run when the ranks' parameters differ (they step identically from identical sums, so they never
-// should): names the ranks that disagree with rank 0.
-void check_ranks_agree(Communicator& comm, GraphitModel& model, int epoch) {
-  uint64_t h = 1469598103934665603ull;
-  for (const auto& t : model.params.tensors(model.config)) h = hash_floats(t.data, static_cast<int64_t>(t.size()), h);
-  const std::vector<uint64_t> all = comm.allgather(h);
-  std::string differ;
-  for (size_t r = 1; r < all.size(); ++r)
-    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
-  INDUCTIVE_CHECK(differ.empty(), ErrorCode::kInternal, "graphit train: after epoch ", epoch, " rank(s) ", differ,
-                  " hold different parameters than rank 0 (a rank ran a different build, data or options)");
-}
-
 }  // namespace
 
 GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
@@ -235,10 +222,11 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   GraphitParams grads = GraphitParams::zeros(c);
   // Parameter blocks: views into the model and the gradient, stable for the whole run.
   std::vector<ParamBlock> blocks;
+  const auto grad_views = grads.tensors(c);  // writable: the ranks' summed gradient goes back here
   {
     const auto pv = model.params.tensors(c);
-    const auto gv = grads.tensors(c);
-    for (size_t t = 0; t < pv.size(); ++t) blocks.push_back({pv[t].name, pv[t].data, gv[t].data, pv[t].size(), true});
+    for (size_t t = 0; t < pv.size(); ++t)
+      blocks.push_back({pv[t].name, pv[t].data, grad_views[t].data, pv[t].size(), true});
   }
   // Data parallel: the gradient of this rank's share, and the sums (gradient, loss, metric) of every rank's.
   int64_t n_params = 0;
@@ -293,8 +281,8 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
         sums[at + 1] = metric * (hi - lo);
         comm->allreduce_sum(sums.data(), n_params + 2);
         at = 0;
-        for (const auto& g : grads.tensors(c))
-          for (int64_t k = 0; k < static_cast<int64_t>(g.size()); ++k) g.data[k] = static_cast<float>(sums[at++]);
+        for (const auto& g : grad_views)
+          for (int64_t k = 0; k < g.size(); ++k) g.data[k] = static_cast<float>(sums[at++]);
         loss_sum += sums[at];
         metric_sum += sums[at + 1];
       } else {
@@ -325,7 +313,11 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     elapsed += e.seconds;
     e.eta_seconds = elapsed / (epoch - done) * (options.epochs - epoch);
     report.history.push_back(e);
-    if (comm) check_ranks_agree(*comm, model, epoch);
+    if (comm) {
+      uint64_t h = 1469598103934665603ull;
+      for (const ParamBlock& pb : blocks) h = hash_floats(pb.value, pb.size, h);
+      check_ranks_agree(*comm, h, "graphit train: after epoch " + std::to_string(epoch));
+    }
     if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs) &&
         (!comm || comm->writer()))
       save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
