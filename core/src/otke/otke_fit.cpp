@@ -151,11 +151,11 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
         refs[r] = kmeans(rows, kr).centers;
       }
       if (it == options.wkmeans_iters) break;
-      // Each rank assigns its share of the sets; the assignments are then summed into everyone's hands.
+      // Each rank assigns its share of the sets (all of them in one process); the assignments are then summed into
+      // everyone's hands, and every rank updates alike.
       const int ranks = options.communicator ? options.communicator->size() : 1;
       const Shard mine = shard_of(features.batch, options.communicator ? options.communicator->rank() : 0, ranks);
-      std::vector<double> nearest(ranks > 1 ? features.batch : 0, 0.0);
-      bool changed = false;
+      std::vector<double> nearest(features.batch, 0.0);
       for (int b = static_cast<int>(mine.begin); b < mine.end; ++b) {
         int best = 0;
         double best_cost = w2_cost(psi, b, refs[0], c.otk.eps, c.otk.iters);
@@ -163,20 +163,13 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
           const double cost = w2_cost(psi, b, refs[r], c.otk.eps, c.otk.iters);
           if (cost < best_cost) best_cost = cost, best = r;
         }
-        if (ranks > 1) {
-          nearest[b] = best;  // assign[] changes below, on every rank alike
-        } else {
-          changed |= assign[b] != best;
-          assign[b] = best;
-        }
+        nearest[b] = best;
       }
-      if (ranks > 1) {
-        options.communicator->allreduce_sum(nearest.data(), features.batch);
-        changed = false;
-        for (int b = 0; b < features.batch; ++b) {
-          changed |= assign[b] != static_cast<int>(nearest[b]);
-          assign[b] = static_cast<int>(nearest[b]);
-        }
+      if (ranks > 1) options.communicator->allreduce_sum(nearest.data(), features.batch);
+      bool changed = false;
+      for (int b = 0; b < features.batch; ++b) {
+        changed |= assign[b] != static_cast<int>(nearest[b]);
+        assign[b] = static_cast<int>(nearest[b]);
       }
       progress("references (Wasserstein k-means)", double(it + 1) / options.wkmeans_iters);
       if (!changed) break;
