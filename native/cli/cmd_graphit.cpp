@@ -30,6 +30,7 @@
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graph_cache.h"
+#include "inductive/graphit_protocol.h"
 #include "inductive/logistic.h"
 #include "inductive/npy.h"
 #include "inductive/smiles.h"
@@ -160,28 +161,25 @@ GraphitTrainOptions train_options(const FitArgs& f) {
   return o;
 }
 
+void print_prepared(int n_graphs, const GraphitInputSpec& spec, double seconds) {
+  std::fprintf(stderr, "graphit: prepared %d graphs (%s%s%s) in %.2f s\n", n_graphs,
+               spec.kernel ? spec.kernel_options.describe().c_str() : "no kernel", spec.lap_pe > 0 ? ", LapPE" : "",
+               spec.gckn ? ", GCKN paths" : "", seconds);
+}
+
+// Precomputed inputs of every graph (through --cache when given), saying what it did on stderr.
 PrecomputedDataset precompute(const NamedGraphs& g, const GraphitInputSpec& spec, std::vector<int32_t> gckn_train,
                               const std::string& cache, bool quiet) {
   const auto t0 = std::chrono::steady_clock::now();
-  const GraphPrecomputeOptions o = spec.precompute_options(std::move(gckn_train));
-  PrecomputedDataset pre;
-  if (!cache.empty()) {
-    CachedGraphData c = load_or_precompute(cache, g.data, o);
-    if (!quiet && c.status != GraphCacheStatus::kHit) {
-      std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(), graph_cache_status_name(c.status),
-                   c.reason.c_str());
-    }
-    pre = std::move(c.data);
-  } else {
-    pre = precompute_graph_data(g.data, o);
+  CachedGraphData c = precompute_graphit_inputs(g.data, spec, std::move(gckn_train), cache);
+  if (!quiet && !cache.empty() && c.status != GraphCacheStatus::kHit) {
+    std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(), graph_cache_status_name(c.status),
+                 c.reason.c_str());
   }
-  if (!quiet) {
-    std::fprintf(stderr, "graphit: prepared %d graphs (%s%s%s) in %.2f s\n", g.data.n_graphs(),
-                 spec.kernel ? spec.kernel_options.describe().c_str() : "no kernel", spec.lap_pe > 0 ? ", LapPE" : "",
-                 spec.gckn ? ", GCKN paths" : "",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return pre;
+  if (!quiet)
+    print_prepared(g.data.n_graphs(), spec,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return std::move(c.data);
 }
 
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
@@ -209,14 +207,6 @@ json history_json(const GraphitTrainReport& r, bool regression) {
   return h;
 }
 
-// Mean of a metric over the last k epochs of a history.
-double mean_last(const GraphitTrainReport& r, int k, double GraphitEpoch::*metric) {
-  const int n = static_cast<int>(r.history.size()), from = std::max(0, n - k);
-  double s = 0;
-  for (int i = from; i < n; ++i) s += r.history[i].*metric;
-  return n > from ? s / (n - from) : NAN;
-}
-
 // ---- train ------------------------------------------------------------------------------------------------------
 
 struct TrainArgs {
@@ -229,8 +219,8 @@ struct TrainArgs {
   bool keep_best = false;
 };
 
-// The train / validation / test indices of a run: a GraphiT fold, or a validation split of the dataset (stratified
-// by class; seeded random for regression) plus the graphs of --test-csv (appended to `g`).
+// The train / validation / test indices of a run: a GraphiT fold, or a validation split of the dataset
+// (inductive/graphit_protocol.h) plus the graphs of --test-csv (appended to `g`).
 void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>& train, std::vector<int32_t>& val,
                         std::vector<int32_t>& test) {
   if (!a.folds.empty()) {
@@ -244,16 +234,7 @@ void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>
     test = folds[a.fold - 1].test;
     return;
   }
-  if (g.regression) {
-    random_split(g.data.n_graphs(), a.val_fraction, a.fit.seed, train, val);
-  } else {
-    std::vector<int32_t> y;
-    for (const Graph& gr : g.data.graphs) y.push_back(gr.label);
-    std::vector<int> tr, va;
-    stratified_split(y, g.class_names, a.val_fraction, a.fit.seed, tr, va);
-    train.assign(tr.begin(), tr.end());
-    val.assign(va.begin(), va.end());
-  }
+  graphit_validation_split(g.data, g.regression, g.class_names, a.val_fraction, a.fit.seed, train, val);
   if (!a.test_csv.empty()) {
     INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
                     "--test-csv is a second SMILES CSV: it needs --smiles-csv");
@@ -264,6 +245,19 @@ void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>
   }
 }
 
+void print_epoch(const GraphitEpoch& e, int epochs, bool regression, bool has_test) {
+  const std::string test_part =
+      has_test ? (regression ? " test MAE " : " test ") + std::to_string(e.test_metric).substr(0, 6) : "";
+  if (regression)
+    std::fprintf(
+        stderr, "graphit train: epoch %d/%d loss %.4f train MAE %.4f val MAE %.4f%s lr %.2g (%.2f s, ETA %.0f s)\n",
+        e.epoch, epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr, e.seconds, e.eta_seconds);
+  else
+    std::fprintf(stderr, "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
+                 e.epoch, epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr, e.seconds,
+                 e.eta_seconds);
+}
+
 void run_train(const TrainArgs& a) {
   check_output_path(a.out, "--out");
   if (!a.report.empty()) check_output_path(a.report, "--report");
@@ -271,7 +265,10 @@ void run_train(const TrainArgs& a) {
   // 0 alone prints, checkpoints and writes the model and report.
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   const bool quiet = a.fit.quiet || !comm->writer();
-  const GraphitTrainOptions base = train_options(a.fit);
+  GraphitTrainOptions o = train_options(a.fit);  // validated before the data is read
+  o.checkpoint_path = a.checkpoint;
+  o.communicator = comm.get();
+  o.keep_best = a.keep_best;
   NamedGraphs g = load_graph_data(a.data);
   std::vector<int32_t> train, val, test;
   split_for_training(a, g, train, val, test);
@@ -279,48 +276,20 @@ void run_train(const TrainArgs& a) {
   const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig config = model_config(a.model, g, spec);
   const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, quiet);
-  const GraphitDataset d_train = graphit_subset(g, pre, config, train), d_val = graphit_subset(g, pre, config, val);
-  const GraphitDataset d_test = graphit_subset(g, pre, config, test);
-  INDUCTIVE_CHECK(!a.keep_best || d_val.size() > 0, ErrorCode::kInvalidArgument, "--keep-best needs a validation set");
+  const GraphitDataset d_train = graphit_subset(g.data, g.targets, pre, config, train);
+  const GraphitDataset d_val = graphit_subset(g.data, g.targets, pre, config, val);
+  const GraphitDataset d_test = graphit_subset(g.data, g.targets, pre, config, test);
 
   GraphitModel model = GraphitModel::create(config, a.fit.seed);
   model.gckn = pre.gckn;
-  // --keep-best: a copy of the model at the best validation epoch so far (accuracy: highest; MAE: lowest), among
-  // the epochs this invocation trains (a resumed run cannot copy the epochs before its checkpoint).
-  GraphitModel best = model;
-  double best_val = NAN;
-  int best_epoch = 0;
-  GraphitTrainOptions o = base;
-  o.checkpoint_path = a.checkpoint;
-  o.communicator = comm.get();
-  const GraphitTrainReport r = train_graphit(
-      model, d_train, d_val.size() > 0 ? &d_val : nullptr, d_test.size() > 0 ? &d_test : nullptr, o,
-      [&](const GraphitEpoch& e) {
-        if (a.keep_best && (std::isnan(best_val) || (regression ? e.val_metric < best_val : e.val_metric > best_val))) {
-          best_val = e.val_metric;
-          best_epoch = e.epoch;
-          best = model;
-        }
-        if (quiet) return;
-        const std::string test_part =
-            d_test.size() > 0 ? (regression ? " test MAE " : " test ") + std::to_string(e.test_metric).substr(0, 6)
-                              : "";
-        if (regression)
-          std::fprintf(stderr,
-                       "graphit train: epoch %d/%d loss %.4f train MAE %.4f val MAE %.4f%s lr %.2g "
-                       "(%.2f s, ETA %.0f s)\n",
-                       e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
-                       e.seconds, e.eta_seconds);
-        else
-          std::fprintf(stderr,
-                       "graphit train: epoch %d/%d loss %.4f train %.3f val %.3f%s lr %.2g (%.2f s, ETA %.0f s)\n",
-                       e.epoch, o.epochs, e.train_loss, e.train_metric, e.val_metric, test_part.c_str(), e.lr,
-                       e.seconds, e.eta_seconds);
-      });
+  const GraphitTrainReport r = train_graphit(model, d_train, d_val.size() > 0 ? &d_val : nullptr,
+                                             d_test.size() > 0 ? &d_test : nullptr, o, [&](const GraphitEpoch& e) {
+                                               if (!quiet) print_epoch(e, o.epochs, regression, d_test.size() > 0);
+                                             });
   if (!comm->writer()) return;
-  // A resumed run that did no new epoch has no copy: the model is then the checkpoint's.
-  const bool wrote_best = a.keep_best && !std::isnan(best_val);
+  const bool wrote_best = a.keep_best && r.saved_epoch != static_cast<int>(r.history.size());
   const std::string m = metric_key(regression);
+  const int last = std::min<int>(50, static_cast<int>(r.history.size()));
   json report = {{"input", g.source},
                  {"task", config.task},
                  {"atom_typing", atom_typing_name(config.graph.atom_typing)},
@@ -330,18 +299,18 @@ void run_train(const TrainArgs& a) {
                  {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
                  {"ranks", comm->size()},
                  {"best_epoch", r.best_epoch},
-                 {"saved_epoch", wrote_best ? best_epoch : static_cast<int>(r.history.size())},
+                 {"saved_epoch", r.saved_epoch},
                  {"best_val_" + m, num(r.best_val_metric)},
                  {"test_" + m + "_at_best", num(r.test_at_best)},
-                 {"mean_test_" + m + "_last_50", num(mean_last(r, 50, &GraphitEpoch::test_metric))},
-                 {"mean_val_" + m + "_last_50", num(mean_last(r, 50, &GraphitEpoch::val_metric))},
+                 {"mean_test_" + m + "_last_50", num(last > 0 ? r.mean_test_metric_last(50) : NAN)},
+                 {"mean_val_" + m + "_last_50", num(last > 0 ? r.mean_val_metric_last(50) : NAN)},
                  {"history", history_json(r, regression)}};
   // Which graphs validated (0-based, in the order of the dataset's graphs: a CSV's rows with a target), so that a
   // split drawn here can be reused or checked elsewhere.
   if (a.folds.empty()) report["val_indices"] = val;
   if (!a.test_csv.empty()) report["test_input"] = a.test_csv;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
-  files.emplace_back(a.out, (wrote_best ? best : model).to_bytes());
+  files.emplace_back(a.out, model.to_bytes());
   if (!a.report.empty()) {
     const std::string text = report.dump(2) + "\n";
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
@@ -351,10 +320,10 @@ void run_train(const TrainArgs& a) {
     const char* what = regression ? "MAE " : "";
     std::fprintf(stderr, "graphit train: wrote %s (%s; best val %s%.4f at epoch %d; last-50 mean val %.4f%s)\n",
                  a.out.c_str(), wrote_best ? "the best validation epoch's model" : "the last epoch's model", what,
-                 r.best_val_metric, r.best_epoch, mean_last(r, 50, &GraphitEpoch::val_metric),
-                 d_test.size() > 0
+                 r.best_val_metric, r.best_epoch, last > 0 ? r.mean_val_metric_last(50) : NAN,
+                 d_test.size() > 0 && last > 0
                      ? (", test at best " + std::to_string(r.test_at_best).substr(0, 6) + ", last-50 mean test " +
-                        std::to_string(mean_last(r, 50, &GraphitEpoch::test_metric)).substr(0, 6))
+                        std::to_string(r.mean_test_metric_last(50)).substr(0, 6))
                            .c_str()
                      : "");
   }
@@ -372,170 +341,90 @@ struct CvArgs {
   int last = 50;
 };
 
+// Progress of the protocol on stderr (writer rank only): preparation, one line per run, and between them an epoch
+// line at most every 15 s (a fold of a large dataset trains for minutes).
+class CvPrinter {
+ public:
+  CvPrinter(const std::vector<GraphitGridPoint>& grid, const NamedGraphs& g, const GraphitInputSpec& spec, int last,
+            int epochs)
+      : grid_(grid), graphs_(g), spec_(spec), regression_(g.regression), last_(last), epochs_(epochs) {}
+  void operator()(const GraphitCvProgress& p) {
+    if (!p.writer) return;
+    using K = GraphitCvProgress::Kind;
+    const GraphitGridPoint& pt = grid_[p.point];
+    switch (p.kind) {
+      case K::kPrepared:
+        if (!p.cache_status.empty() && p.cache_status != "hit")
+          std::fprintf(stderr, "graphit: cache %s (%s): recomputed\n", p.cache_status.c_str(), p.cache_reason.c_str());
+        print_prepared(graphs_.data.n_graphs(), spec_, p.seconds);
+        break;
+      case K::kEpoch:
+        if (p.elapsed - last_line_ < 15.0) return;
+        last_line_ = p.elapsed;
+        std::fprintf(stderr, "graphit cv: fold %d: run %d/%d: epoch %d/%d (%.0f s elapsed, ETA %.0f s)\n", p.fold,
+                     p.run, p.runs, p.epoch->epoch, epochs_, p.elapsed, p.eta);
+        break;
+      case K::kValidated:
+        std::fprintf(
+            stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
+            p.fold, pt.layers, pt.dim, pt.heads, pt.weight_decay, regression_ ? "MAE " : "", p.value, p.elapsed, p.eta);
+        break;
+      case K::kTested:
+        std::fprintf(stderr, "graphit cv: fold %d: test %s (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n",
+                     p.fold, regression_ ? "MAE" : "accuracy", last_, p.value, p.seconds, p.eta);
+        break;
+    }
+  }
+
+ private:
+  const std::vector<GraphitGridPoint>& grid_;
+  const NamedGraphs& graphs_;
+  const GraphitInputSpec& spec_;
+  bool regression_;
+  int last_, epochs_;
+  double last_line_ = 0;
+};
+
+json point_json(const GraphitGridPoint& p) {
+  return {{"layers", p.layers}, {"dim", p.dim}, {"heads", p.heads}, {"weight_decay", p.weight_decay}};
+}
+
 void run_cv(const CvArgs& a) {
   check_output_path(a.out, "--out");
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
-  train_options(a.fit);  // validate early
+  GraphitCvOptions o;
+  o.train = train_options(a.fit);  // validated before the data is read
+  o.grid = graphit_grid(a.grid_layers, a.grid_dim, a.grid_heads, a.grid_weight_decay);
+  o.folds_to_run = a.fold_list;
+  o.last = a.last;
+  o.cache = a.fit.cache;
+  o.communicator = comm.get();
   const NamedGraphs g = load_graph_data(a.data);
-  const std::string mk = metric_key(g.regression);  // the metric the grid selects on and the report gives
   const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
-  std::vector<int> which = a.fold_list;
-  if (which.empty())
-    for (int k = 1; k <= static_cast<int>(folds.size()); ++k) which.push_back(k);
-  for (int k : which) {
-    INDUCTIVE_CHECK(k >= 1 && k <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument, "--folds-to-run: fold ",
-                    k, " is not in [1, ", folds.size(), "]");
-  }
-  struct Point {
-    int layers, dim, heads;
-    double wd;
-  };
-  std::vector<Point> grid;
-  for (int l : a.grid_layers)
-    for (int d : a.grid_dim)
-      for (int h : a.grid_heads)
-        for (double wd : a.grid_weight_decay) grid.push_back({l, d, h, wd});
-  INDUCTIVE_CHECK(!grid.empty(), ErrorCode::kInvalidArgument, "cv: the hyperparameter grid is empty");
-
-  const auto start = std::chrono::steady_clock::now();
-  const int total_runs = static_cast<int>(which.size() * (grid.size() + (grid.size() > 1 ? 1 : 0)));
-  int done_runs = 0;
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  // A fold of a large dataset trains for minutes: between the per-run lines, an epoch line at most every 15 s
-  // says where the run is and when the whole protocol should end (ETA over all epochs of all runs).
-  const long total_epochs = static_cast<long>(total_runs) * a.fit.epochs;
-  long done_epochs = 0;
-  double last_report = 0;
-  int current_fold = 0;
-  auto fit = [&](const Point& pt, const PrecomputedDataset& pre, const GraphitInputSpec& spec,
-                 const std::vector<int32_t>& tr, const std::vector<int32_t>* va, const std::vector<int32_t>* te) {
-    ModelArgs m = a.model;
-    m.layers = pt.layers;
-    m.dim = pt.dim;
-    m.heads = pt.heads;
-    const GraphitConfig config = model_config(m, g, spec);
-    FitArgs f = a.fit;
-    f.weight_decay = pt.wd;
-    GraphitModel model = GraphitModel::create(config, a.fit.seed);
-    const GraphitDataset d_tr = graphit_subset(g, pre, config, tr);
-    GraphitDataset d_va, d_te;
-    if (va) d_va = graphit_subset(g, pre, config, *va);
-    if (te) d_te = graphit_subset(g, pre, config, *te);
-    GraphitTrainReport r = train_graphit(
-        model, d_tr, va ? &d_va : nullptr, te ? &d_te : nullptr, train_options(f), [&](const GraphitEpoch& e) {
-          ++done_epochs;
-          if (a.fit.quiet || elapsed() - last_report < 15.0) return;
-          last_report = elapsed();
-          std::fprintf(stderr, "graphit cv: fold %d: run %d/%d: epoch %d/%d (%.0f s elapsed, ETA %.0f s)\n",
-                       current_fold, done_runs + 1, total_runs, e.epoch, a.fit.epochs, elapsed(),
-                       elapsed() / done_epochs * (total_epochs - done_epochs));
-        });
-    ++done_runs;
-    done_epochs = static_cast<long>(done_runs) * a.fit.epochs;  // early stop or resume would skew the ETA
-    return r;
-  };
-
-  // Two phases, each dealt round-robin over the ranks when mpirun started several (task parallelism: each rank
-  // trains whole models; one process is rank 0 of 1 and does everything, in the same order as ever):
-  // 1. every (fold, grid point) validation run; the validation scores are summed across ranks, so every rank
-  //    picks the same best point per fold; 2. every fold's retrain on train + validation with its best point.
-  // Each run is seeded alone, so the report does not depend on which rank ran what.
-  const int F = static_cast<int>(which.size()), P = static_cast<int>(grid.size());
-  const int rank = comm->rank(), ranks = comm->size();
-  const bool select = P > 1;
-  // Kernels and LapPE do not depend on the fold; GCKN anchors are fitted (without labels) on train + validation.
-  // Made once per fold by the rank that first needs them.
-  std::map<int, std::pair<GraphitInputSpec, PrecomputedDataset>> prepared;
-  auto prepare = [&](int fi) -> const std::pair<GraphitInputSpec, PrecomputedDataset>& {
-    const int k = which[fi];
-    auto it = prepared.find(k);
-    if (it != prepared.end()) return it->second;
-    const GraphFold& fold = folds[k - 1];
-    GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
-    PrecomputedDataset pre = precompute(g, spec, concat(fold.train, fold.val), a.fit.cache, a.fit.quiet || rank != 0);
-    return prepared.emplace(k, std::make_pair(std::move(spec), std::move(pre))).first->second;
-  };
-  std::vector<double> val(static_cast<size_t>(F) * P, 0.0), seconds(F, 0.0);
-  if (select) {
-    for (int task = 0; task < F * P; ++task) {
-      if (task % ranks != rank) continue;
-      const int fi = task / P;
-      const Point& pt = grid[task % P];
-      const int k = which[fi];
-      current_fold = k;
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto& [spec, pre] = prepare(fi);
-      const GraphitTrainReport r = fit(pt, pre, spec, folds[k - 1].train, &folds[k - 1].val, nullptr);
-      const double v = mean_last(r, a.last, &GraphitEpoch::val_metric);
-      val[task] = v;
-      seconds[fi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!a.fit.quiet && rank == 0) {
-        const double eta = elapsed() / done_runs * (total_runs - done_runs * ranks) / ranks;
-        std::fprintf(
-            stderr, "graphit cv: fold %d: layers %d dim %d heads %d wd %g: val %s%.4f (%.0f s elapsed, ETA %.0f s)\n",
-            k, pt.layers, pt.dim, pt.heads, pt.wd, g.regression ? "MAE " : "", v, elapsed(), std::max(eta, 0.0));
-      }
-    }
-    comm->allreduce_sum(val.data(), static_cast<int64_t>(val.size()));
-  }
-  std::vector<int> best(F, 0);
-  for (int fi = 0; fi < F && select; ++fi) {
-    double best_val = NAN;
-    for (int pi = 0; pi < P; ++pi) {
-      const double v = val[static_cast<size_t>(fi) * P + pi];
-      if (std::isnan(best_val) || (g.regression ? v < best_val : v > best_val)) best_val = v, best[fi] = pi;
-    }
-  }
-  std::vector<double> test_last(F, 0.0), test_final(F, 0.0);
-  for (int fi = 0; fi < F; ++fi) {
-    if (fi % ranks != rank) continue;
-    const int k = which[fi];
-    current_fold = k;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto& [spec, pre] = prepare(fi);
-    const GraphitTrainReport r =
-        fit(grid[best[fi]], pre, spec, concat(folds[k - 1].train, folds[k - 1].val), nullptr, &folds[k - 1].test);
-    test_last[fi] = mean_last(r, a.last, &GraphitEpoch::test_metric);
-    test_final[fi] = r.history.back().test_metric;
-    seconds[fi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    prepared.erase(k);  // this fold is done on this rank
-    if (!a.fit.quiet && rank == 0) {
-      const double eta = elapsed() / std::max(done_runs, 1) * (total_runs - done_runs * ranks) / ranks;
-      std::fprintf(stderr, "graphit cv: fold %d: test %s (mean of the last %d epochs) %.4f [%.0f s; ETA %.0f s]\n", k,
-                   g.regression ? "MAE" : "accuracy", a.last, test_last[fi], seconds[fi], std::max(eta, 0.0));
-    }
-  }
-  comm->allreduce_sum(test_last.data(), F);
-  comm->allreduce_sum(test_final.data(), F);
-  comm->allreduce_sum(seconds.data(), F);
+  const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
+  const GraphitConfig base = model_config(a.model, g, spec);
+  CvPrinter printer(o.grid, g, spec, a.last, a.fit.epochs);
+  const GraphitCvReport r = run_graphit_cv(g.data, g.targets, folds, spec, base, o, [&](const GraphitCvProgress& p) {
+    if (!a.fit.quiet) printer(p);
+  });
   if (!comm->writer()) return;
 
+  const std::string mk = metric_key(g.regression);  // the metric the grid selects on and the report gives
   json fold_reports = json::array();
-  std::vector<double> scores;
-  for (int fi = 0; fi < F; ++fi) {
+  for (const GraphitCvFold& f : r.folds) {
     json selection = json::array();
-    for (int pi = 0; select && pi < P; ++pi) {
-      const Point& pt = grid[pi];
-      selection.push_back({{"layers", pt.layers},
-                           {"dim", pt.dim},
-                           {"heads", pt.heads},
-                           {"weight_decay", pt.wd},
-                           {"val_" + mk + "_last", num(val[static_cast<size_t>(fi) * P + pi])}});
+    for (size_t pi = 0; pi < f.val.size(); ++pi) {
+      json p = point_json(o.grid[pi]);
+      p["val_" + mk + "_last"] = num(f.val[pi]);
+      selection.push_back(p);
     }
-    const Point& b = grid[best[fi]];
-    scores.push_back(test_last[fi]);
-    fold_reports.push_back(
-        {{"fold", which[fi]},
-         {"selected", {{"layers", b.layers}, {"dim", b.dim}, {"heads", b.heads}, {"weight_decay", b.wd}}},
-         {"selection", selection},
-         {"test_" + mk + "_last", num(test_last[fi])},
-         {"test_" + mk + "_final", num(test_final[fi])},
-         {"seconds", seconds[fi]}});
+    fold_reports.push_back({{"fold", f.fold},
+                            {"selected", point_json(o.grid[f.selected])},
+                            {"selection", selection},
+                            {"test_" + mk + "_last", num(f.test_last)},
+                            {"test_" + mk + "_final", num(f.test_final)},
+                            {"seconds", f.seconds}});
   }
-  const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / scores.size();
-  double var = 0;
-  for (double x : scores) var += (x - mean) * (x - mean);
-  const double stddev = scores.size() > 1 ? std::sqrt(var / scores.size()) : 0.0;
   const json report = {{"input", g.source},
                        {"task", g.regression ? "regression" : "classification"},
                        {"protocol", "grid on the inner validation split (mean val " + mk +
@@ -548,18 +437,18 @@ void run_cv(const CvArgs& a) {
                        {"lap_pe", a.model.lap_pe},
                        {"gckn", a.model.gckn},
                        {"folds", fold_reports},
-                       {"mean_" + mk, num(mean)},
-                       {"std_" + mk, num(stddev)},
-                       {"ranks", comm->size()},
-                       {"seconds", elapsed()}};
+                       {"mean_" + mk, num(r.mean)},
+                       {"std_" + mk, num(r.stddev)},
+                       {"ranks", r.ranks},
+                       {"seconds", r.seconds}};
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
   if (g.regression)
-    std::fprintf(stderr, "graphit cv: %zu folds: test MAE %.4f +- %.4f (%.0f s)\n", scores.size(), mean, stddev,
-                 elapsed());
+    std::fprintf(stderr, "graphit cv: %zu folds: test MAE %.4f +- %.4f (%.0f s)\n", r.folds.size(), r.mean, r.stddev,
+                 r.seconds);
   else
-    std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", scores.size(), 100 * mean,
-                 100 * stddev, elapsed());
+    std::fprintf(stderr, "graphit cv: %zu folds: test accuracy %.2f +- %.2f %% (%.0f s)\n", r.folds.size(),
+                 100 * r.mean, 100 * r.stddev, r.seconds);
 }
 
 // ---- predict / attention -----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "inductive/communicator.h"
 #include "inductive/logistic.h"
 #include "inductive/head_fit.h"
+#include "inductive/splits.h"
 #include "inductive/otke.h"
 #include "otke_inputs.h"
 

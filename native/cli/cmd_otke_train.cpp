@@ -11,6 +11,7 @@
 #include "cmd_otke.h"
 #include "inductive/communicator.h"
 #include "inductive/otke_train.h"
+#include "inductive/splits.h"
 #include "otke_inputs.h"
 
 namespace inductive::cli {

@@ -176,32 +176,4 @@ std::vector<int32_t> append_graphs(NamedGraphs& into, NamedGraphs more) {
   return index;
 }
 
-void random_split(int n, double fraction, uint64_t seed, std::vector<int32_t>& train, std::vector<int32_t>& val) {
-  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument, "--val-fraction must be in (0, 1): got ",
-                  fraction);
-  INDUCTIVE_CHECK(n >= 2, ErrorCode::kInvalidArgument, "a validation split needs >= 2 graphs: got ", n);
-  std::vector<int32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);  // as stratified_split: one seed, one split
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
-  const int n_val = static_cast<int>(std::clamp<int64_t>(std::llround(fraction * n), 1, n - 1));
-  val.assign(order.begin(), order.begin() + n_val);
-  train.assign(order.begin() + n_val, order.end());
-  std::sort(train.begin(), train.end());
-  std::sort(val.begin(), val.end());
-}
-
-GraphitDataset graphit_subset(const NamedGraphs& g, const PrecomputedDataset& pre, const GraphitConfig& config,
-                              const std::vector<int32_t>& index) {
-  GraphitDataset out;
-  for (int i : index) {
-    out.graphs.push_back(make_graphit_graph(g.data.graphs[i], pre.graphs[i], config));
-    if (g.regression)
-      out.values.push_back(g.targets[i]);
-    else
-      out.classes.push_back(g.data.graphs[i].label);
-  }
-  return out;
-}
-
 }  // namespace inductive::cli

@@ -60,12 +60,4 @@ void map_to_vocabulary(NamedGraphs& graphs, const std::vector<std::string>& voca
 // fixed type dictionary). Classes join by value (a class `into` lacks is an error).
 std::vector<int32_t> append_graphs(NamedGraphs& into, NamedGraphs more);
 
-// A seeded random split of 0..n-1 into train and validation (regression: there are no classes to stratify by);
-// round(fraction n) graphs, at least 1, at most n - 1, validate.
-void random_split(int n, double fraction, uint64_t seed, std::vector<int32_t>& train, std::vector<int32_t>& val);
-
-// Model inputs of graphs[index] (empty index: empty set) from precomputed parts, with classes or targets.
-GraphitDataset graphit_subset(const NamedGraphs& graphs, const PrecomputedDataset& pre, const GraphitConfig& config,
-                              const std::vector<int32_t>& index);
-
 }  // namespace inductive::cli

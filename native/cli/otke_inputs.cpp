@@ -333,30 +333,4 @@ void check_output_path(const std::string& path, const char* option) {
                   parent.string(), "' does not exist");
 }
 
-// Stratified split: per class, round(fraction * count) samples (at least 1, and at least 1 left to train) go to
-// validation. The shuffle draws from mt19937_64 directly (no std::uniform_int_distribution, whose output differs
-// between standard libraries) so a seed gives the same split in every build.
-void stratified_split(const std::vector<int32_t>& y, const std::vector<std::string>& names, double fraction,
-                      uint64_t seed, std::vector<int>& train, std::vector<int>& val) {
-  INDUCTIVE_CHECK(fraction > 0 && fraction < 1, ErrorCode::kInvalidArgument, "--val-fraction must be in (0, 1): got ",
-                  fraction);
-  std::vector<int> order(y.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
-  for (size_t c = 0; c < names.size(); ++c) {
-    std::vector<int> members;
-    for (int i : order)
-      if (y[i] == static_cast<int32_t>(c)) members.push_back(i);
-    const auto n = static_cast<int64_t>(members.size());
-    INDUCTIVE_CHECK(n >= 2, ErrorCode::kInvalidArgument, "class '", names[c], "' has ", n,
-                    " labelled sample(s); each class needs >= 2 (one to train, one to validate)");
-    const int64_t n_val = std::clamp<int64_t>(std::llround(fraction * n), 1, n - 1);
-    val.insert(val.end(), members.begin(), members.begin() + n_val);
-    train.insert(train.end(), members.begin() + n_val, members.end());
-  }
-  std::sort(train.begin(), train.end());
-  std::sort(val.begin(), val.end());
-}
-
 }  // namespace inductive::cli

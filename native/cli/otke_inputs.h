@@ -106,8 +106,4 @@ std::unique_ptr<OtkeStepper> embedding_stepper(const std::string& backend, OtkeM
 // Refuses an output path whose folder is missing or that names a folder, before any work is done.
 void check_output_path(const std::string& path, const char* option);
 
-// Stratified train/validation split, identical for a seed in every build (see otke_inputs.cpp).
-void stratified_split(const std::vector<int32_t>& y, const std::vector<std::string>& names, double fraction,
-                      uint64_t seed, std::vector<int>& train, std::vector<int>& val);
-
 }  // namespace inductive::cli

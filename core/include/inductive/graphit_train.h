@@ -51,6 +51,9 @@ struct GraphitTrainOptions {
   // Only the writer rank writes the checkpoint; parameters are checked identical across ranks after every epoch.
   // BatchNorm (batch statistics across the ranks' graphs) is refused with several ranks.
   class Communicator* communicator = nullptr;
+  // Leave the model at the best validation epoch (accuracy: highest; MAE: lowest; first on ties) among the epochs
+  // this call trains, instead of the last one (needs a validation set). A checkpoint still holds the last epoch.
+  bool keep_best = false;
   void validate() const;
 };
 
@@ -72,8 +75,10 @@ struct GraphitTrainReport {
   int best_epoch = 0;  // best validation metric (first on ties); 0 without validation set
   double best_val_metric = 0;
   double test_at_best = 0;  // test metric at best_epoch (NaN without test set)
-  // Mean test metric over the last k epochs of the history (fewer when the history is shorter).
+  int saved_epoch = 0;      // the epoch the model was left at: the last, or keep_best's choice
+  // Mean test / validation metric over the last k epochs of the history (fewer when the history is shorter).
   double mean_test_metric_last(int k) const;
+  double mean_val_metric_last(int k) const;
 };
 
 struct GraphitEvaluation {

@@ -31,13 +31,24 @@ double graphit_learning_rate(const GraphitTrainOptions& o, int epoch, int64_t st
   return lr;
 }
 
-double GraphitTrainReport::mean_test_metric_last(int k) const {
+namespace {
+
+double mean_last(const std::vector<GraphitEpoch>& history, int k, double GraphitEpoch::*metric) {
   INDUCTIVE_CHECK(k >= 1 && !history.empty(), ErrorCode::kInvalidArgument,
                   "graphit: mean of the last k epochs needs k >= 1 and a history");
   const size_t from = history.size() > static_cast<size_t>(k) ? history.size() - k : 0;
   double s = 0;
-  for (size_t e = from; e < history.size(); ++e) s += history[e].test_metric;
+  for (size_t e = from; e < history.size(); ++e) s += history[e].*metric;
   return s / static_cast<double>(history.size() - from);
+}
+
+}  // namespace
+
+double GraphitTrainReport::mean_test_metric_last(int k) const {
+  return mean_last(history, k, &GraphitEpoch::test_metric);
+}
+double GraphitTrainReport::mean_val_metric_last(int k) const {
+  return mean_last(history, k, &GraphitEpoch::val_metric);
 }
 
 namespace {
@@ -211,6 +222,9 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   INDUCTIVE_CHECK(!comm || !batch_norm, ErrorCode::kInvalidArgument, "graphit train: BatchNorm across ", ranks,
                   " ranks (statistics over every rank's graphs) is not available yet: use --norm layer or one process");
 
+  INDUCTIVE_CHECK(!options.keep_best || (val && val->size() > 0), ErrorCode::kInvalidArgument,
+                  "--keep-best needs a validation set");
+
   GraphitTrainReport report;
   Adam adam(options.adam);
   int done = 0;
@@ -236,6 +250,11 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   MatF out;
   std::vector<int> order(train.size());
   double elapsed = 0;
+  // keep_best: a copy of the model at the best validation epoch so far among the epochs of this call (a resumed
+  // run cannot copy the epochs before its checkpoint).
+  GraphitModel best;
+  int best_epoch = 0;
+  double best_val = nan;
   for (int epoch = done + 1; epoch <= options.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
     // Every random draw of this epoch comes from this generator (see the header): resumable without its state.
@@ -321,7 +340,18 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs) &&
         (!comm || comm->writer()))
       save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
+    if (options.keep_best &&
+        (best_epoch == 0 || (c.classification() ? e.val_metric > best_val : e.val_metric < best_val))) {
+      best = model;
+      best_epoch = epoch;
+      best_val = e.val_metric;
+    }
     if (on_epoch) on_epoch(e);
+  }
+  report.saved_epoch = static_cast<int>(report.history.size());
+  if (best_epoch > 0) {  // a resumed run that trained no new epoch has no copy: the model is the checkpoint's
+    model = std::move(best);
+    report.saved_epoch = best_epoch;
   }
   // Best validation epoch (accuracy: highest; MAE: lowest; first on ties).
   report.best_val_metric = nan;
