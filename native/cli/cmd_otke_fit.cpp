@@ -3,9 +3,10 @@
 // 1. Anchors (spherical k-means on up to --max-samples local features) and references (k-means on their Nystrom
 //    embeddings) are learnt without labels from every labelled sequence and every --unlabeled one.
 // 2. The labelled samples are split, stratified by class, into train and validation (--val-fraction).
-// 3. A multinomial logistic head is fitted on the train embeddings (centred and rescaled, see Standardizer) for each
-//    lambda in 2^-5 .. 2^-20; the one with the best validation accuracy is kept as it is (the thesis' protocol:
-//    select on validation, use that model). --refit instead refits it on train + validation at the selected lambda.
+// 3. A multinomial logistic head is fitted by core's fit_head (inductive/head_fit.h) in its holdout mode: on the
+//    train embeddings (centred and rescaled) for each lambda in 2^-5 .. 2^-20, the one with the best validation
+//    accuracy kept as it is (the thesis' protocol: select on validation, use that model). --refit instead refits it
+//    on train + validation at the selected lambda.
 // With --text (sentences), the model's input is "tokens": the vocabulary is built from the sentences and the token
 // table drawn at random (seeded); `otke train` then learns it end to end. --lambda fixes the head's penalty.
 // Progress goes to stderr; a JSON summary (accuracies, lambda, timings) to stdout; the model is written atomically.
@@ -75,18 +76,6 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   c.otk.scale = parse_otk_scale(a.scale);
   c.validate();
   return c;
-}
-
-MatF rows_of(const MatF& x, const std::vector<int>& which) {
-  MatF out(static_cast<Eigen::Index>(which.size()), x.cols());
-  for (size_t i = 0; i < which.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = x.row(which[i]);
-  return out;
-}
-
-std::vector<int32_t> labels_of(const std::vector<int32_t>& y, const std::vector<int>& which) {
-  std::vector<int32_t> out;
-  for (int i : which) out.push_back(y[i]);
-  return out;
 }
 
 // Local features of the labelled and unlabelled samples together: the unsupervised stage sees all of them.
@@ -162,29 +151,19 @@ void run(const FitArgs& a) {
     if (!comm->writer()) return;
     embeddings = CMapF(all.data(), in.size(), dim);
   }
-  const MatF x_train = rows_of(embeddings, train), x_val = rows_of(embeddings, val);
-  const std::vector<int32_t> y_train = labels_of(in.labels, train), y_val = labels_of(in.labels, val);
   timings["embed"] = progress.lap();
 
-  // The head is fitted on centred and rescaled embeddings, then folded back into an affine map on raw ones.
-  const Standardizer st = Standardizer::fit(x_train);
-  std::vector<double> grid;
-  for (int e = 5; e <= 20; ++e) grid.push_back(std::ldexp(1.0, -e));  // thesis: 1/2^5 .. 1/2^20
-  if (a.lambda > 0) grid = {a.lambda};
-  LogisticOptions head_options;
-  head_options.tol = a.head_tol;
-  int done = 0;
-  progress("head: lambda selection", 0.0);
-  const LambdaSelection sel =
-      select_lambda(st.apply(x_train), y_train, st.apply(x_val), y_val, C, grid, head_options,
-                    [&](double, double) { progress("head: lambda selection", double(++done) / grid.size()); });
-  LinearHead head = sel.head;
-  if (a.refit) {
-    LogisticOptions o = head_options;
-    o.lambda = sel.lambda;
-    head = fit_logistic(st.apply(embeddings), in.labels, C, o, &sel.head).head;
-  }
-  head = st.fold(head);
+  // The head: core's recipe (inductive/head_fit.h) with the thesis' protocol, lambda chosen on the validation split.
+  HeadFitOptions ho;
+  ho.lambda = a.lambda;
+  ho.grid = head_lambda_grid(-5, -20);  // the thesis' grid
+  ho.holdout = val;
+  ho.refit = a.refit;
+  ho.logistic.tol = a.head_tol;
+  ho.class_names = in.class_names;
+  ho.progress = [&](const char* stage, double f) { progress(std::string("head: ") + stage, f); };
+  const HeadFit fit = fit_head(embeddings, in.labels, C, ho);
+  const LinearHead& head = fit.head;
   timings["head"] = progress.lap();
 
   model.config.classes = C;
@@ -195,7 +174,7 @@ void run(const FitArgs& a) {
   timings["total"] = progress.elapsed();
 
   nlohmann::json path = nlohmann::json::array();
-  for (size_t i = 0; i < sel.lambdas.size(); ++i) path.push_back({sel.lambdas[i], sel.val_accuracies[i]});
+  for (size_t i = 0; i < fit.grid.size(); ++i) path.push_back({fit.grid[i], fit.grid_accuracy[i]});
   nlohmann::json counts;
   for (int c = 0; c < C; ++c) counts[in.class_names[c]] = std::count(in.labels.begin(), in.labels.end(), c);
   const nlohmann::json summary = {{"model", a.out},
@@ -208,12 +187,12 @@ void run(const FitArgs& a) {
                                   {"n_unlabeled", unl.size()},
                                   {"ranks", comm->size()},
                                   {"embedding_dim", model.config.output_dim()},
-                                  {"lambda", sel.lambda},
-                                  {"lambda_log2", std::log2(sel.lambda)},
+                                  {"lambda", fit.lambda},
+                                  {"lambda_log2", std::log2(fit.lambda)},
                                   {"refit", a.refit},
-                                  {"head_input", {{"center", "train mean"}, {"scale", st.s}}},
-                                  {"train_accuracy", accuracy(head.logits(x_train), y_train)},
-                                  {"val_accuracy", sel.val_accuracy},
+                                  {"head_input", {{"center", "train mean"}, {"scale", fit.standardizer.s}}},
+                                  {"train_accuracy", fit.train_accuracy},
+                                  {"val_accuracy", fit.holdout_accuracy},
                                   {"lambda_path", path},
                                   {"timings_s", timings}};
   std::printf("%s\n", summary.dump().c_str());

@@ -24,25 +24,39 @@ struct Standardizer {
   LinearHead fold(const LinearHead& head) const;
 };
 
-// The few-labels recipe: lambda given (> 0), or chosen by stratified K-fold cross-validation over 2^1 .. 2^-20 when
-// every class has >= min_per_class labels, else the default 2^-4 (measured in web/README.md, "Fitting a head").
+// One recipe, two ways to choose lambda:
+// - few labels (the browser's fitHead, GraphiT's refitHead): lambda given (> 0), or chosen by stratified K-fold
+//   cross-validation over the grid when every class has >= min_per_class labels, else the default 2^-4 (measured
+//   in web/README.md, "Fitting a head"); the head is fitted on every sample;
+// - a holdout (the thesis' protocol, `otke fit`): the head is fitted on the samples outside `holdout` for every
+//   lambda of the grid (or the given one), strongest penalty first with warm starts, and the one with the best
+//   holdout accuracy (ties: holdout loss) is kept as it is, or refitted on every sample when `refit`. The
+//   standardisation is then the non-holdout samples'.
 struct HeadFitOptions {
   double lambda = 0;  // > 0: use it; 0: choose
   int min_per_class = 10;
   int max_folds = 5;
+  std::vector<double> grid;      // lambdas to choose from; empty: head_lambda_grid(1, -20)
+  std::vector<int32_t> holdout;  // rows of x that choose lambda (sorted or not, distinct); empty: K-fold
+  bool refit = false;            // holdout: refit on every row at the chosen lambda
   LogisticOptions logistic;
   std::vector<std::string> class_names;  // optional, for messages
   std::function<void(const char* stage, double fraction)> progress;
 };
 
+// 2^hi, 2^(hi-1), ..., 2^lo. The few-labels default is (1, -20); the thesis' OTKE protocol used (-5, -20).
+std::vector<double> head_lambda_grid(int hi_log2, int lo_log2);
+
 struct HeadFit {
   LinearHead head;  // on raw embeddings
   double lambda = 0;
-  std::string lambda_choice;  // "given" | "cross-validation" | "default"
+  std::string lambda_choice;  // "given" | "cross-validation" | "default" | "holdout"
   int folds = 0;
   double cv_accuracy = 0, cv_loss = 0;
-  std::vector<double> grid, grid_accuracy, grid_loss;  // cross-validation path
-  double train_accuracy = 0, train_loss = 0;
+  std::vector<double> grid, grid_accuracy, grid_loss;  // cross-validation path (holdout: accuracy only)
+  double holdout_accuracy = 0;                         // holdout: of the kept head (before any refit)
+  double train_accuracy = 0, train_loss = 0;           // holdout: on the rows outside it
+  Standardizer standardizer;                           // the one the head was fitted through (folded into it)
   int iterations = 0;
   std::vector<int> class_counts;
 };

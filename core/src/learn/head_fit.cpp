@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "inductive/error.h"
 
@@ -39,7 +40,8 @@ MatF rows_of(const Eigen::Ref<const MatF>& x, const std::vector<int>& which) {
 // common, while the loss still tells a confident right answer from a lucky one.
 void cross_validate(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, int folds,
                     const HeadFitOptions& o, HeadFit& fit) {
-  for (int e = 1; e >= -20; --e) fit.grid.push_back(std::ldexp(1.0, e));
+  fit.grid = o.grid.empty() ? head_lambda_grid(1, -20) : o.grid;
+  std::sort(fit.grid.begin(), fit.grid.end(), std::greater<double>());  // strongest first: warm starts
   const size_t G = fit.grid.size();
   // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
   std::vector<int> fold(y.size()), seen(C, 0);
@@ -83,7 +85,69 @@ void cross_validate(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
   fit.lambda = fit.grid[best];
 }
 
+std::vector<int32_t> labels_of(const std::vector<int32_t>& y, const std::vector<int>& rows) {
+  std::vector<int32_t> out;
+  out.reserve(rows.size());
+  for (int i : rows) out.push_back(y[i]);
+  return out;
+}
+
+// The thesis' protocol: choose on the holdout, keep the head fitted on the other rows (or refit on all).
+void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o,
+                    HeadFit& fit) {
+  const Eigen::Index m = x.rows();
+  std::vector<uint8_t> held(m, 0);
+  for (int32_t i : o.holdout) {
+    INDUCTIVE_CHECK(i >= 0 && i < m, ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is not in [0, ", m,
+                    ")");
+    INDUCTIVE_CHECK(!held[i], ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is listed twice");
+    held[i] = 1;
+  }
+  std::vector<int> train, val;
+  for (Eigen::Index i = 0; i < m; ++i) (held[i] ? val : train).push_back(static_cast<int>(i));
+  INDUCTIVE_CHECK(!train.empty(), ErrorCode::kInvalidArgument, "fitHead: the holdout leaves no row to fit on");
+  const MatF x_train = rows_of(x, train);
+  const std::vector<int32_t> y_train = labels_of(y, train), y_val = labels_of(y, val);
+  const Standardizer st = Standardizer::fit(x_train);
+  const std::vector<double> grid = o.lambda > 0     ? std::vector<double>{o.lambda}
+                                   : o.grid.empty() ? head_lambda_grid(1, -20)
+                                                    : o.grid;
+  int done = 0;
+  if (o.progress) o.progress("lambda selection", 0.0);
+  const LambdaSelection sel = select_lambda(st.apply(x_train), y_train, st.apply(rows_of(x, val)), y_val, C, grid,
+                                            o.logistic, [&](double, double) {
+                                              if (o.progress)
+                                                o.progress("lambda selection", double(++done) / grid.size());
+                                            });
+  fit.lambda = sel.lambda;
+  fit.lambda_choice = o.lambda > 0 ? "given" : "holdout";
+  fit.grid = sel.lambdas;
+  fit.grid_accuracy = sel.val_accuracies;
+  fit.holdout_accuracy = sel.val_accuracy;
+  LinearHead head = sel.head;
+  if (o.refit) {
+    if (o.progress) o.progress("fit", 0.0);
+    LogisticOptions lo = o.logistic;
+    lo.lambda = sel.lambda;
+    const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo, &sel.head);
+    head = lf.head;
+    fit.iterations = lf.iterations;
+    if (o.progress) o.progress("fit", 1.0);
+  }
+  fit.head = st.fold(head);
+  fit.standardizer = st;
+  const MatF logits = fit.head.logits(x_train);
+  fit.train_accuracy = accuracy(logits, y_train);
+  fit.train_loss = cross_entropy(logits, y_train);
+}
+
 }  // namespace
+
+std::vector<double> head_lambda_grid(int hi_log2, int lo_log2) {
+  std::vector<double> grid;
+  for (int e = hi_log2; e >= lo_log2; --e) grid.push_back(std::ldexp(1.0, e));
+  return grid;
+}
 
 HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o) {
   const Eigen::Index m = x.rows();
@@ -107,6 +171,13 @@ HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y,
     INDUCTIVE_CHECK(fit.class_counts[k] > 0, ErrorCode::kInvalidArgument, "fitHead: class ",
                     k < static_cast<int>(o.class_names.size()) ? "'" + o.class_names[k] + "'" : std::to_string(k),
                     " has no labelled sample; every class needs at least one");
+  for (double l : o.grid)
+    INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument, "fitHead: grid lambdas must be > 0: got ",
+                    l);
+  if (!o.holdout.empty()) {
+    fit_on_holdout(x, y, C, o, fit);
+    return fit;
+  }
   const int fewest = *std::min_element(fit.class_counts.begin(), fit.class_counts.end());
   if (o.lambda > 0) {
     fit.lambda = o.lambda;
@@ -124,6 +195,7 @@ HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y,
   lo.lambda = fit.lambda;
   const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo);
   fit.head = st.fold(lf.head);
+  fit.standardizer = st;
   fit.iterations = lf.iterations;
   const MatF logits = fit.head.logits(x);
   fit.train_accuracy = accuracy(logits, y);
