@@ -7,8 +7,12 @@
 source "$(dirname "$0")/lib.sh"
 build_all
 
-step "C++/CUDA formatting (.clang-format)"
+step "formatting (C++/CUDA: .clang-format; TypeScript/JavaScript: .prettierrc.json)"
 bash scripts/check_format.sh
+
+step "TypeScript lint (tsc strict + unused code, implicit returns, fallthrough, override: package, its tests, demo)"
+npm run typecheck --silent -w inductive
+npm run typecheck --silent -w inductive-demo
 
 step "native tests (ctest: cpu, cli, oracle, cuda)"
 ctest --test-dir build/native-release --output-on-failure -j "$JOBS"
