@@ -41,7 +41,11 @@ const minRepeats = option('--min-repeats', 3);
 const dumpDir = args[0];
 
 // ---- the batch -------------------------------------------------------------------------------------------
-const BATCH = 64, N_MIN = 200, N_MAX = 1000, P = 64, EPS = 0.5;
+const BATCH = 64,
+  N_MIN = 200,
+  N_MAX = 1000,
+  P = 64,
+  EPS = 0.5;
 
 // .npy v1-3, little-endian float32/int32, C order: all that sinkhorn_bench --dump writes.
 function readNpy(path) {
@@ -51,7 +55,10 @@ function readNpy(path) {
   const start = version === 1 ? 10 : 12;
   const header = bytes.toString('latin1', start, start + headerLength);
   const descr = /'descr':\s*'([^']+)'/.exec(header)?.[1];
-  const shape = (/'shape':\s*\(([^)]*)\)/.exec(header)?.[1] ?? '').split(',').filter((s) => s.trim()).map(Number);
+  const shape = (/'shape':\s*\(([^)]*)\)/.exec(header)?.[1] ?? '')
+    .split(',')
+    .filter((s) => s.trim())
+    .map(Number);
   const data = bytes.buffer.slice(bytes.byteOffset + start + headerLength, bytes.byteOffset + bytes.length);
   if (descr === '<f4') return { shape, data: new Float32Array(data) };
   if (descr === '<i4') return { shape, data: new Int32Array(data) };
@@ -80,7 +87,9 @@ function loadBatch() {
   const [batch, nMax, p] = cost.shape;
   if (batch !== BATCH || nMax !== N_MAX || p !== P) throw new Error(`unexpected batch shape ${cost.shape}`);
   return {
-    cost: cost.data, n: readNpy(join(dumpDir, 'n.npy')).data, eps: readNpy(join(dumpDir, 'eps.npy')).data[0],
+    cost: cost.data,
+    n: readNpy(join(dumpDir, 'n.npy')).data,
+    eps: readNpy(join(dumpDir, 'eps.npy')).data[0],
     source: `read from ${dumpDir} (the batch of the native and POT runs)`,
   };
 }
@@ -89,21 +98,32 @@ function loadBatch() {
 function jsSinkhorn(cost, offset, n, p, eps, iters) {
   const K = new Float64Array(n * p);
   for (let k = 0; k < n * p; ++k) K[k] = -cost[offset + k] / eps;
-  const F = new Float64Array(n), G = new Float64Array(p), m = new Float64Array(p), acc = new Float64Array(p);
-  const la = -Math.log(n), lb = -Math.log(p);
+  const F = new Float64Array(n),
+    G = new Float64Array(p),
+    m = new Float64Array(p),
+    acc = new Float64Array(p);
+  const la = -Math.log(n),
+    lb = -Math.log(p);
   for (let t = 0; t < iters; ++t) {
     m.fill(-Infinity);
     acc.fill(0);
     for (let i = 0; i < n; ++i) {
-      for (let j = 0, r = i * p; j < p; ++j) { const v = F[i] + K[r + j]; if (v > m[j]) m[j] = v; }
+      for (let j = 0, r = i * p; j < p; ++j) {
+        const v = F[i] + K[r + j];
+        if (v > m[j]) m[j] = v;
+      }
     }
     for (let i = 0; i < n; ++i) {
       for (let j = 0, r = i * p; j < p; ++j) acc[j] += Math.exp(F[i] + K[r + j] - m[j]);
     }
     for (let j = 0; j < p; ++j) G[j] = lb - (m[j] + Math.log(acc[j]));
     for (let i = 0; i < n; ++i) {
-      let mx = -Infinity, sum = 0;
-      for (let j = 0, r = i * p; j < p; ++j) { const v = G[j] + K[r + j]; if (v > mx) mx = v; }
+      let mx = -Infinity,
+        sum = 0;
+      for (let j = 0, r = i * p; j < p; ++j) {
+        const v = G[j] + K[r + j];
+        if (v > mx) mx = v;
+      }
       for (let j = 0, r = i * p; j < p; ++j) sum += Math.exp(G[j] + K[r + j] - mx);
       F[i] = la - (mx + Math.log(sum));
     }
@@ -124,7 +144,8 @@ function median(xs) {
 
 function measure(run) {
   run(); // warm-up
-  const wall = [], cpu = [];
+  const wall = [],
+    cpu = [];
   while (wall.length < minRepeats || wall.reduce((s, t) => s + t, 0) < minTime * 1e3) {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -138,11 +159,22 @@ function measure(run) {
 
 const rows = [];
 function report(impl, dtype, simd, iters, t, note = '') {
-  rows.push({ impl, dtype, simd, threads: 1, iters, batch: BATCH, ms_per_batch: Number(t.wall.toFixed(3)),
-    problems_per_s: Number((BATCH / (t.wall * 1e-3)).toFixed(1)), cpu_ms_per_batch: Number(t.cpu.toFixed(3)) });
-  console.log(`${impl.padEnd(30)} ${String(iters).padStart(4)} iters  ${t.wall.toFixed(1).padStart(9)} ms/batch  `
-    + `${(BATCH / (t.wall * 1e-3)).toFixed(1).padStart(8)} problems/s  cpu ${t.cpu.toFixed(1).padStart(9)} ms/batch`
-    + `${note ? `  (${note})` : ''}`);
+  rows.push({
+    impl,
+    dtype,
+    simd,
+    threads: 1,
+    iters,
+    batch: BATCH,
+    ms_per_batch: Number(t.wall.toFixed(3)),
+    problems_per_s: Number((BATCH / (t.wall * 1e-3)).toFixed(1)),
+    cpu_ms_per_batch: Number(t.cpu.toFixed(3)),
+  });
+  console.log(
+    `${impl.padEnd(30)} ${String(iters).padStart(4)} iters  ${t.wall.toFixed(1).padStart(9)} ms/batch  ` +
+      `${(BATCH / (t.wall * 1e-3)).toFixed(1).padStart(8)} problems/s  cpu ${t.cpu.toFixed(1).padStart(9)} ms/batch` +
+      `${note ? `  (${note})` : ''}`,
+  );
   return t;
 }
 
@@ -151,12 +183,20 @@ const { cost, n, eps, source } = loadBatch();
 const ind = await init();
 const raw = await createModule({ wasmBinary: readFileSync(wasmFile) });
 const commit = (() => {
-  try { return execSync('git rev-parse --short HEAD', { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { return 'none'; }
+  try {
+    return execSync('git rev-parse --short HEAD', { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    return 'none';
+  }
 })();
 console.log(`wasm Sinkhorn bench: batch ${BATCH}, n ~ U[${N_MIN}, ${N_MAX}] (padded to ${N_MAX}), p ${P}, eps ${eps}`);
 console.log(`batch: ${source}; total rows ${n.reduce((s, x) => s + x, 0)}`);
-console.log(`device: ${os.cpus()[0]?.model ?? os.arch()}, node ${process.version}, simd ${ind.simd}, `
-  + `commit ${commit}, ${new Date().toISOString()}; wasm is single-threaded`);
+console.log(
+  `device: ${os.cpus()[0]?.model ?? os.arch()}, node ${process.version}, simd ${ind.simd}, ` +
+    `commit ${commit}, ${new Date().toISOString()}; wasm is single-threaded`,
+);
 
 const shape = { batch: BATCH, nMax: N_MAX, pMax: P, n };
 const totalRows = n.reduce((s, x) => s + x, 0);
@@ -167,18 +207,46 @@ const base = raw._malloc(size * 8 + BATCH * 4);
 raw.HEAPF32.set(cost, base >>> 2);
 raw.HEAP32.set(n, (base + size * 8) >>> 2);
 const rawCall = (iters) => ({
-  cost: base, n: base + size * 8, p: 0, a: 0, b: 0, batch: BATCH, nMax: N_MAX, pMax: P, eps, maxIter: iters,
-  tol: 0, similarity: false, plan: base + size * 4, f: 0, g: 0, nIter: 0, marginalError: 0, converged: 0,
+  cost: base,
+  n: base + size * 8,
+  p: 0,
+  a: 0,
+  b: 0,
+  batch: BATCH,
+  nMax: N_MAX,
+  pMax: P,
+  eps,
+  maxIter: iters,
+  tol: 0,
+  similarity: false,
+  plan: base + size * 4,
+  f: 0,
+  g: 0,
+  nIter: 0,
+  marginalError: 0,
+  converged: 0,
   costValue: 0,
 });
 
 for (const iters of [10, 100]) {
   console.log('');
-  const api = report('inductive wasm (API)', 'float32', ind.simd, iters,
-    measure(() => ind.sinkhornBatch(cost, shape, { eps, maxIter: iters })), 'copies in and out included');
-  report('inductive wasm (solve only)', 'float32', ind.simd, iters, measure(() => {
-    if (!raw.sinkhornBatch(rawCall(iters))) throw new Error(raw.lastErrorMessage());
-  }));
+  const api = report(
+    'inductive wasm (API)',
+    'float32',
+    ind.simd,
+    iters,
+    measure(() => ind.sinkhornBatch(cost, shape, { eps, maxIter: iters })),
+    'copies in and out included',
+  );
+  report(
+    'inductive wasm (solve only)',
+    'float32',
+    ind.simd,
+    iters,
+    measure(() => {
+      if (!raw.sinkhornBatch(rawCall(iters))) throw new Error(raw.lastErrorMessage());
+    }),
+  );
 
   // JS baseline: the whole batch if one pass is short, else the first problems holding ~1/8 of the rows.
   const probe = performance.now();
@@ -193,16 +261,24 @@ for (const iters of [10, 100]) {
   const subset = measure(() => {
     for (let b = 0; b < count; ++b) jsSinkhorn(cost, b * N_MAX * P, n[b], P, eps, iters);
   });
-  const js = report('plain JS (float64, log-domain)', 'float64', 'none', iters,
+  const js = report(
+    'plain JS (float64, log-domain)',
+    'float64',
+    'none',
+    iters,
     { wall: (subset.wall * totalRows) / subsetRows, cpu: (subset.cpu * totalRows) / subsetRows },
-    count === BATCH ? 'whole batch' : `measured on ${count} of ${BATCH} problems, scaled by rows`);
-  console.log(`wasm API speed-up over plain JS: ${(js.wall / api.wall).toFixed(1)}x wall, `
-    + `${(js.cpu / api.cpu).toFixed(1)}x cpu`);
+    count === BATCH ? 'whole batch' : `measured on ${count} of ${BATCH} problems, scaled by rows`,
+  );
+  console.log(
+    `wasm API speed-up over plain JS: ${(js.wall / api.wall).toFixed(1)}x wall, ` +
+      `${(js.cpu / api.cpu).toFixed(1)}x cpu`,
+  );
 
   // Both solve the same problem: the first plan agrees to float32 accuracy.
   const r = ind.sinkhornBatch(cost, shape, { eps, maxIter: iters });
   const ref = jsSinkhorn(cost, 0, n[0], P, eps, iters);
-  let diff = 0, scale = 0;
+  let diff = 0,
+    scale = 0;
   for (let k = 0; k < n[0] * P; ++k) {
     diff = Math.max(diff, Math.abs(r.plan[k] - ref[k]));
     scale = Math.max(scale, Math.abs(ref[k]));

@@ -44,8 +44,10 @@ function startAndReadUrl(port) {
   child.stderr.on('data', remember);
   const url = new Promise((ok, fail) => {
     let pending = '';
-    const timer = setTimeout(() => fail(new Error(`npm start printed no URL within ${START_TIMEOUT_MS / 1000} s`)),
-      START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`npm start printed no URL within ${START_TIMEOUT_MS / 1000} s`)),
+      START_TIMEOUT_MS,
+    );
     child.stdout.on('data', (chunk) => {
       remember(chunk);
       pending += chunk.toString();
@@ -66,7 +68,11 @@ function startAndReadUrl(port) {
     });
   });
   const stop = () => {
-    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   };
   return { child, url, stop, output };
 }
@@ -138,10 +144,14 @@ async function main() {
     if (!summary || JSON.parse(summary[0]).converged !== true) {
       throw new Error(`the CLI example printed no converged summary: ${summary?.[0] ?? 'nothing'}`);
     }
-    log(`the CLI example ran while the demo was served (${((Date.now() - started) / 1000).toFixed(1)} s after \`npm start\`)`);
+    log(
+      `the CLI example ran while the demo was served (${((Date.now() - started) / 1000).toFixed(1)} s after \`npm start\`)`,
+    );
   } catch (e) {
     failed = true;
-    console.error(`first-run: FAIL: ${e.message}\n--- npm start output (last lines) ---\n${run.output.join('').slice(-4000)}`);
+    console.error(
+      `first-run: FAIL: ${e.message}\n--- npm start output (last lines) ---\n${run.output.join('').slice(-4000)}`,
+    );
   } finally {
     run.stop();
   }

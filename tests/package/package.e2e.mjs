@@ -58,22 +58,34 @@ function lastJsonLine(text) {
 
 function filesUnder(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name));
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name));
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'inductive-pack-'));
 const projects = [];
 try {
   // npm pack prints the tarball's name; --json also lists its files and sizes.
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', scratch],
-    { cwd: webDir, encoding: 'utf8' }))[0];
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: webDir, encoding: 'utf8' }),
+  )[0];
   const tarball = join(scratch, packed.filename);
   const inPackage = packed.files.map((f) => f.path);
 
   await step('the tarball holds what users need and nothing else', () => {
-    for (const needed of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'wasm/inductive.mjs',
-      'wasm/inductive.wasm', 'wasm/inductive.d.mts', 'wasm/inductive-mt.mjs', 'wasm/inductive-mt.wasm',
-      'wasm/inductive-mt.worker.js', 'wasm/inductive-mt.d.mts']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'wasm/inductive.mjs',
+      'wasm/inductive.wasm',
+      'wasm/inductive.d.mts',
+      'wasm/inductive-mt.mjs',
+      'wasm/inductive-mt.wasm',
+      'wasm/inductive-mt.worker.js',
+      'wasm/inductive-mt.d.mts',
+    ]) {
       check(inPackage.includes(needed), `${needed} is missing from the tarball`);
     }
     const stray = inPackage.filter((f) => /(^|\/)(test|tests|e2e)\/|\.test\.|\.map$|tsbuildinfo|^src\//.test(f));
@@ -100,9 +112,11 @@ try {
   mkdirSync(join(repoRoot, 'build'), { recursive: true });
   writeFileSync(join(repoRoot, 'build', 'package-size.json'), JSON.stringify(size, null, 2) + '\n');
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
-  log(`size: packed ${kb(size.packed_bytes)} (${size.files} files, ${kb(size.unpacked_bytes)} unpacked); ` +
-    `wasm ${kb(size.wasm_bytes)} raw, ${kb(size.wasm_gzip_bytes)} gzip; ` +
-    `JS ${kb(size.js_bytes)} raw, ${kb(size.js_gzip_bytes)} gzip in ${size.js_files} files`);
+  log(
+    `size: packed ${kb(size.packed_bytes)} (${size.files} files, ${kb(size.unpacked_bytes)} unpacked); ` +
+      `wasm ${kb(size.wasm_bytes)} raw, ${kb(size.wasm_gzip_bytes)} gzip; ` +
+      `JS ${kb(size.js_bytes)} raw, ${kb(size.js_gzip_bytes)} gzip in ${size.js_files} files`,
+  );
 
   await step('(a) a Node ESM script', () => {
     const dir = project('node-esm', tarball);
@@ -127,8 +141,10 @@ try {
     blocks.forEach((code, i) => {
       writeFileSync(join(dir, `readme-${i + 1}.mjs`), code);
       const r = run('node', [`readme-${i + 1}.mjs`], dir, { allowFailure: true });
-      check(r.status === 0 && r.stderr === '',
-        `web/README.md js block ${i + 1} (${code.split('\n')[0]}...) failed (exit ${r.status}):\n${r.stderr}`);
+      check(
+        r.status === 0 && r.stderr === '',
+        `web/README.md js block ${i + 1} (${code.split('\n')[0]}...) failed (exit ${r.status}):\n${r.stderr}`,
+      );
     });
     // The reference is complete: each public method and property of the API classes appears in a runnable block.
     const api = await import(join(webDir, 'dist', 'index.js'));
@@ -140,12 +156,24 @@ try {
       GraphitModel: Object.getOwnPropertyNames(api.GraphitModel.prototype),
     };
     const code = blocks.join('\n');
-    const missing = Object.entries(members).flatMap(([cls, names]) => names
-      .filter((name) => name !== 'constructor')
-      .filter((name) => !new RegExp(`\\.${name}\\b`).test(code)).map((name) => `${cls}.${name}`));
+    const missing = Object.entries(members).flatMap(([cls, names]) =>
+      names
+        .filter((name) => name !== 'constructor')
+        .filter((name) => !new RegExp(`\\.${name}\\b`).test(code))
+        .map((name) => `${cls}.${name}`),
+    );
     check(missing.length === 0, `no runnable web/README.md block uses ${missing.join(', ')}`);
-    for (const codeName of ['invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend',
-      'io', 'internal', 'cancelled', 'out_of_memory']) {
+    for (const codeName of [
+      'invalid_argument',
+      'shape_mismatch',
+      'bad_model_file',
+      'unsupported_version',
+      'backend',
+      'io',
+      'internal',
+      'cancelled',
+      'out_of_memory',
+    ]) {
       check(readme.includes(`| \`${codeName}\` |`), `the error table of web/README.md lacks ${codeName}`);
     }
     log(`web/README.md: ${blocks.length} js blocks ran; they use every method of ${Object.keys(members).join(', ')}`);
@@ -160,8 +188,10 @@ try {
       check(r.status === 0, `tsc -p ${config} failed:\n${r.stdout}${r.stderr}`);
     }
     // The check can fail: a type error in user code is reported against the package's types.
-    writeFileSync(join(dir, 'main.ts'), readFileSync(join(dir, 'main.ts'), 'utf8')
-      .replace('// @ts-expect-error: the cost must be a Float32Array\n', ''));
+    writeFileSync(
+      join(dir, 'main.ts'),
+      readFileSync(join(dir, 'main.ts'), 'utf8').replace('// @ts-expect-error: the cost must be a Float32Array\n', ''),
+    );
     const r = run('node', [tsc, '-p', 'tsconfig.json'], dir, { allowFailure: true });
     check(r.status !== 0 && /Float32Array/.test(r.stdout), `a number[] cost type-checked:\n${r.stdout}`);
   });
@@ -176,23 +206,27 @@ try {
     check(out.errorCode === 'invalid_argument', `eps -1 gave ${out.errorCode}`);
   });
 
-  await step('(e) memory stays flat in a Worker: 1000 + 1000 models loaded and disposed, 10^5 sequences embedded',
+  await step(
+    '(e) memory stays flat in a Worker: 1000 + 1000 models loaded and disposed, 10^5 sequences embedded',
     () => {
       const dir = project('node-worker', tarball);
       projects.push(dir);
       const r = lastJsonLine(run('node', ['--expose-gc', 'main.mjs', otkeModel, graphitModel], dir).stdout);
       const mib = (n) => `${(n / 2 ** 20).toFixed(2)} MiB`;
-      log(`memory: ${r.models} OTKE + ${r.models} GraphiT models in ${r.modelsSeconds.toFixed(1)} s: wasm ` +
-        `${mib(r.modelsWasmGrowth)}, JS heap ${mib(r.modelsJsGrowth)} growth; ${r.sequences} sequences embedded in ` +
-        `${r.embedSeconds.toFixed(1)} s: wasm ${mib(r.embedWasmGrowth)}, JS heap ${mib(r.embedJsGrowth)} growth ` +
-        `(wasm memory ${mib(r.wasmBytes)}, JS heap ${mib(r.jsBytes)} at the end)`);
+      log(
+        `memory: ${r.models} OTKE + ${r.models} GraphiT models in ${r.modelsSeconds.toFixed(1)} s: wasm ` +
+          `${mib(r.modelsWasmGrowth)}, JS heap ${mib(r.modelsJsGrowth)} growth; ${r.sequences} sequences embedded in ` +
+          `${r.embedSeconds.toFixed(1)} s: wasm ${mib(r.embedWasmGrowth)}, JS heap ${mib(r.embedJsGrowth)} growth ` +
+          `(wasm memory ${mib(r.wasmBytes)}, JS heap ${mib(r.jsBytes)} at the end)`,
+      );
       writeFileSync(join(repoRoot, 'build', 'package-memory.json'), JSON.stringify(r, null, 2) + '\n');
       check(r.gc && r.symbolDispose, 'the Worker had no gc() or no Symbol.dispose');
       // wasm memory grows in 64 KiB pages and never shrinks: a leak of one model (52 KiB of tensors alone) per
       // load would add ~50 MiB here. The JS bound leaves room for V8's own caches.
       check(r.modelsWasmGrowth <= 2 ** 20 && r.embedWasmGrowth <= 2 ** 20, 'wasm memory grew by more than 1 MiB');
       check(r.modelsJsGrowth <= 4 * 2 ** 20 && r.embedJsGrowth <= 4 * 2 ** 20, 'the JS heap grew by more than 4 MiB');
-    });
+    },
+  );
 
   await step('(b) a Vite app runs the package in a module Worker (vite build, Chromium)', async () => {
     const dir = project('vite-worker', tarball);
@@ -202,16 +236,24 @@ try {
     cpSync(graphitModel, join(dir, 'public', 'graphit.safetensors'));
     const { build } = await import('vite');
     await build({
-      root: dir, base: './', configFile: false, logLevel: 'warn',
+      root: dir,
+      base: './',
+      configFile: false,
+      logLevel: 'warn',
       build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
       worker: { format: 'es' },
     });
     const dist = join(dir, 'dist');
     // Both modules are emitted (the threaded one is imported only where it can run); the page fetches one.
-    const wasmSizes = filesUnder(dist).filter((f) => f.endsWith('.wasm')).map((f) => statSync(f).size).sort();
+    const wasmSizes = filesUnder(dist)
+      .filter((f) => f.endsWith('.wasm'))
+      .map((f) => statSync(f).size)
+      .sort();
     const expectedSizes = [wasmBytes.length, threadedWasmBytes.length].sort();
-    check(JSON.stringify(wasmSizes) === JSON.stringify(expectedSizes),
-      `vite build emitted .wasm files of ${wasmSizes} bytes, expected the package's two (${expectedSizes})`);
+    check(
+      JSON.stringify(wasmSizes) === JSON.stringify(expectedSizes),
+      `vite build emitted .wasm files of ${wasmSizes} bytes, expected the package's two (${expectedSizes})`,
+    );
     process.env.DEMO_DIST = dist;
     const { runDemoTest, check: pageCheck } = await import(join(repoRoot, 'web', 'demo', 'e2e', 'harness.mjs'));
     const before = process.exitCode;
@@ -219,8 +261,10 @@ try {
     const results = {};
     for (const isolated of [false, true]) {
       await runDemoTest({
-        name: `package (b, ${isolated ? 'cross-origin isolated' : 'plain host'})`, shot: 'package-vite-worker.png',
-        timeoutMs: 60_000, isolated,
+        name: `package (b, ${isolated ? 'cross-origin isolated' : 'plain host'})`,
+        shot: 'package-vite-worker.png',
+        timeoutMs: 60_000,
+        isolated,
         body: async ({ page, url }) => {
           await page.goto(url);
           await page.waitForSelector('body[data-done]');
@@ -231,19 +275,28 @@ try {
           pageCheck(JSON.stringify(r.labels) === '["promoter"]', `labels ${JSON.stringify(r.labels)}`);
           pageCheck(Math.abs(r.probabilitySum - 1) < 1e-5, `probabilities sum to ${r.probabilitySum}`);
           pageCheck(r.errorCode === 'bad_model_file', `a 16-byte model gave ${r.errorCode}`);
-          pageCheck(r.streamed === 1, `the wasm was compiled with instantiateStreaming ${r.streamed} times, expected 1`);
-          pageCheck(r.wasm.length === 1 && r.wasm[0].startsWith(url),
-            `the wasm came from ${JSON.stringify(r.wasm)}, expected one file under ${url}`);
+          pageCheck(
+            r.streamed === 1,
+            `the wasm was compiled with instantiateStreaming ${r.streamed} times, expected 1`,
+          );
+          pageCheck(
+            r.wasm.length === 1 && r.wasm[0].startsWith(url),
+            `the wasm came from ${JSON.stringify(r.wasm)}, expected one file under ${url}`,
+          );
           pageCheck(r.survivorMatches, 'a model used after ind.dispose() predicted differently (or failed)');
           pageCheck(r.isolated === isolated, `the worker is ${r.isolated ? '' : 'not '}cross-origin isolated`);
           if (isolated) {
             const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-            pageCheck(r.threads === Math.min(cores, 8) && r.threadsNote === '',
-              `threads ${r.threads} (${r.threadsNote}) on ${cores} cores, expected ${Math.min(cores, 8)}`);
+            pageCheck(
+              r.threads === Math.min(cores, 8) && r.threadsNote === '',
+              `threads ${r.threads} (${r.threadsNote}) on ${cores} cores, expected ${Math.min(cores, 8)}`,
+            );
             pageCheck(/inductive-mt/.test(r.wasm[0]), `an isolated page loaded ${r.wasm[0]}, not inductive-mt`);
           } else {
-            pageCheck(r.threads === 1 && /not cross-origin isolated/.test(r.threadsNote),
-              `a plain host gave threads ${r.threads} (${r.threadsNote})`);
+            pageCheck(
+              r.threads === 1 && /not cross-origin isolated/.test(r.threadsNote),
+              `a plain host gave threads ${r.threads} (${r.threadsNote})`,
+            );
             pageCheck(!/inductive-mt/.test(r.wasm[0]), `a plain host loaded ${r.wasm[0]}`);
           }
           results[isolated] = r;
@@ -255,14 +308,19 @@ try {
     if (results.true && results.false) {
       // Threads deal the same independent problems out differently: the outputs must be the same bits.
       for (const key of ['plan', 'probabilities', 'graphit']) {
-        const a = results.false.parallel[key], b = results.true.parallel[key];
+        const a = results.false.parallel[key],
+          b = results.true.parallel[key];
         const differing = a.findIndex((v, i) => !Object.is(v, b[i]));
-        check(a.length === b.length && a.length > 0 && differing < 0,
-          `${key}: ${results.true.threads} threads differ from 1 thread at ${differing} (${a[differing]} vs ${b[differing]})`);
+        check(
+          a.length === b.length && a.length > 0 && differing < 0,
+          `${key}: ${results.true.threads} threads differ from 1 thread at ${differing} (${a[differing]} vs ${b[differing]})`,
+        );
       }
-      log(`(b) ${results.true.threads} threads and 1 thread gave the same bits (${results.true.parallel.plan.length} plan ` +
-        `entries, ${results.true.parallel.probabilities.length} OTKE probabilities, ${results.true.parallel.graphit.length} ` +
-        'GraphiT outputs)');
+      log(
+        `(b) ${results.true.threads} threads and 1 thread gave the same bits (${results.true.parallel.plan.length} plan ` +
+          `entries, ${results.true.parallel.probabilities.length} OTKE probabilities, ${results.true.parallel.graphit.length} ` +
+          'GraphiT outputs)',
+      );
     }
     check(process.exitCode === before, 'the Chromium run failed (see above)');
   });

@@ -15,8 +15,10 @@ export function typeName(x: unknown): string {
 /** A count such as n, p or batch: an integer in [0, 2^31 - 1] (0 reaches the core, which names the empty set). */
 export function checkCount(where: string, name: string, x: unknown): number {
   if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x > INT32_MAX) {
-    throw new InductiveError('invalid_argument',
-      `${where}: ${name} must be an integer in [0, ${INT32_MAX}]: got ${show(x)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: ${name} must be an integer in [0, ${INT32_MAX}]: got ${show(x)}`,
+    );
   }
   return x;
 }
@@ -54,16 +56,25 @@ type TypedArrayClass = Float32ArrayConstructor | Int32ArrayConstructor | Uint8Ar
  * ("n x p = 3 x 4").
  */
 export function checkArray<C extends TypedArrayClass>(
-  where: string, name: string, x: unknown, type: C, expected: number, shape: string,
+  where: string,
+  name: string,
+  x: unknown,
+  type: C,
+  expected: number,
+  shape: string,
 ): InstanceType<C> {
   if (!(x instanceof type)) {
     const article = /^[AEIOU]/.test(type.name) ? 'an' : 'a';
-    throw new InductiveError('invalid_argument',
-      `${where}: ${name} must be ${article} ${type.name}: got ${typeName(x)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: ${name} must be ${article} ${type.name}: got ${typeName(x)}`,
+    );
   }
   if (x.length !== expected) {
-    throw new InductiveError('shape_mismatch',
-      `${where}: ${name} has ${x.length} values; expected ${shape} = ${expected}`);
+    throw new InductiveError(
+      'shape_mismatch',
+      `${where}: ${name} has ${x.length} values; expected ${shape} = ${expected}`,
+    );
   }
   return x as InstanceType<C>;
 }

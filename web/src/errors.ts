@@ -18,8 +18,15 @@ export type ErrorCodeName =
   | 'out_of_memory';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCodeName>([
-  'invalid_argument', 'shape_mismatch', 'bad_model_file', 'unsupported_version', 'backend', 'io', 'internal',
-  'cancelled', 'out_of_memory',
+  'invalid_argument',
+  'shape_mismatch',
+  'bad_model_file',
+  'unsupported_version',
+  'backend',
+  'io',
+  'internal',
+  'cancelled',
+  'out_of_memory',
 ]);
 
 export class InductiveError extends Error {

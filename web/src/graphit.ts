@@ -84,8 +84,14 @@ export interface GraphitAttention {
 export interface GraphitConfig {
   input: { vocab: number; features: number; pe: number; path: number; node_labels: string[] };
   encoder: {
-    d: number; layers: number; heads: number; ffn: number; norm: 'layer' | 'batch'; dropout: number;
-    kernel: boolean; degree_scaling: boolean;
+    d: number;
+    layers: number;
+    heads: number;
+    ffn: number;
+    norm: 'layer' | 'batch';
+    dropout: number;
+    kernel: boolean;
+    degree_scaling: boolean;
   };
   readout: { pooling: 'mean' | 'sum'; hidden: number };
   task: { type: 'classification' | 'regression'; outputs: number; labels: string[] };
@@ -204,7 +210,10 @@ export class GraphitModel {
   predictSmiles(smiles: string | readonly string[], options?: PredictOptions): GraphitPrediction {
     const where = 'predictSmiles';
     checkOptionsObject(where, options);
-    const list = typeof smiles === 'string' ? [smiles] : checkStrings(where, 'smiles', smiles, 'a SMILES string or an array of them');
+    const list =
+      typeof smiles === 'string'
+        ? [smiles]
+        : checkStrings(where, 'smiles', smiles, 'a SMILES string or an array of them');
     const module = this.#module;
     const handle = this.#live(where);
     const outputs = this.outputs;
@@ -229,7 +238,7 @@ export class GraphitModel {
   /** Predictions for one graph or several ({ n, edges, labels }). */
   predictGraph(graph: GraphInput | readonly GraphInput[]): GraphitPrediction {
     const where = 'predictGraph';
-    const list = Array.isArray(graph) ? graph as readonly unknown[] : [graph];
+    const list = Array.isArray(graph) ? (graph as readonly unknown[]) : [graph];
     const module = this.#module;
     const handle = this.#live(where);
     const outputs = this.outputs;
@@ -238,16 +247,30 @@ export class GraphitModel {
     list.forEach((g, i) => {
       const what = list.length === 1 && !Array.isArray(graph) ? where : `${where}: graph ${i}`;
       const input = checkGraph(what, g);
-      withBlock(module, [{ type: 'i32', length: input.edges.length }, { type: 'f32', length: outputs }], what,
+      withBlock(
+        module,
+        [
+          { type: 'i32', length: input.edges.length },
+          { type: 'f32', length: outputs },
+        ],
+        what,
         (block) => {
           block.write(0, input.edges);
-          if (!handle.predictGraph(input.n, block.addresses[0] ?? 0, input.edges.length / 2,
-            JSON.stringify(input.labels), block.addresses[1] ?? 0)) {
+          if (
+            !handle.predictGraph(
+              input.n,
+              block.addresses[0] ?? 0,
+              input.edges.length / 2,
+              JSON.stringify(input.labels),
+              block.addresses[1] ?? 0,
+            )
+          ) {
             const e = lastError(module);
             throw new InductiveError(e.code, e.message.replace(/^predictGraph: /, `${what}: `));
           }
           probabilities.set(block.readF32(1), i * outputs);
-        });
+        },
+      );
     });
     return this.#prediction(probabilities, list.length);
   }
@@ -265,7 +288,9 @@ export class GraphitModel {
       text = handle.analyseSmiles(input);
     } else {
       if (input === null || typeof input !== 'object') {
-        throw invalid(`${where}: input must be a SMILES string or a graph { n, edges, labels }: got ${typeName(input)}`);
+        throw invalid(
+          `${where}: input must be a SMILES string or a graph { n, edges, labels }: got ${typeName(input)}`,
+        );
       }
       const g = checkGraph(where, input);
       text = withBlock(module, [{ type: 'i32', length: g.edges.length }], where, (block) => {
@@ -286,10 +311,16 @@ export class GraphitModel {
       const attention = read(1, L * n * n);
       const saliency = read(2, L * n);
       const classIndex = s.classIndex ?? -1;
-      const molecule: Molecule | null = s.bondOrders === undefined ? null : {
-        atoms: s.atoms, bonds: s.bonds, bondOrders: s.bondOrders,
-        aromatic: (s.aromatic ?? []).map((a) => a !== 0), charges: s.charges ?? [],
-      };
+      const molecule: Molecule | null =
+        s.bondOrders === undefined
+          ? null
+          : {
+              atoms: s.atoms,
+              bonds: s.bonds,
+              bondOrders: s.bondOrders,
+              aromatic: (s.aromatic ?? []).map((a) => a !== 0),
+              charges: s.charges ?? [],
+            };
       return {
         n,
         probabilities,
@@ -314,8 +345,11 @@ export class GraphitModel {
    * layer frozen (core refit_graphit_head; the few-labels recipe of OtkeModel.fitHead on the hidden activations).
    * The classes may be new ones. This model is left unchanged; dispose of both when done.
    */
-  refitHead(smiles: readonly string[], labels: readonly string[] | readonly number[] | Int32Array,
-    options?: RefitHeadOptions): GraphitModel {
+  refitHead(
+    smiles: readonly string[],
+    labels: readonly string[] | readonly number[] | Int32Array,
+    options?: RefitHeadOptions,
+  ): GraphitModel {
     const where = 'refitHead';
     checkOptionsObject(where, options);
     const list = checkStrings(where, 'smiles', smiles, 'an array of SMILES strings');
@@ -323,8 +357,10 @@ export class GraphitModel {
     const handle = this.#live(where);
     const { y, names } = resolveLabels(where, labels, options?.classes, []);
     if (list.length !== y.length) {
-      throw new InductiveError('shape_mismatch',
-        `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`);
+      throw new InductiveError(
+        'shape_mismatch',
+        `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`,
+      );
     }
     const settings = JSON.stringify({
       classes: names,
@@ -339,8 +375,14 @@ export class GraphitModel {
     try {
       const report = withBlock(module, [{ type: 'i32', length: y.length }], where, (block) => {
         block.write(0, y);
-        const text = handle.refitHead(JSON.stringify(list), block.addresses[0] ?? 0, y.length, settings, out,
-          progress.callback);
+        const text = handle.refitHead(
+          JSON.stringify(list),
+          block.addresses[0] ?? 0,
+          y.length,
+          settings,
+          out,
+          progress.callback,
+        );
         progress.rethrow();
         if (text === '') throw lastError(module);
         return parseJson<HeadFitReport>(text, where);
@@ -424,17 +466,23 @@ export function parseSmiles(module: InductiveModule, smiles: unknown): Molecule 
   if (typeof smiles !== 'string') throw invalid(`${where}: smiles must be a string: got ${typeName(smiles)}`);
   const text = module.parseSmiles(smiles);
   if (text === '') throw lastError(module);
-  const m = parseJson<{ atoms: string[]; bonds: [number, number][]; bondOrders: number[]; aromatic: number[];
-    charges: number[] }>(text, where);
+  const m = parseJson<{
+    atoms: string[];
+    bonds: [number, number][];
+    bondOrders: number[];
+    aromatic: number[];
+    charges: number[];
+  }>(text, where);
   return { ...m, aromatic: m.aromatic.map((a) => a !== 0) };
 }
 
 // Models that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry<GraphitHandle>((handle) => {
-    if (!handle.isDeleted()) handle.delete();
-  })
-  : undefined;
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<GraphitHandle>((handle) => {
+        if (!handle.isDeleted()) handle.delete();
+      })
+    : undefined;
 
 function checkStrings(where: string, name: string, x: unknown, what: string): string[] {
   if (!Array.isArray(x)) throw invalid(`${where}: ${name} must be ${what}: got ${typeName(x)}`);
@@ -459,16 +507,24 @@ function checkGraph(where: string, g: unknown): { n: number; edges: Int32Array; 
   let edges: Int32Array;
   if (o.edges instanceof Int32Array) {
     if (o.edges.length % 2 !== 0) {
-      throw new InductiveError('shape_mismatch',
-        `${where}: edges has ${o.edges.length} values; expected pairs [u0, v0, u1, v1, ...] (an even count)`);
+      throw new InductiveError(
+        'shape_mismatch',
+        `${where}: edges has ${o.edges.length} values; expected pairs [u0, v0, u1, v1, ...] (an even count)`,
+      );
     }
     edges = o.edges;
   } else if (Array.isArray(o.edges)) {
     const list = o.edges as unknown[];
     edges = new Int32Array(2 * list.length);
     list.forEach((e, k) => {
-      if (!Array.isArray(e) || e.length !== 2 || !e.every((v) => Number.isInteger(v) && Math.abs(v as number) < 2 ** 31)) {
-        throw invalid(`${where}: edge ${k} must be a pair [u, v] of integer node ids: got ${JSON.stringify(e) ?? typeName(e)}`);
+      if (
+        !Array.isArray(e) ||
+        e.length !== 2 ||
+        !e.every((v) => Number.isInteger(v) && Math.abs(v as number) < 2 ** 31)
+      ) {
+        throw invalid(
+          `${where}: edge ${k} must be a pair [u, v] of integer node ids: got ${JSON.stringify(e) ?? typeName(e)}`,
+        );
       }
       edges[2 * k] = e[0] as number;
       edges[2 * k + 1] = e[1] as number;
@@ -478,7 +534,10 @@ function checkGraph(where: string, g: unknown): { n: number; edges: Int32Array; 
   }
   const labels = checkStrings(where, 'labels', o.labels, 'an array of node-label names');
   if (labels.length !== n) {
-    throw new InductiveError('shape_mismatch', `${where}: ${labels.length} labels for ${n} nodes; expected one per node`);
+    throw new InductiveError(
+      'shape_mismatch',
+      `${where}: ${labels.length} labels for ${n} nodes; expected one per node`,
+    );
   }
   return { n, edges, labels };
 }

@@ -46,8 +46,10 @@ export class HeapBlock {
     }
     const base = total < MAX_HEAP_BYTES ? module._malloc(Math.max(total, 8)) : 0;
     if (base === 0) {
-      throw new InductiveError('out_of_memory',
-        `${where}: cannot allocate ${mib(total)} of wasm memory (it grows up to 2 GiB); use smaller inputs or batches`);
+      throw new InductiveError(
+        'out_of_memory',
+        `${where}: cannot allocate ${mib(total)} of wasm memory (it grows up to 2 GiB); use smaller inputs or batches`,
+      );
     }
     this.#base = base;
     this.addresses = slots.map((s, i) => (s.length > 0 ? base + (offsets[i] ?? 0) : 0));

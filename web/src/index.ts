@@ -9,19 +9,41 @@
 export { init, type Inductive } from './inductive.js';
 export type { InitOptions } from './load.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
-export type {
-  SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult,
-} from './sinkhorn.js';
+export type { SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult } from './sinkhorn.js';
 export type { ModelInfo, TensorInfo } from './model-info.js';
 export {
-  OtkeModel, type OtkeConfig, type OtkeEmbeddings, type OtkeTransportPlans, type OtkePrediction, type SetShape,
-  type EmbedOptions, type FitHeadOptions, type HeadFitReport, type ProgressCallback,
+  OtkeModel,
+  type OtkeConfig,
+  type OtkeEmbeddings,
+  type OtkeTransportPlans,
+  type OtkePrediction,
+  type SetShape,
+  type EmbedOptions,
+  type FitHeadOptions,
+  type HeadFitReport,
+  type ProgressCallback,
 } from './otke.js';
 export type { OtkeFitOptions, OtkeSets } from './otke-fit.js';
 export {
-  ScreeningDataset, type PathOptions as ScreeningPathOptions, type PathPoint, type PathResult, type LoadDatasetOptions, type ScreenOptions, type ScreenProgress, type ScreenResult,
-  type ScreenHistory, type ScreeningLoss, type ScreeningPenalty,
+  ScreeningDataset,
+  type PathOptions as ScreeningPathOptions,
+  type PathPoint,
+  type PathResult,
+  type LoadDatasetOptions,
+  type ScreenOptions,
+  type ScreenProgress,
+  type ScreenResult,
+  type ScreenHistory,
+  type ScreeningLoss,
+  type ScreeningPenalty,
 } from './screening.js';
 export {
-  GraphitModel, type RefitHeadOptions, type PredictOptions as GraphitPredictOptions, type GraphitConfig, type GraphitPrediction, type GraphitAttention, type GraphInput, type Molecule,
+  GraphitModel,
+  type RefitHeadOptions,
+  type PredictOptions as GraphitPredictOptions,
+  type GraphitConfig,
+  type GraphitPrediction,
+  type GraphitAttention,
+  type GraphInput,
+  type Molecule,
 } from './graphit.js';

@@ -7,11 +7,13 @@ import { readModelInfo, type ModelInfo } from './model-info.js';
 import { loadGraphitModel, parseSmiles, type GraphitModel, type Molecule } from './graphit.js';
 import { loadOtkeModel, type OtkeModel } from './otke.js';
 import { fitOtke, type OtkeFitOptions, type OtkeSets } from './otke-fit.js';
+import { datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset } from './screening.js';
 import {
-  datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset,
-} from './screening.js';
-import {
-  sinkhornBatch, sinkhornOne, type SinkhornBatchResult, type SinkhornBatchShape, type SinkhornOptions,
+  sinkhornBatch,
+  sinkhornOne,
+  type SinkhornBatchResult,
+  type SinkhornBatchShape,
+  type SinkhornOptions,
   type SinkhornResult,
 } from './sinkhorn.js';
 

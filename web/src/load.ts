@@ -50,8 +50,10 @@ export async function loadModule(options: InitOptions = {}): Promise<LoadedModul
 function checkThreads(threads: unknown): number | 'auto' {
   if (threads === undefined || threads === 'auto') return 'auto';
   if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > 64) {
-    throw new InductiveError('invalid_argument',
-      `init: threads must be 'auto' or an integer in [1, 64]: got ${typeof threads === 'number' ? threads : typeName(threads)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `init: threads must be 'auto' or an integer in [1, 64]: got ${typeof threads === 'number' ? threads : typeName(threads)}`,
+    );
   }
   return threads;
 }
@@ -59,15 +61,20 @@ function checkThreads(threads: unknown): number | 'auto' {
 // How many threads this runtime can give, and why not more.
 function threadPlan(asked: number | 'auto', options: InitOptions): { threads: number; note: string } {
   if (asked === 1) return { threads: 1, note: 'one thread was asked for' };
-  if (isNode) return { threads: 1, note: 'Node runs the one-thread module (the threaded one is for browsers and Workers)' };
+  if (isNode)
+    return { threads: 1, note: 'Node runs the one-thread module (the threaded one is for browsers and Workers)' };
   if (options.wasmUrl !== undefined || options.wasmBinary !== undefined) {
     return { threads: 1, note: 'wasmUrl/wasmBinary name the one-thread module' };
   }
-  if (typeof SharedArrayBuffer !== 'function' || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated !== true) {
+  if (
+    typeof SharedArrayBuffer !== 'function' ||
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated !== true
+  ) {
     return {
       threads: 1,
-      note: 'not cross-origin isolated (serve the page with Cross-Origin-Opener-Policy: same-origin and '
-        + 'Cross-Origin-Embedder-Policy: require-corp for threads): one thread',
+      note:
+        'not cross-origin isolated (serve the page with Cross-Origin-Opener-Policy: same-origin and ' +
+        'Cross-Origin-Embedder-Policy: require-corp for threads): one thread',
     };
   }
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
@@ -95,7 +102,10 @@ async function loadThreadedModule(threads: number): Promise<InductiveModule> {
     module = await factory({ pthreadPoolSize: threads - 1, mainScriptUrlOrBlob: scriptUrl });
   } catch (e) {
     await explainFetchFailure(threadedWasmUrl);
-    throw new InductiveError('backend', `init: cannot instantiate inductive-mt.wasm with ${threads} threads: ${describe(e)}`);
+    throw new InductiveError(
+      'backend',
+      `init: cannot instantiate inductive-mt.wasm with ${threads} threads: ${describe(e)}`,
+    );
   }
   module.setThreads(threads);
   return module;
@@ -119,8 +129,11 @@ async function loadSingleModule(options: InitOptions): Promise<InductiveModule> 
     if (moduleOptions.wasmBinary === undefined) {
       await explainFetchFailure(options.wasmUrl === undefined ? wasmUrl : String(options.wasmUrl));
     }
-    throw new InductiveError('backend', 'init: cannot instantiate inductive.wasm (a wrong or damaged file, '
-      + `or a runtime without WebAssembly SIMD): ${describe(e)}`);
+    throw new InductiveError(
+      'backend',
+      'init: cannot instantiate inductive.wasm (a wrong or damaged file, ' +
+        `or a runtime without WebAssembly SIMD): ${describe(e)}`,
+    );
   }
 }
 
@@ -138,8 +151,10 @@ async function explainFetchFailure(url: string): Promise<void> {
 function checkBinary(bytes: unknown): Uint8Array {
   if (bytes instanceof Uint8Array) return bytes;
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
-  throw new InductiveError('invalid_argument',
-    `init: wasmBinary must be an ArrayBuffer or a Uint8Array: got ${typeName(bytes)}`);
+  throw new InductiveError(
+    'invalid_argument',
+    `init: wasmBinary must be an ArrayBuffer or a Uint8Array: got ${typeName(bytes)}`,
+  );
 }
 
 // Node: the package's own wasm/inductive.wasm by default; a wasmUrl may name another file, or an http(s) URL.

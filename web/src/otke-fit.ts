@@ -49,8 +49,22 @@ export interface OtkeSets {
   lengths: Int32Array;
 }
 
-const KEYS = new Set(['alphabet', 'k', 'anchors', 'sigma', 'pooling', 'p', 'q', 'eps', 'iters', 'sigmaPos',
-  'kmeansIters', 'maxSamples', 'seed', 'onProgress']);
+const KEYS = new Set([
+  'alphabet',
+  'k',
+  'anchors',
+  'sigma',
+  'pooling',
+  'p',
+  'q',
+  'eps',
+  'iters',
+  'sigmaPos',
+  'kmeansIters',
+  'maxSamples',
+  'seed',
+  'onProgress',
+]);
 
 /** The model-file config for the options: only what the caller set (the core fills in its defaults). */
 function configFor(where: string, o: OtkeFitOptions, input: Record<string, unknown>): Record<string, unknown> {
@@ -86,22 +100,34 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     maxSamples: checkInt(where, 'maxSamples', options.maxSamples, 300000),
   };
   let slots: Slot[];
-  let fill: (at: (i: number) => number, write: (i: number, a: Uint8Array | Int32Array | Float32Array) => void) =>
-    OtkeEmbedCall;
+  let fill: (
+    at: (i: number) => number,
+    write: (i: number, a: Uint8Array | Int32Array | Float32Array) => void,
+  ) => OtkeEmbedCall;
   let input: Record<string, unknown>;
   if (Array.isArray(data)) {
     const seqs = checkSequences(where, data);
     const encoder = new TextEncoder();
-    const [bytes, offsets] = pack(seqs.map((s) => encoder.encode(s)), 0, seqs.length);
+    const [bytes, offsets] = pack(
+      seqs.map((s) => encoder.encode(s)),
+      0,
+      seqs.length,
+    );
     input = { type: 'sequence' };
     if (options.alphabet !== undefined) {
       if (typeof options.alphabet !== 'string') {
-        throw new InductiveError('invalid_argument', `${where}: alphabet must be a string: got ${typeName(options.alphabet)}`);
+        throw new InductiveError(
+          'invalid_argument',
+          `${where}: alphabet must be a string: got ${typeName(options.alphabet)}`,
+        );
       }
       input.alphabet = options.alphabet;
     }
     if (options.k !== undefined) input.k = checkCount(where, 'k', options.k);
-    slots = [{ type: 'u8', length: bytes.length }, { type: 'i32', length: offsets.length }];
+    slots = [
+      { type: 'u8', length: bytes.length },
+      { type: 'i32', length: offsets.length },
+    ];
     fill = (at, write) => {
       write(0, bytes);
       write(1, offsets);
@@ -112,27 +138,42 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     const batch = checkCount(where, 'batch', sets.shape?.batch);
     const nMax = checkCount(where, 'nMax', sets.shape?.nMax);
     const dim = checkCount(where, 'dim', sets.shape?.dim);
-    const x = checkArray(where, 'x', sets.x, Float32Array, batch * nMax * dim, `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`);
+    const x = checkArray(
+      where,
+      'x',
+      sets.x,
+      Float32Array,
+      batch * nMax * dim,
+      `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`,
+    );
     const lengths = checkArray(where, 'lengths', sets.lengths, Int32Array, batch, 'batch');
     if (options.alphabet !== undefined || options.k !== undefined) {
       throw new InductiveError('invalid_argument', `${where}: alphabet and k are for sequences, not vector sets`);
     }
     input = { type: 'vectors', dim };
-    slots = [{ type: 'f32', length: x.length }, { type: 'i32', length: batch }];
+    slots = [
+      { type: 'f32', length: x.length },
+      { type: 'i32', length: batch },
+    ];
     fill = (at, write) => {
       write(0, x);
       write(1, lengths);
       return setsCall({ batch, sequences: false, x: at(0), lengths: at(1), nMax, dim });
     };
   } else {
-    throw new InductiveError('invalid_argument',
-      `${where}: data must be an array of sequences or vector sets { x, shape, lengths }: got ${typeName(data)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: data must be an array of sequences or vector sets { x, shape, lengths }: got ${typeName(data)}`,
+    );
   }
   const config = JSON.stringify(configFor(where, options, input));
   const handle = new module.OtkeHandle();
   try {
     withBlock(module, slots, where, (block) => {
-      const call = fill((i) => block.addresses[i] ?? 0, (i, a) => block.write(i, a));
+      const call = fill(
+        (i) => block.addresses[i] ?? 0,
+        (i, a) => block.write(i, a),
+      );
       const ok = handle.fitUnsupervised(call, { config, ...fit }, progress.callback);
       progress.rethrow();
       if (!ok) throw lastError(module);
@@ -146,7 +187,22 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
 
 function setsCall(c: Partial<OtkeEmbedCall>): OtkeEmbedCall {
   return {
-    batch: 0, sequences: false, bytes: 0, offsets: 0, nameBytes: 0, nameOffsets: 0, x: 0, lengths: 0, nMax: 0,
-    dim: 0, embeddings: 0, plans: 0, planStride: 0, predict: false, logits: 0, probabilities: 0, ...c,
+    batch: 0,
+    sequences: false,
+    bytes: 0,
+    offsets: 0,
+    nameBytes: 0,
+    nameOffsets: 0,
+    x: 0,
+    lengths: 0,
+    nMax: 0,
+    dim: 0,
+    embeddings: 0,
+    plans: 0,
+    planStride: 0,
+    predict: false,
+    logits: 0,
+    probabilities: 0,
+    ...c,
   };
 }

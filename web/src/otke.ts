@@ -28,12 +28,19 @@ export interface OtkeConfig {
     | { type: 'conv'; filters: number }
     | { type: 'identity' };
   pooling:
-    | { type: 'otk'; p: number; q: number; eps: number; iters: number; sigma_pos: number; scale: 'paper' | 'otk-compatible' }
+    | {
+        type: 'otk';
+        p: number;
+        q: number;
+        eps: number;
+        iters: number;
+        sigma_pos: number;
+        scale: 'paper' | 'otk-compatible';
+      }
     | { type: 'mean' }
     | { type: 'max' };
   head: { classes: number; labels: string[] };
 }
-
 
 export interface EmbedOptions {
   /** Names of the sequences, used in error messages instead of their index ("sequence 'aldAp': ..."). */
@@ -173,8 +180,12 @@ export class OtkeModel {
     const d = parseJson<Description>(handle.describe(), 'loadOtkeModel');
     this.config = d.config;
     const classes = d.config.head.classes;
-    this.labels = classes === 0 ? [] : d.config.head.labels.length === classes ? d.config.head.labels.slice()
-      : Array.from({ length: classes }, (_, c) => String(c));
+    this.labels =
+      classes === 0
+        ? []
+        : d.config.head.labels.length === classes
+          ? d.config.head.labels.slice()
+          : Array.from({ length: classes }, (_, c) => String(c));
     this.featureDim = d.featureDim;
     this.embedDim = d.embedDim;
     this.outputDim = d.outputDim;
@@ -209,19 +220,31 @@ export class OtkeModel {
     const where = 'transportPlans';
     const pooling = this.config.pooling;
     if (pooling.type !== 'otk') {
-      throw new InductiveError('invalid_argument',
-        `${where}: this model pools with '${pooling.type}'; transport plans exist for otk pooling only`);
+      throw new InductiveError(
+        'invalid_argument',
+        `${where}: this model pools with '${pooling.type}'; transport plans exist for otk pooling only`,
+      );
     }
     if (this.config.input.type === 'tokens') {
       // Plan rows are tokens, not letters; this API reports positions in letters (k-mers).
-      throw new InductiveError('invalid_argument',
-        `${where}: not available for text (tokens) models in this version; use embedSequences or predict`);
+      throw new InductiveError(
+        'invalid_argument',
+        `${where}: not available for text (tokens) models in this version; use embedSequences or predict`,
+      );
     }
     const r = this.#runSequences(where, sequences, options, { embeddings: true, plans: true });
     return {
-      batch: r.batch, dim: this.outputDim, embeddings: r.embeddings,
-      q: pooling.q, p: pooling.p, nMax: r.nMax, k: this.#kmer(), lengths: r.lengths,
-      sequenceLengths: r.sequenceLengths, plans: r.plans, positionWeighted: pooling.sigma_pos > 0,
+      batch: r.batch,
+      dim: this.outputDim,
+      embeddings: r.embeddings,
+      q: pooling.q,
+      p: pooling.p,
+      nMax: r.nMax,
+      k: this.#kmer(),
+      lengths: r.lengths,
+      sequenceLengths: r.sequenceLengths,
+      plans: r.plans,
+      positionWeighted: pooling.sigma_pos > 0,
     };
   }
 
@@ -245,13 +268,19 @@ export class OtkeModel {
     const batch = this.#embeddingRows(where, embeddings);
     const C = this.classes;
     const slots: Slot[] = [
-      { type: 'f32', length: embeddings.length }, { type: 'f32', length: batch * C }, { type: 'f32', length: batch * C },
+      { type: 'f32', length: embeddings.length },
+      { type: 'f32', length: batch * C },
+      { type: 'f32', length: batch * C },
     ];
     const [logits, probabilities] = withBlock(module, slots, where, (block) => {
       block.write(0, embeddings);
       const at = block.addresses;
       const ok = handle.predict({
-        x: at[0] ?? 0, batch, dim: this.outputDim, logits: at[1] ?? 0, probabilities: at[2] ?? 0,
+        x: at[0] ?? 0,
+        batch,
+        dim: this.outputDim,
+        logits: at[1] ?? 0,
+        probabilities: at[2] ?? 0,
       });
       if (!ok) throw lastError(module);
       return [block.readF32(1), block.readF32(2)] as const;
@@ -265,8 +294,11 @@ export class OtkeModel {
    * dispose of both when done. The L2 penalty is chosen as README "Fitting a head" explains; the report is in
    * the new model's `headFit`.
    */
-  fitHead(input: string[] | Float32Array, labels: readonly string[] | readonly number[] | Int32Array,
-    options?: FitHeadOptions): OtkeModel {
+  fitHead(
+    input: string[] | Float32Array,
+    labels: readonly string[] | readonly number[] | Int32Array,
+    options?: FitHeadOptions,
+  ): OtkeModel {
     const where = 'fitHead';
     checkOptionsObject(where, options);
     const module = this.#module;
@@ -277,14 +309,18 @@ export class OtkeModel {
       embeddings = input;
       const rows = this.#embeddingRows(where, input);
       if (rows !== y.length) {
-        throw new InductiveError('shape_mismatch',
-          `${where}: ${rows} embeddings for ${y.length} labels; expected one label per sample`);
+        throw new InductiveError(
+          'shape_mismatch',
+          `${where}: ${rows} embeddings for ${y.length} labels; expected one label per sample`,
+        );
       }
     } else {
       const seqs = checkSequences(where, input);
       if (seqs.length !== y.length) {
-        throw new InductiveError('shape_mismatch',
-          `${where}: ${seqs.length} sequences for ${y.length} labels; expected one label per sequence`);
+        throw new InductiveError(
+          'shape_mismatch',
+          `${where}: ${seqs.length} sequences for ${y.length} labels; expected one label per sequence`,
+        );
       }
       embeddings = this.#runSequences(where, seqs, options, { embeddings: true }).embeddings;
     }
@@ -301,17 +337,26 @@ export class OtkeModel {
     const batch = y.length;
     const out = new module.OtkeHandle();
     try {
-      const report = withBlock(module, [{ type: 'f32', length: embeddings.length }, { type: 'i32', length: batch }],
-        where, (block) => {
+      const report = withBlock(
+        module,
+        [
+          { type: 'f32', length: embeddings.length },
+          { type: 'i32', length: batch },
+        ],
+        where,
+        (block) => {
           block.write(0, embeddings);
           block.write(1, y);
           const text = handle.fitHead(
             { ...call, x: block.addresses[0] ?? 0, labels: block.addresses[1] ?? 0, batch, dim: this.outputDim },
-            out, progress.callback);
+            out,
+            progress.callback,
+          );
           progress.rethrow();
           if (text === '') throw lastError(module);
           return parseJson<HeadFitReport>(text, where);
-        });
+        },
+      );
       return new OtkeModel(module, out, report);
     } catch (e) {
       out.delete();
@@ -354,8 +399,10 @@ export class OtkeModel {
     }
     const D = this.outputDim;
     if (x.length % D !== 0) {
-      throw new InductiveError('shape_mismatch',
-        `${where}: embeddings have ${x.length} values, not a multiple of the model's output dimension ${D}`);
+      throw new InductiveError(
+        'shape_mismatch',
+        `${where}: embeddings have ${x.length} values, not a multiple of the model's output dimension ${D}`,
+      );
     }
     return x.length / D;
   }
@@ -369,15 +416,23 @@ export class OtkeModel {
       classIndex[b] = best;
     }
     return {
-      batch, classes: C, logits, probabilities, classIndex,
+      batch,
+      classes: C,
+      logits,
+      probabilities,
+      classIndex,
       labels: Array.from(classIndex, (c) => this.labels[c] ?? String(c)),
     };
   }
 
   // Sequences go through the core in chunks of batchSize: features, element embeddings and Sinkhorn buffers stay
   // O(batchSize) in wasm memory whatever the number of sequences, and progress is reported between chunks.
-  #runSequences(where: string, sequences: unknown, options: EmbedOptions | undefined,
-    want: { embeddings?: boolean; plans?: boolean; predictions?: boolean }): RunResult {
+  #runSequences(
+    where: string,
+    sequences: unknown,
+    options: EmbedOptions | undefined,
+    want: { embeddings?: boolean; plans?: boolean; predictions?: boolean },
+  ): RunResult {
     checkOptionsObject(where, options);
     const module = this.#module;
     const handle = this.#live(where);
@@ -402,7 +457,10 @@ export class OtkeModel {
     const p = want.plans && pooling.type === 'otk' ? pooling.p : 0;
 
     const result: RunResult = {
-      batch: B, nMax, lengths, sequenceLengths,
+      batch: B,
+      nMax,
+      lengths,
+      sequenceLengths,
       embeddings: new Float32Array(want.embeddings ? B * D : 0),
       plans: Array.from({ length: q }, () => new Float32Array(B * nMax * p)),
       logits: new Float32Array(B * C),
@@ -416,10 +474,14 @@ export class OtkeModel {
       const [bytes, offsets] = pack(encoded, start, end);
       const [nameBytes, nameOffsets] = pack(labelsForErrors, start, end);
       const slots: Slot[] = [
-        { type: 'u8', length: bytes.length }, { type: 'i32', length: offsets.length },
-        { type: 'u8', length: nameBytes.length }, { type: 'i32', length: nameOffsets.length },
-        { type: 'f32', length: want.embeddings ? n * D : 0 }, { type: 'f32', length: q * n * nMax * p },
-        { type: 'f32', length: n * C }, { type: 'f32', length: n * C },
+        { type: 'u8', length: bytes.length },
+        { type: 'i32', length: offsets.length },
+        { type: 'u8', length: nameBytes.length },
+        { type: 'i32', length: nameOffsets.length },
+        { type: 'f32', length: want.embeddings ? n * D : 0 },
+        { type: 'f32', length: q * n * nMax * p },
+        { type: 'f32', length: n * C },
+        { type: 'f32', length: n * C },
       ];
       withBlock(module, slots, where, (block) => {
         block.write(0, bytes);
@@ -428,10 +490,22 @@ export class OtkeModel {
         block.write(3, nameOffsets);
         const at = (i: number): number => block.addresses[i] ?? 0;
         const ok = handle.embed({
-          batch: n, sequences: true, bytes: at(0), offsets: at(1), nameBytes: at(2), nameOffsets: at(3),
-          x: 0, lengths: 0, nMax: 0, dim: 0,
-          embeddings: at(4), plans: at(5), planStride: nMax,
-          predict: want.predictions === true, logits: at(6), probabilities: at(7),
+          batch: n,
+          sequences: true,
+          bytes: at(0),
+          offsets: at(1),
+          nameBytes: at(2),
+          nameOffsets: at(3),
+          x: 0,
+          lengths: 0,
+          nMax: 0,
+          dim: 0,
+          embeddings: at(4),
+          plans: at(5),
+          planStride: nMax,
+          predict: want.predictions === true,
+          logits: at(6),
+          probabilities: at(7),
         });
         if (!ok) throw lastError(module);
         if (want.embeddings) result.embeddings.set(block.readF32(4), start * D);
@@ -456,20 +530,30 @@ export class OtkeModel {
     const module = this.#module;
     const handle = this.#live(where);
     if (shape === null || typeof shape !== 'object') {
-      throw new InductiveError('invalid_argument',
-        `${where}: shape must be an object { batch, nMax, dim }: got ${typeName(shape)}`);
+      throw new InductiveError(
+        'invalid_argument',
+        `${where}: shape must be an object { batch, nMax, dim }: got ${typeName(shape)}`,
+      );
     }
     const batch = checkCount(where, 'batch', shape.batch);
     const nMax = checkCount(where, 'nMax', shape.nMax);
     const dim = checkCount(where, 'dim', shape.dim);
-    const data = checkArray(where, 'x', x, Float32Array, batch * nMax * dim,
-      `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`);
+    const data = checkArray(
+      where,
+      'x',
+      x,
+      Float32Array,
+      batch * nMax * dim,
+      `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`,
+    );
     const n = checkArray(where, 'lengths', lengths, Int32Array, batch, 'batch');
     const D = this.outputDim;
     const C = predictions ? this.classes : 0;
     const slots: Slot[] = [
-      { type: 'f32', length: data.length }, { type: 'i32', length: batch },
-      { type: 'f32', length: predictions ? 0 : batch * D }, { type: 'f32', length: batch * C },
+      { type: 'f32', length: data.length },
+      { type: 'i32', length: batch },
+      { type: 'f32', length: predictions ? 0 : batch * D },
+      { type: 'f32', length: batch * C },
       { type: 'f32', length: batch * C },
     ];
     return withBlock(module, slots, where, (block) => {
@@ -477,14 +561,33 @@ export class OtkeModel {
       block.write(1, n);
       const at = (i: number): number => block.addresses[i] ?? 0;
       const ok = handle.embed({
-        batch, sequences: false, bytes: 0, offsets: 0, nameBytes: 0, nameOffsets: 0,
-        x: at(0), lengths: at(1), nMax, dim,
-        embeddings: at(2), plans: 0, planStride: 0, predict: predictions, logits: at(3), probabilities: at(4),
+        batch,
+        sequences: false,
+        bytes: 0,
+        offsets: 0,
+        nameBytes: 0,
+        nameOffsets: 0,
+        x: at(0),
+        lengths: at(1),
+        nMax,
+        dim,
+        embeddings: at(2),
+        plans: 0,
+        planStride: 0,
+        predict: predictions,
+        logits: at(3),
+        probabilities: at(4),
       });
       if (!ok) throw lastError(module);
       return {
-        batch, nMax, lengths: n.slice(), sequenceLengths: new Int32Array(0), plans: [],
-        embeddings: block.readF32(2), logits: block.readF32(3), probabilities: block.readF32(4),
+        batch,
+        nMax,
+        lengths: n.slice(),
+        sequenceLengths: new Int32Array(0),
+        plans: [],
+        embeddings: block.readF32(2),
+        logits: block.readF32(3),
+        probabilities: block.readF32(4),
       };
     });
   }
@@ -523,11 +626,12 @@ export function loadOtkeModel(module: InductiveModule, bytes: unknown): OtkeMode
 }
 
 // Models that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry<OtkeHandle>((handle) => {
-    if (!handle.isDeleted()) handle.delete();
-  })
-  : undefined;
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<OtkeHandle>((handle) => {
+        if (!handle.isDeleted()) handle.delete();
+      })
+    : undefined;
 
 function parseJson<T>(text: string, where: string): T {
   try {

@@ -12,8 +12,12 @@ import { InductiveError } from './errors.js';
 export type ProgressCallback = (stage: string, fraction: number) => unknown;
 
 /** Reports progress from a JS loop; throws InductiveError('cancelled') when the callback asks to stop. */
-export function reportProgress(where: string, onProgress: ProgressCallback | undefined, stage: string,
-  fraction: number): void {
+export function reportProgress(
+  where: string,
+  onProgress: ProgressCallback | undefined,
+  stage: string,
+  fraction: number,
+): void {
   if (onProgress !== undefined && onProgress(stage, fraction) === false) {
     throw new InductiveError('cancelled', `${where}: cancelled`);
   }
@@ -22,7 +26,10 @@ export function reportProgress(where: string, onProgress: ProgressCallback | und
 /** Checks an onProgress option: a function or undefined. */
 export function checkProgress(where: string, onProgress: unknown): ProgressCallback | undefined {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new InductiveError('invalid_argument', `${where}: onProgress must be a function: got ${typeName(onProgress)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: onProgress must be a function: got ${typeName(onProgress)}`,
+    );
   }
   return onProgress as ProgressCallback | undefined;
 }
@@ -32,8 +39,12 @@ export function checkProgress(where: string, onProgress: unknown): ProgressCallb
  * It returns false, which makes the core stop and the call fail with code `cancelled`, when the user callback
  * returned false or threw; `rethrow()` then throws what it threw, once the call has returned.
  */
-export function safeProgress(where: string, onProgress: unknown): {
-  callback: ((stage: string, fraction: number) => boolean) | undefined; rethrow(): void;
+export function safeProgress(
+  where: string,
+  onProgress: unknown,
+): {
+  callback: ((stage: string, fraction: number) => boolean) | undefined;
+  rethrow(): void;
 } {
   const user = checkProgress(where, onProgress);
   if (user === undefined) return { callback: undefined, rethrow: () => {} };

@@ -15,7 +15,7 @@ import { safeProgress as safeCancellableProgress, type ProgressCallback } from '
 
 /** Losses with a flat region (screenable) and two without, for comparison (core: inductive/screening/loss.h). */
 export type ScreeningLoss =
-  | 'squared_hinge' | 'hinge' | 'safe_logistic' | 'logistic' | 'interval_regression' | 'squared';
+  'squared_hinge' | 'hinge' | 'safe_logistic' | 'logistic' | 'interval_regression' | 'squared';
 export type ScreeningPenalty = 'l2' | 'l1' | 'elastic_net';
 
 export interface LoadDatasetOptions {
@@ -170,15 +170,40 @@ interface Description {
 }
 
 interface Report {
-  n: number; p: number; loss: ScreeningLoss; mu: number; penalty: ScreeningPenalty; lambda: number;
-  intercept: number; nScreened: number; nDynamic: number; nStatic: number; fractionScreened: number;
-  epochs: number; converged: boolean; cancelled: boolean; primal: number | null; dual: number | null;
-  gap: number | null; solveSeconds: number; screenSeconds: number;
+  n: number;
+  p: number;
+  loss: ScreeningLoss;
+  mu: number;
+  penalty: ScreeningPenalty;
+  lambda: number;
+  intercept: number;
+  nScreened: number;
+  nDynamic: number;
+  nStatic: number;
+  fractionScreened: number;
+  epochs: number;
+  converged: boolean;
+  cancelled: boolean;
+  primal: number | null;
+  dual: number | null;
+  gap: number | null;
+  solveSeconds: number;
+  screenSeconds: number;
   history: { epoch: number[]; gap: number[]; active: number[] };
 }
 
 const SCREEN_KEYS: ReadonlySet<string> = new Set([
-  'loss', 'mu', 'penalty', 'l1Ratio', 'lambda', 'intercept', 'tol', 'maxEpochs', 'gapEvery', 'dynamic', 'positive',
+  'loss',
+  'mu',
+  'penalty',
+  'l1Ratio',
+  'lambda',
+  'intercept',
+  'tol',
+  'maxEpochs',
+  'gapEvery',
+  'dynamic',
+  'positive',
   'onProgress',
 ]);
 const LOAD_KEYS: ReadonlySet<string> = new Set(['format', 'header', 'labelColumn', 'delimiter']);
@@ -232,36 +257,63 @@ export class ScreeningDataset {
     const progress = safeProgress(where, options?.onProgress, n);
     this.#running = true;
     try {
-      return withBlock(module, [
-        { type: 'u8', length: n }, { type: 'f32', length: n }, { type: 'f32', length: n },
-        { type: 'f32', length: p + 1 },
-      ], where, (block) => {
-        const at = (i: number): number => block.addresses[i] ?? 0;
-        const text = handle.screen(
-          { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) }, progress.callback);
-        progress.rethrow();
-        if (text === '') throw lastError(module);
-        const r = parseJson<Report>(text, where);
-        const screened = block.readU8(0);
-        const coefficients = block.readF32(3);
-        const kept = new Int32Array(n - r.nScreened);
-        for (let i = 0, k = 0; i < n; ++i) if (screened[i] === 0) kept[k++] = i;
-        const active = Int32Array.from(r.history.active);
-        return {
-          n: r.n, p: r.p, loss: r.loss, mu: r.mu, penalty: r.penalty, lambda: r.lambda,
-          screened, kept, scores: block.readF32(1), margins: block.readF32(2),
-          coefficients: coefficients.slice(0, p), intercept: r.intercept,
-          nScreened: r.nScreened, nDynamic: r.nDynamic, nStatic: r.nStatic, fractionScreened: r.fractionScreened,
-          epochs: r.epochs, converged: r.converged, cancelled: r.cancelled,
-          primal: r.primal, dual: r.dual, gap: r.gap, solveSeconds: r.solveSeconds, screenSeconds: r.screenSeconds,
-          history: {
-            epoch: Int32Array.from(r.history.epoch),
-            gap: Float64Array.from(r.history.gap),
-            active,
-            fractionScreened: Float64Array.from(active, (a) => 1 - a / n),
-          },
-        };
-      });
+      return withBlock(
+        module,
+        [
+          { type: 'u8', length: n },
+          { type: 'f32', length: n },
+          { type: 'f32', length: n },
+          { type: 'f32', length: p + 1 },
+        ],
+        where,
+        (block) => {
+          const at = (i: number): number => block.addresses[i] ?? 0;
+          const text = handle.screen(
+            { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) },
+            progress.callback,
+          );
+          progress.rethrow();
+          if (text === '') throw lastError(module);
+          const r = parseJson<Report>(text, where);
+          const screened = block.readU8(0);
+          const coefficients = block.readF32(3);
+          const kept = new Int32Array(n - r.nScreened);
+          for (let i = 0, k = 0; i < n; ++i) if (screened[i] === 0) kept[k++] = i;
+          const active = Int32Array.from(r.history.active);
+          return {
+            n: r.n,
+            p: r.p,
+            loss: r.loss,
+            mu: r.mu,
+            penalty: r.penalty,
+            lambda: r.lambda,
+            screened,
+            kept,
+            scores: block.readF32(1),
+            margins: block.readF32(2),
+            coefficients: coefficients.slice(0, p),
+            intercept: r.intercept,
+            nScreened: r.nScreened,
+            nDynamic: r.nDynamic,
+            nStatic: r.nStatic,
+            fractionScreened: r.fractionScreened,
+            epochs: r.epochs,
+            converged: r.converged,
+            cancelled: r.cancelled,
+            primal: r.primal,
+            dual: r.dual,
+            gap: r.gap,
+            solveSeconds: r.solveSeconds,
+            screenSeconds: r.screenSeconds,
+            history: {
+              epoch: Int32Array.from(r.history.epoch),
+              gap: Float64Array.from(r.history.gap),
+              active,
+              fractionScreened: Float64Array.from(active, (a) => 1 - a / n),
+            },
+          };
+        },
+      );
     } finally {
       this.#running = false;
       // dispose() called from onProgress: the handle was in use then, so it is freed now.
@@ -341,8 +393,10 @@ export class ScreeningDataset {
 export function loadDataset(module: InductiveModule, text: unknown, options: unknown): ScreeningDataset {
   const where = 'loadDataset';
   if (options === undefined || options === null || typeof options !== 'object') {
-    throw invalid(`${where}: options must be an object { format: 'libsvm' | 'csv', header?, labelColumn?, `
-      + `delimiter? }: got ${typeName(options)}`);
+    throw invalid(
+      `${where}: options must be an object { format: 'libsvm' | 'csv', header?, labelColumn?, ` +
+        `delimiter? }: got ${typeName(options)}`,
+    );
   }
   const o = options as Record<string, unknown>;
   checkKeys(where, o, LOAD_KEYS);
@@ -367,8 +421,10 @@ export function loadDataset(module: InductiveModule, text: unknown, options: unk
   if (typeof text === 'string') bytes = new TextEncoder().encode(text);
   else if (text instanceof Uint8Array) bytes = text;
   else {
-    throw new InductiveError('invalid_argument',
-      `${where}: text must be a string or a Uint8Array (gzip allowed): got ${typeName(text)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: text must be a string or a Uint8Array (gzip allowed): got ${typeName(text)}`,
+    );
   }
   const data = bytes;
   const handle = new module.DatasetHandle();
@@ -387,8 +443,13 @@ export function loadDataset(module: InductiveModule, text: unknown, options: unk
 }
 
 /** A dataset from dense row-major features x [n, p] and labels/targets y [n] (both Float32Array). */
-export function datasetFromArrays(module: InductiveModule, x: unknown, n: unknown, p: unknown, y: unknown):
-  ScreeningDataset {
+export function datasetFromArrays(
+  module: InductiveModule,
+  x: unknown,
+  n: unknown,
+  p: unknown,
+  y: unknown,
+): ScreeningDataset {
   const where = 'datasetFromArrays';
   const rows = checkCount(where, 'n', n);
   const cols = checkCount(where, 'p', p);
@@ -396,11 +457,19 @@ export function datasetFromArrays(module: InductiveModule, x: unknown, n: unknow
   const labels = checkArray(where, 'y', y, Float32Array, rows, 'n');
   const handle = new module.DatasetHandle();
   try {
-    withBlock(module, [{ type: 'f32', length: features.length }, { type: 'f32', length: rows }], where, (block) => {
-      block.write(0, features);
-      block.write(1, labels);
-      if (!handle.loadDense(block.addresses[0] ?? 0, rows, cols, block.addresses[1] ?? 0)) throw lastError(module);
-    });
+    withBlock(
+      module,
+      [
+        { type: 'f32', length: features.length },
+        { type: 'f32', length: rows },
+      ],
+      where,
+      (block) => {
+        block.write(0, features);
+        block.write(1, labels);
+        if (!handle.loadDense(block.addresses[0] ?? 0, rows, cols, block.addresses[1] ?? 0)) throw lastError(module);
+      },
+    );
     return new ScreeningDataset(module, handle);
   } catch (e) {
     handle.delete();
@@ -408,7 +477,9 @@ export function datasetFromArrays(module: InductiveModule, x: unknown, n: unknow
   }
 }
 
-const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'));
+const PATH_SETTING_KEYS: ReadonlySet<string> = new Set(
+  [...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'),
+);
 
 /** The options as the binding's JSON; types are checked here, values (lambda > 0, known loss, ...) by the core. */
 function screenOptionsJson(where: string, o: ScreenOptions): string {
@@ -450,7 +521,11 @@ function checkKeys(where: string, o: Record<string, unknown>, known: ReadonlySet
  * The progress callback handed to wasm. It must never throw into C++ frames (nothing there would be cleaned up):
  * a throwing user callback is caught, stops the solver, and is rethrown once the call returned.
  */
-function safeProgress(where: string, onProgress: unknown, n: number): {
+function safeProgress(
+  where: string,
+  onProgress: unknown,
+  n: number,
+): {
   callback: ((epoch: number, primal: number, dual: number, gap: number, active: number) => boolean) | undefined;
   rethrow(): void;
 } {
@@ -489,11 +564,12 @@ function parseJson<T>(text: string, where: string): T {
 }
 
 // Datasets that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry<DatasetHandle>((handle) => {
-    if (!handle.isDeleted()) handle.delete();
-  })
-  : undefined;
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<DatasetHandle>((handle) => {
+        if (!handle.isDeleted()) handle.delete();
+      })
+    : undefined;
 
 // `using data = ind.loadDataset(...)` where the runtime has explicit resource management.
 const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;

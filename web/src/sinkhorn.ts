@@ -1,9 +1,7 @@
 // Entropic optimal transport by log-domain Sinkhorn (core: inductive::sinkhorn_log<float>, see
 // core/include/inductive/sinkhorn.h for the maths and the iteration order, which follows POT's sinkhorn_log).
 import type { InductiveModule } from '../wasm/inductive.mjs';
-import {
-  checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName,
-} from './checks.js';
+import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
 
@@ -52,18 +50,29 @@ export interface SinkhornBatchShape {
 
 /** Outputs in the padded layout of the input (padding written as 0); one scalar per problem otherwise. */
 export interface SinkhornBatchResult {
-  plan: Float32Array;          // [batch, nMax, pMax]
-  f: Float32Array;             // [batch, nMax]
-  g: Float32Array;             // [batch, pMax]
-  nIter: Int32Array;           // [batch]
+  plan: Float32Array; // [batch, nMax, pMax]
+  f: Float32Array; // [batch, nMax]
+  g: Float32Array; // [batch, pMax]
+  nIter: Int32Array; // [batch]
   marginalError: Float32Array; // [batch]
-  converged: Uint8Array;       // [batch], 1 or 0
-  cost: Float32Array;          // [batch]
+  converged: Uint8Array; // [batch], 1 or 0
+  cost: Float32Array; // [batch]
 }
 
 // Slots of the wasm block used by one call, in this order.
 const S = {
-  Cost: 0, N: 1, P: 2, A: 3, B: 4, Plan: 5, F: 6, G: 7, NIter: 8, MarginalError: 9, Converged: 10, CostValue: 11,
+  Cost: 0,
+  N: 1,
+  P: 2,
+  A: 3,
+  B: 4,
+  Plan: 5,
+  F: 6,
+  G: 7,
+  NIter: 8,
+  MarginalError: 9,
+  Converged: 10,
+  CostValue: 11,
 } as const;
 type SlotIndex = (typeof S)[keyof typeof S];
 
@@ -75,7 +84,11 @@ interface Numeric {
 }
 
 export function sinkhornOne(
-  module: InductiveModule, cost: unknown, n: unknown, p: unknown, options: SinkhornOptions | undefined,
+  module: InductiveModule,
+  cost: unknown,
+  n: unknown,
+  p: unknown,
+  options: SinkhornOptions | undefined,
 ): SinkhornResult {
   const where = 'sinkhorn';
   checkOptionsObject(where, options);
@@ -99,12 +112,17 @@ export function sinkhornOne(
 }
 
 export function sinkhornBatch(
-  module: InductiveModule, cost: unknown, shape: SinkhornBatchShape, options: SinkhornOptions | undefined,
+  module: InductiveModule,
+  cost: unknown,
+  shape: SinkhornBatchShape,
+  options: SinkhornOptions | undefined,
 ): SinkhornBatchResult {
   const where = 'sinkhornBatch';
   if (shape === null || typeof shape !== 'object') {
-    throw new InductiveError('invalid_argument',
-      `${where}: shape must be an object { batch, nMax, pMax, n?, p? }: got ${typeName(shape)}`);
+    throw new InductiveError(
+      'invalid_argument',
+      `${where}: shape must be an object { batch, nMax, pMax, n?, p? }: got ${typeName(shape)}`,
+    );
   }
   checkOptionsObject(where, options);
   const batch = checkCount(where, 'batch', shape.batch);
@@ -114,10 +132,14 @@ export function sinkhornBatch(
   const c = checkArray(where, 'cost', cost, Float32Array, batch * nMax * pMax, dims);
   const n = shape.n === undefined ? undefined : checkArray(where, 'n', shape.n, Int32Array, batch, 'batch');
   const p = shape.p === undefined ? undefined : checkArray(where, 'p', shape.p, Int32Array, batch, 'batch');
-  const a = options?.a === undefined ? undefined
-    : checkArray(where, 'a', options.a, Float32Array, batch * nMax, `batch x nMax = ${batch} x ${nMax}`);
-  const b = options?.b === undefined ? undefined
-    : checkArray(where, 'b', options.b, Float32Array, batch * pMax, `batch x pMax = ${batch} x ${pMax}`);
+  const a =
+    options?.a === undefined
+      ? undefined
+      : checkArray(where, 'a', options.a, Float32Array, batch * nMax, `batch x nMax = ${batch} x ${nMax}`);
+  const b =
+    options?.b === undefined
+      ? undefined
+      : checkArray(where, 'b', options.b, Float32Array, batch * pMax, `batch x pMax = ${batch} x ${pMax}`);
   return solve(module, where, c, { batch, nMax, pMax, n, p }, a, b, numeric(where, options));
 }
 
@@ -132,8 +154,13 @@ function numeric(where: string, o: SinkhornOptions | undefined): Numeric {
 
 // Copies the checked inputs into one wasm block, solves in place, and copies every output out once.
 function solve(
-  module: InductiveModule, where: string, cost: Float32Array, shape: SinkhornBatchShape,
-  a: Float32Array | undefined, b: Float32Array | undefined, o: Numeric,
+  module: InductiveModule,
+  where: string,
+  cost: Float32Array,
+  shape: SinkhornBatchShape,
+  a: Float32Array | undefined,
+  b: Float32Array | undefined,
+  o: Numeric,
 ): SinkhornBatchResult {
   const { batch, nMax, pMax } = shape;
   const size = batch * nMax * pMax;
@@ -160,11 +187,25 @@ function solve(
     if (b) block.write(S.B, b);
     const at = (s: SlotIndex): number => block.addresses[s] ?? 0;
     const ok = module.sinkhornBatch({
-      cost: at(S.Cost), n: at(S.N), p: at(S.P), a: at(S.A), b: at(S.B),
-      batch, nMax, pMax,
-      eps: o.eps, maxIter: o.maxIter, tol: o.tol, similarity: o.similarity,
-      plan: at(S.Plan), f: at(S.F), g: at(S.G), nIter: at(S.NIter), marginalError: at(S.MarginalError),
-      converged: at(S.Converged), costValue: at(S.CostValue),
+      cost: at(S.Cost),
+      n: at(S.N),
+      p: at(S.P),
+      a: at(S.A),
+      b: at(S.B),
+      batch,
+      nMax,
+      pMax,
+      eps: o.eps,
+      maxIter: o.maxIter,
+      tol: o.tol,
+      similarity: o.similarity,
+      plan: at(S.Plan),
+      f: at(S.F),
+      g: at(S.G),
+      nIter: at(S.NIter),
+      marginalError: at(S.MarginalError),
+      converged: at(S.Converged),
+      costValue: at(S.CostValue),
     });
     if (!ok) throw lastError(module);
     return {

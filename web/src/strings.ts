@@ -32,4 +32,3 @@ export function pack(encoded: Uint8Array[], start: number, end: number): [Uint8A
   for (let i = start; i < end; ++i) bytes.set(encoded[i] ?? new Uint8Array(0), offsets[i - start] ?? 0);
   return [bytes, offsets];
 }
-

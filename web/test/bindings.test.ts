@@ -7,8 +7,26 @@ const { module }: { module: InductiveModule } = await loadModule();
 
 function call(fields: Partial<SinkhornCall>): SinkhornCall {
   return {
-    cost: 0, n: 0, p: 0, a: 0, b: 0, batch: 1, nMax: 2, pMax: 2, eps: 0.5, maxIter: 10, tol: 0, similarity: false,
-    plan: 0, f: 0, g: 0, nIter: 0, marginalError: 0, converged: 0, costValue: 0, ...fields,
+    cost: 0,
+    n: 0,
+    p: 0,
+    a: 0,
+    b: 0,
+    batch: 1,
+    nMax: 2,
+    pMax: 2,
+    eps: 0.5,
+    maxIter: 10,
+    tol: 0,
+    similarity: false,
+    plan: 0,
+    f: 0,
+    g: 0,
+    nIter: 0,
+    marginalError: 0,
+    converged: 0,
+    costValue: 0,
+    ...fields,
   };
 }
 

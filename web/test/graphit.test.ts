@@ -15,13 +15,18 @@ const repo = (path: string): string => fileURLToPath(new URL(`../../${path}`, im
 const ind = await init();
 // @rdkit/rdkit is a CommonJS file typed as an ES module: at run time its factory is the default import, to the type
 // checker (NodeNext) it is that import's `default`.
-const initRDKitModule = ((rdkit as unknown as { default?: typeof rdkit.default }).default ?? rdkit) as typeof rdkit.default;
+const initRDKitModule = ((rdkit as unknown as { default?: typeof rdkit.default }).default ??
+  rdkit) as typeof rdkit.default;
 
 const MODEL = repo('data/models/graphit-mutag.safetensors');
 const REF = (path: string): string => repo(`tests/data/graphit/${path}`);
 // The SMILES of tests/data/graphit/README.md, in its order (attention-<i>/).
 const REFERENCE_SMILES = [
-  'O=[N+]([O-])c1ccc2ccccc2c1', 'Nc1ccc(cc1)-c1ccc(N)cc1', 'CCO', 'Clc1ccc(Cl)cc1', 'O=[N+]([O-])c1ccc(Br)cc1',
+  'O=[N+]([O-])c1ccc2ccccc2c1',
+  'Nc1ccc(cc1)-c1ccc(N)cc1',
+  'CCO',
+  'Clc1ccc(Cl)cc1',
+  'O=[N+]([O-])c1ccc(Br)cc1',
   'Fc1ccc(I)c(C(=O)O)c1',
 ];
 // Native (x86, Eigen AVX) and wasm (SIMD128) sum in different orders; the brief's bound.
@@ -94,7 +99,11 @@ describe('the default GraphiT model', () => {
     `explains reference molecule %i (%s) as the native CLI does: attention, saliency, kernel (<= ${NATIVE_TOL})`,
     (i, smiles) => {
       const summary = JSON.parse(readFileSync(REF(`attention-${i}/summary.json`), 'utf8')) as {
-        graph: string; nodes: string[]; edges: [number, number][]; layers: number; probabilities: number[];
+        graph: string;
+        nodes: string[];
+        edges: [number, number][];
+        layers: number;
+        probabilities: number[];
         mean_saliency: number[];
       };
       expect(summary.graph).toBe(smiles);
@@ -119,7 +128,8 @@ describe('the default GraphiT model', () => {
       // The prediction part agrees with predictSmiles.
       expect(maxAbsDiff(a.probabilities, model.predictSmiles(smiles).probabilities)).toBeLessThanOrEqual(1e-6);
       expect(a.prediction).toBe(model.labels[a.classIndex]);
-    });
+    },
+  );
 });
 
 describe('a regression model typed by charge (element-charge atom types)', () => {
@@ -162,11 +172,13 @@ describe('a regression model typed by charge (element-charge atom types)', () =>
 
 describe('SMILES: the same molecule as RDKit', () => {
   // Element symbols by atomic number (RDKit's JSON gives z).
-  const ELEMENTS = ('H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr '
-    + 'Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W '
-    + 'Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn').split(' ');
+  const ELEMENTS = (
+    'H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr ' +
+    'Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W ' +
+    'Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn'
+  ).split(' ');
 
-  it('parses every molecule of MoleculeNet BBBP (2039) into RDKit\'s atoms (order, element) and bonds, charges as written', async () => {
+  it("parses every molecule of MoleculeNet BBBP (2039) into RDKit's atoms (order, element) and bonds, charges as written", async () => {
     const RDKit = await initRDKitModule();
     const lines = readFileSync(repo('data/molecules/bbbp.csv'), 'utf8').trim().split('\n');
     expect(lines[0]).toBe('smiles,p_np');
@@ -191,8 +203,9 @@ describe('SMILES: the same molecule as RDKit', () => {
       const rdAtoms = m.atoms.map((a) => ({ ...defaults.atom, ...a }));
       const rdBonds = m.bonds.map((b) => [Math.min(...b.atoms), Math.max(...b.atoms)].join('-')).sort();
       const ours = ind.parseSmiles(s);
-      const sameAtoms = ours.atoms.length === rdAtoms.length
-        && ours.atoms.every((sym, i) => ELEMENTS[(rdAtoms[i]?.z ?? 0) - 1] === sym);
+      const sameAtoms =
+        ours.atoms.length === rdAtoms.length &&
+        ours.atoms.every((sym, i) => ELEMENTS[(rdAtoms[i]?.z ?? 0) - 1] === sym);
       // RDKit lists ring-closure bonds last, we list them where the string closes them: compare as sets.
       const sameBonds = JSON.stringify(ours.bonds.map(([u, v]) => `${u}-${v}`).sort()) === JSON.stringify(rdBonds);
       if (!sameAtoms || !sameBonds) mismatches.push(s);
@@ -214,7 +227,17 @@ describe('SMILES: the same molecule as RDKit', () => {
   it('describes a molecule: atoms, bonds (u < v, string order), bond orders, aromatic flags, charges', () => {
     const m = ind.parseSmiles('O=[N+]([O-])c1ccccc1');
     expect(m.atoms).toEqual(['O', 'N', 'O', 'C', 'C', 'C', 'C', 'C', 'C']);
-    expect(m.bonds).toEqual([[0, 1], [1, 2], [1, 3], [3, 4], [4, 5], [5, 6], [6, 7], [7, 8], [3, 8]]);
+    expect(m.bonds).toEqual([
+      [0, 1],
+      [1, 2],
+      [1, 3],
+      [3, 4],
+      [4, 5],
+      [5, 6],
+      [6, 7],
+      [7, 8],
+      [3, 8],
+    ]);
     expect(m.bondOrders).toEqual([2, 1, 1, 5, 5, 5, 5, 5, 5]);
     expect(m.aromatic).toEqual([false, false, false, true, true, true, true, true, true]);
     expect(m.charges).toEqual([0, 1, -1, 0, 0, 0, 0, 0, 0]);
@@ -229,48 +252,55 @@ describe('attention: the maths', () => {
   // in the last layer of 2-aminoanthracene (3 of 15 rows), whose attention is very peaked on far atoms. Then the row
   // sums to less than 1, and saliency sums to the mean row sum.
   const molecules: [string, number][] = [
-    ['O=[N+]([O-])c1ccc2ccccc2c1', 0], ['OCC(O)CO', 0], ['C', 0], ['CC.O', 0], ['c1ccc(cc1)N=Nc1ccccc1', 0],
+    ['O=[N+]([O-])c1ccc2ccccc2c1', 0],
+    ['OCC(O)CO', 0],
+    ['C', 0],
+    ['CC.O', 0],
+    ['c1ccc(cc1)N=Nc1ccccc1', 0],
     ['Nc1ccc2cc3ccccc3cc2c1', 3],
   ];
 
-  it.each(molecules)('%s: attention rows sum to 1 (%i floored), saliency is the column mean, kernel symmetric', (s, floored) => {
-    const a = model.attention(s);
-    const { n } = a;
-    expect(a.layers).toHaveLength(model.layers);
-    let under = 0;
-    for (let l = 0; l < a.layers.length; ++l) {
-      const A = a.layers[l]!;
-      expect(A).toHaveLength(n * n);
-      let total = 0;
-      for (let i = 0; i < n; ++i) {
-        let row = 0;
-        for (let j = 0; j < n; ++j) {
-          expect(A[i * n + j]).toBeGreaterThanOrEqual(0);
-          row += A[i * n + j]!;
+  it.each(molecules)(
+    '%s: attention rows sum to 1 (%i floored), saliency is the column mean, kernel symmetric',
+    (s, floored) => {
+      const a = model.attention(s);
+      const { n } = a;
+      expect(a.layers).toHaveLength(model.layers);
+      let under = 0;
+      for (let l = 0; l < a.layers.length; ++l) {
+        const A = a.layers[l]!;
+        expect(A).toHaveLength(n * n);
+        let total = 0;
+        for (let i = 0; i < n; ++i) {
+          let row = 0;
+          for (let j = 0; j < n; ++j) {
+            expect(A[i * n + j]).toBeGreaterThanOrEqual(0);
+            row += A[i * n + j]!;
+          }
+          expect(row).toBeLessThanOrEqual(1 + 1e-5);
+          if (row < 1 - 1e-5) ++under;
+          total += row;
         }
-        expect(row).toBeLessThanOrEqual(1 + 1e-5);
-        if (row < 1 - 1e-5) ++under;
-        total += row;
+        const sal = a.saliency[l]!;
+        expect(sal.reduce((x, y) => x + y, 0)).toBeCloseTo(total / n, 5);
+        for (let j = 0; j < n; ++j) {
+          let col = 0;
+          for (let i = 0; i < n; ++i) col += A[i * n + j]!;
+          expect(sal[j]).toBeCloseTo(col / n, 6);
+        }
       }
-      const sal = a.saliency[l]!;
-      expect(sal.reduce((x, y) => x + y, 0)).toBeCloseTo(total / n, 5);
+      expect(under).toBe(floored);
+      if (floored === 0) for (const sal of a.saliency) expect(sal.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 5);
       for (let j = 0; j < n; ++j) {
-        let col = 0;
-        for (let i = 0; i < n; ++i) col += A[i * n + j]!;
-        expect(sal[j]).toBeCloseTo(col / n, 6);
+        const mean = a.saliency.reduce((x, sal) => x + sal[j]!, 0) / a.saliency.length;
+        expect(a.meanSaliency[j]).toBeCloseTo(mean, 6);
       }
-    }
-    expect(under).toBe(floored);
-    if (floored === 0) for (const sal of a.saliency) expect(sal.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 5);
-    for (let j = 0; j < n; ++j) {
-      const mean = a.saliency.reduce((x, sal) => x + sal[j]!, 0) / a.saliency.length;
-      expect(a.meanSaliency[j]).toBeCloseTo(mean, 6);
-    }
-    const K = a.kernel!;
-    for (let i = 0; i < n; ++i) for (let j = 0; j < n; ++j) expect(K[i * n + j]).toBeCloseTo(K[j * n + i]!, 6);
-    const p = a.probabilities;
-    expect(p[0]! + p[1]!).toBeCloseTo(1, 6);
-  });
+      const K = a.kernel!;
+      for (let i = 0; i < n; ++i) for (let j = 0; j < n; ++j) expect(K[i * n + j]).toBeCloseTo(K[j * n + i]!, 6);
+      const p = a.probabilities;
+      expect(p[0]! + p[1]!).toBeCloseTo(1, 6);
+    },
+  );
 
   it('a graph given by edges and labels is the molecule given by SMILES', () => {
     const smiles = 'O=[N+]([O-])c1ccc(Br)cc1';
@@ -288,9 +318,21 @@ describe('attention: the maths', () => {
     const flat = new Int32Array(m.bonds.flatMap(([u, v]) => [v, u, u, v]));
     const p = model.predictGraph({ n: m.atoms.length, edges: flat, labels: m.atoms });
     expect(maxAbsDiff(p.probabilities, fromSmiles.probabilities)).toBe(0);
-    const batch = model.predictGraph([graph, { n: 3, edges: [[0, 1], [1, 2]], labels: ['C', 'C', 'O'] }]);
+    const batch = model.predictGraph([
+      graph,
+      {
+        n: 3,
+        edges: [
+          [0, 1],
+          [1, 2],
+        ],
+        labels: ['C', 'C', 'O'],
+      },
+    ]);
     expect(batch.batch).toBe(2);
-    expect(maxAbsDiff(batch.probabilities, model.predictSmiles([smiles, 'CCO']).probabilities)).toBeLessThanOrEqual(1e-6);
+    expect(maxAbsDiff(batch.probabilities, model.predictSmiles([smiles, 'CCO']).probabilities)).toBeLessThanOrEqual(
+      1e-6,
+    );
   });
 
   it('relabelling the nodes permutes attention, saliency and kernel the same way; the prediction is unchanged', () => {
@@ -300,10 +342,13 @@ describe('attention: the maths', () => {
     const perm = Array.from({ length: n }, (_, k) => (k * 5 + 3) % n);
     expect(new Set(perm).size).toBe(n);
     const inverse = new Array<number>(n);
-    perm.forEach((old, k) => { inverse[old] = k; });
+    perm.forEach((old, k) => {
+      inverse[old] = k;
+    });
     const a = model.attention({ n, edges: m.bonds, labels: m.atoms });
     const b = model.attention({
-      n, edges: m.bonds.map(([u, v]) => [inverse[u]!, inverse[v]!] as [number, number]),
+      n,
+      edges: m.bonds.map(([u, v]) => [inverse[u]!, inverse[v]!] as [number, number]),
       labels: perm.map((old) => m.atoms[old]!),
     });
     expect(maxAbsDiff(a.probabilities, b.probabilities)).toBeLessThanOrEqual(1e-5);
@@ -327,42 +372,96 @@ describe('GraphiT: bad inputs are typed errors', () => {
     expectInductiveError(() => model.predictSmiles('C1CC'), 'invalid_argument', 'smiles', 'ring bond 1');
     expectInductiveError(() => ind.parseSmiles('CC%'), 'invalid_argument', 'smiles: position');
     expectInductiveError(() => ind.parseSmiles(''), 'invalid_argument', 'empty');
-    expectInductiveError(() => model.predictSmiles(['CCO', 'c1ccXc1']), 'invalid_argument', 'molecule 1', 'c1ccXc1',
-      'position');
+    expectInductiveError(
+      () => model.predictSmiles(['CCO', 'c1ccXc1']),
+      'invalid_argument',
+      'molecule 1',
+      'c1ccXc1',
+      'position',
+    );
   });
 
   it('an atom the model does not know names it and the vocabulary', () => {
-    expectInductiveError(() => model.attention('CS'), 'invalid_argument', 'atom 2 is S',
-      'C, N, O, F, I, Cl, Br');
-    expectInductiveError(() => model.predictSmiles(['CCO', 'C[Na]']), 'invalid_argument', 'molecule 1', 'Na',
-      'C, N, O, F, I, Cl, Br');
-    expectInductiveError(() => model.predictGraph({ n: 2, edges: [[0, 1]], labels: ['C', 'S'] }),
-      'invalid_argument', "'S'", 'C, N, O, F, I, Cl, Br');
+    expectInductiveError(() => model.attention('CS'), 'invalid_argument', 'atom 2 is S', 'C, N, O, F, I, Cl, Br');
+    expectInductiveError(
+      () => model.predictSmiles(['CCO', 'C[Na]']),
+      'invalid_argument',
+      'molecule 1',
+      'Na',
+      'C, N, O, F, I, Cl, Br',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 2, edges: [[0, 1]], labels: ['C', 'S'] }),
+      'invalid_argument',
+      "'S'",
+      'C, N, O, F, I, Cl, Br',
+    );
   });
 
   it('graphs: edges outside the graph, wrong types and lengths', () => {
-    expectInductiveError(() => model.attention({ n: 2, edges: [[0, 2]], labels: ['C', 'C'] }), 'invalid_argument',
-      'edge 0 (0, 2)', 'outside the graph');
-    expectInductiveError(() => model.predictGraph({ n: 2, edges: new Int32Array([0, -1]), labels: ['C', 'C'] }),
-      'invalid_argument', 'outside the graph');
-    expectInductiveError(() => model.predictGraph({ n: 2, edges: new Int32Array([0, 1, 1]), labels: ['C', 'C'] }),
-      'shape_mismatch', 'even');
-    expectInductiveError(() => model.predictGraph({ n: 3, edges: [], labels: ['C', 'C'] }), 'shape_mismatch',
-      '2 labels for 3 nodes');
-    expectInductiveError(() => model.predictGraph({ n: 0, edges: [], labels: [] }), 'invalid_argument',
-      'at least one node');
-    expectInductiveError(() => model.predictGraph({ n: 1.5, edges: [], labels: ['C'] }), 'invalid_argument', 'n must be');
-    expectInductiveError(() => model.predictGraph({ n: 2, edges: new Float32Array([0, 1]), labels: ['C', 'C'] } as never),
-      'invalid_argument', 'edges must be an Int32Array', 'Float32Array');
-    expectInductiveError(() => model.predictGraph({ n: 2, edges: [[0, 1.5]], labels: ['C', 'C'] } as never),
-      'invalid_argument', 'edge 0');
-    expectInductiveError(() => model.predictGraph({ n: 1, edges: [], labels: [6] } as never), 'invalid_argument',
-      'labels[0] must be a string');
-    expectInductiveError(() => model.predictGraph({ n: 1, edges: [], labels: ['C'], weights: [] } as never),
-      'invalid_argument', "unknown graph field 'weights'");
+    expectInductiveError(
+      () => model.attention({ n: 2, edges: [[0, 2]], labels: ['C', 'C'] }),
+      'invalid_argument',
+      'edge 0 (0, 2)',
+      'outside the graph',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 2, edges: new Int32Array([0, -1]), labels: ['C', 'C'] }),
+      'invalid_argument',
+      'outside the graph',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 2, edges: new Int32Array([0, 1, 1]), labels: ['C', 'C'] }),
+      'shape_mismatch',
+      'even',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 3, edges: [], labels: ['C', 'C'] }),
+      'shape_mismatch',
+      '2 labels for 3 nodes',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 0, edges: [], labels: [] }),
+      'invalid_argument',
+      'at least one node',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 1.5, edges: [], labels: ['C'] }),
+      'invalid_argument',
+      'n must be',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 2, edges: new Float32Array([0, 1]), labels: ['C', 'C'] } as never),
+      'invalid_argument',
+      'edges must be an Int32Array',
+      'Float32Array',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 2, edges: [[0, 1.5]], labels: ['C', 'C'] } as never),
+      'invalid_argument',
+      'edge 0',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 1, edges: [], labels: [6] } as never),
+      'invalid_argument',
+      'labels[0] must be a string',
+    );
+    expectInductiveError(
+      () => model.predictGraph({ n: 1, edges: [], labels: ['C'], weights: [] } as never),
+      'invalid_argument',
+      "unknown graph field 'weights'",
+    );
     expectInductiveError(() => model.predictGraph([]), 'invalid_argument', 'no graph');
-    expectInductiveError(() => model.predictGraph([{ n: 1, edges: [], labels: ['C'] }, { n: 1, edges: [], labels: ['X'] }]),
-      'invalid_argument', 'graph 1', "'X'");
+    expectInductiveError(
+      () =>
+        model.predictGraph([
+          { n: 1, edges: [], labels: ['C'] },
+          { n: 1, edges: [], labels: ['X'] },
+        ]),
+      'invalid_argument',
+      'graph 1',
+      "'X'",
+    );
     expectInductiveError(() => model.predictSmiles([]), 'invalid_argument', 'no molecule');
     expectInductiveError(() => model.predictSmiles(42 as never), 'invalid_argument', 'smiles must be');
     expectInductiveError(() => model.predictSmiles(['C', 4] as never), 'invalid_argument', 'smiles[1]');
@@ -371,9 +470,12 @@ describe('GraphiT: bad inputs are typed errors', () => {
   });
 
   it('model files: another kind, garbage, not bytes', () => {
-    expectInductiveError(() => ind.loadGraphitModel(
-      new Uint8Array(readFileSync(repo('data/models/otke-promoters-ecoli.safetensors')))),
-    'bad_model_file', "'otke'", 'graphit');
+    expectInductiveError(
+      () => ind.loadGraphitModel(new Uint8Array(readFileSync(repo('data/models/otke-promoters-ecoli.safetensors')))),
+      'bad_model_file',
+      "'otke'",
+      'graphit',
+    );
     expectInductiveError(() => ind.loadGraphitModel(new Uint8Array(16)), 'bad_model_file');
     const good = new Uint8Array(readFileSync(MODEL));
     expectInductiveError(() => ind.loadGraphitModel(good.subarray(0, good.length - 8)), 'bad_model_file');
@@ -394,7 +496,7 @@ describe('GraphiT: bad inputs are typed errors', () => {
     other.dispose();
     expectInductiveError(() => other.parseSmiles('C'), 'backend', 'disposed');
     expectInductiveError(() => other.loadGraphitModel(new Uint8Array(0)), 'backend', 'disposed');
-    expect(kept.predictSmiles('CCO').batch).toBe(1);  // a model outlives its instance
+    expect(kept.predictSmiles('CCO').batch).toBe(1); // a model outlives its instance
     kept.dispose();
   });
 

@@ -49,13 +49,18 @@ const neg = promoters('ecoli_non_prom_150.fa').map((r) => r.sequence);
 // The settings of the CLI's small test model (tests/native/test_cli_otke.py).
 const SMALL = { k: 8, anchors: 16, p: 8, iters: 30, seed: 3 };
 
-describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head from a few labels', () => {
+describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from a few labels", () => {
   let base: OtkeModel;
   let tuned: OtkeModel;
   const stages: [string, number][] = [];
 
   beforeAll(() => {
-    base = ind.fitOtke([...pos, ...neg], { ...SMALL, onProgress: (s, f) => { stages.push([s, f]); } });
+    base = ind.fitOtke([...pos, ...neg], {
+      ...SMALL,
+      onProgress: (s, f) => {
+        stages.push([s, f]);
+      },
+    });
     const few = [...pos.slice(0, 6), ...neg.slice(0, 6)];
     tuned = base.fitHead(few, [...Array(6).fill('promoter'), ...Array(6).fill('non_promoter')]);
   });
@@ -92,9 +97,19 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
     let worst = 0;
     for (let i = 0; i < ours.length; ++i) worst = Math.max(worst, Math.abs(ours[i]! - native.data[i]!));
     expect(worst).toBeLessThan(1e-4);
-    const report = JSON.parse(cli('otke', 'eval', '--quiet', '--model', file, '--class',
-      `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`, '--class',
-      `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`));
+    const report = JSON.parse(
+      cli(
+        'otke',
+        'eval',
+        '--quiet',
+        '--model',
+        file,
+        '--class',
+        `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`,
+        '--class',
+        `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`,
+      ),
+    );
     const predicted = tuned.predict([...pos, ...neg]).labels;
     const correct = predicted.filter((l, i) => l === (i < 150 ? 'promoter' : 'non_promoter')).length;
     expect(report.accuracy).toBeCloseTo(correct / 300, 10);
@@ -105,9 +120,29 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
     // rounding breaks those ties differs (FMA and Eigen's GEMM kernels natively, scalar SIMD128 in wasm), so the
     // anchors differ. Equally good, though: a head on all 300 labels does as well on either.
     const file = join(work, 'native-fitted.safetensors');
-    cli('otke', 'fit', '--quiet', '--class', `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`, '--class',
-      `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`, '--kmer', '8', '--anchors', '16', '--p', '8',
-      '--iters', '30', '--seed', '3', '--eps', '0.5', '--out', file);
+    cli(
+      'otke',
+      'fit',
+      '--quiet',
+      '--class',
+      `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`,
+      '--class',
+      `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`,
+      '--kmer',
+      '8',
+      '--anchors',
+      '16',
+      '--p',
+      '8',
+      '--iters',
+      '30',
+      '--seed',
+      '3',
+      '--eps',
+      '0.5',
+      '--out',
+      file,
+    );
     const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
     const all = [...pos, ...neg];
     const truth = all.map((_, i) => (i < 150 ? 'promoter' : 'non_promoter'));
@@ -117,14 +152,17 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
       fitted.dispose();
       return correct / all.length;
     };
-    const ours = accuracy(base), theirs = accuracy(native);
+    const ours = accuracy(base),
+      theirs = accuracy(native);
     native.dispose();
     expect(Math.abs(ours - theirs)).toBeLessThan(0.05);
     expect(ours).toBeGreaterThan(0.8);
   });
 
   it('equals the native fit exactly where no distances tie: vector sets', () => {
-    const batch = 40, nMax = 10, dim = 6;
+    const batch = 40,
+      nMax = 10,
+      dim = 6;
     let state = 11;
     const x = Float32Array.from({ length: batch * nMax * dim }, () => {
       state = (Math.imul(state, 1103515245) + 12345) >>> 0;
@@ -133,17 +171,44 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
     const lengths = Int32Array.from({ length: batch }, (_, b) => 5 + (b % 6));
     writeFileSync(join(work, 'x.npy'), npy(x, [batch, nMax, dim], '<f4'));
     writeFileSync(join(work, 'n.npy'), npy(lengths, [batch], '<i4'));
-    writeFileSync(join(work, 'y.npy'), npy(Int32Array.from({ length: batch }, (_, b) => b % 2), [batch], '<i4'));
+    writeFileSync(
+      join(work, 'y.npy'),
+      npy(
+        Int32Array.from({ length: batch }, (_, b) => b % 2),
+        [batch],
+        '<i4',
+      ),
+    );
     const file = join(work, 'native-sets.safetensors');
-    cli('otke', 'fit', '--quiet', '--sets', join(work, 'x.npy'), '--lengths', join(work, 'n.npy'), '--labels',
-      join(work, 'y.npy'), '--anchors', '8', '--p', '4', '--iters', '10', '--seed', '5', '--out', file);
+    cli(
+      'otke',
+      'fit',
+      '--quiet',
+      '--sets',
+      join(work, 'x.npy'),
+      '--lengths',
+      join(work, 'n.npy'),
+      '--labels',
+      join(work, 'y.npy'),
+      '--anchors',
+      '8',
+      '--p',
+      '4',
+      '--iters',
+      '10',
+      '--seed',
+      '5',
+      '--out',
+      file,
+    );
     const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
     const ours = ind.fitOtke({ x, shape: { batch, nMax, dim }, lengths }, { anchors: 8, p: 4, iters: 10, seed: 5 });
     const a = native.embedSets(x, { batch, nMax, dim }, lengths).embeddings;
     const b = ours.embedSets(x, { batch, nMax, dim }, lengths).embeddings;
     native.dispose();
     ours.dispose();
-    let worst = 0, scale = 0;
+    let worst = 0,
+      scale = 0;
     for (let i = 0; i < a.length; ++i) {
       worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
       scale = Math.max(scale, Math.abs(a[i]!));
@@ -152,7 +217,9 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
   });
 
   it('learns from vector sets too', () => {
-    const batch = 30, nMax = 12, dim = 5;
+    const batch = 30,
+      nMax = 12,
+      dim = 5;
     let state = 7;
     const x = Float32Array.from({ length: batch * nMax * dim }, () => {
       state = (Math.imul(state, 1103515245) + 12345) >>> 0;
@@ -200,13 +267,16 @@ describe('fitOtke: unsupervised OTKE from the user\'s sequences, then a head fro
     let reports = 0;
     expectCancelled(() => tuned.embedSequences(million, { onProgress: () => ++reports < 4 }));
     expect(reports).toBe(4);
-    expect(tuned.predict(pos.slice(0, 2)).probabilities.every(Number.isFinite)).toBe(true);  // still usable
+    expect(tuned.predict(pos.slice(0, 2)).probabilities.every(Number.isFinite)).toBe(true); // still usable
   });
 
   it('cancels fitHead and embedSequences too, leaving the model as it was', () => {
     const before = tuned.predict(pos.slice(0, 5)).probabilities;
-    expectCancelled(() => tuned.fitHead(pos.slice(0, 4).concat(neg.slice(0, 4)), [0, 0, 0, 0, 1, 1, 1, 1],
-      { onProgress: (stage) => stage !== 'fit' }));
+    expectCancelled(() =>
+      tuned.fitHead(pos.slice(0, 4).concat(neg.slice(0, 4)), [0, 0, 0, 0, 1, 1, 1, 1], {
+        onProgress: (stage) => stage !== 'fit',
+      }),
+    );
     expectCancelled(() => tuned.embedSequences(pos, { batchSize: 10, onProgress: (_, f) => f < 0.5 }));
     expect(tuned.predict(pos.slice(0, 5)).probabilities).toEqual(before);
   });
@@ -223,8 +293,14 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     model = ind.loadGraphitModel(new Uint8Array(readFileSync(repo('data/models/graphit-mutag.safetensors'))));
     // MoleculeNet BBBP (blood-brain barrier penetration), the molecules whose atoms the MUTAG model knows:
     // the first 20 of each class.
-    const rows = readFileSync(repo('data/molecules/bbbp.csv'), 'utf8').trim().split('\n').slice(1)
-      .map((line) => { const i = line.lastIndexOf(','); return [line.slice(0, i), line.slice(i + 1)] as const; })
+    const rows = readFileSync(repo('data/molecules/bbbp.csv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => {
+        const i = line.lastIndexOf(',');
+        return [line.slice(0, i), line.slice(i + 1)] as const;
+      })
       .filter(([s]) => {
         try {
           return ind.parseSmiles(s).atoms.every((a) => model.nodeLabels.includes(a));
@@ -235,7 +311,11 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     const pick = [...rows.filter(([, y]) => y === '1').slice(0, 20), ...rows.filter(([, y]) => y === '0').slice(0, 20)];
     smiles = pick.map(([s]) => s);
     labels = pick.map(([, y]) => (y === '1' ? 'permeable' : 'non-permeable'));
-    refit = model.refitHead(smiles, labels, { onProgress: (s) => { stages.add(s); } });
+    refit = model.refitHead(smiles, labels, {
+      onProgress: (s) => {
+        stages.add(s);
+      },
+    });
   });
   afterAll(() => {
     model.dispose();
@@ -251,7 +331,8 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     expect(correct / smiles.length).toBeCloseTo(refit.headFit!.trainAccuracy, 10);
     expect([...stages].slice(0, 2)).toEqual(['prepare', 'hidden']);
     // The attention maps are the frozen encoder's: unchanged by the refit.
-    const a = model.attention(smiles[0]!), b = refit.attention(smiles[0]!);
+    const a = model.attention(smiles[0]!),
+      b = refit.attention(smiles[0]!);
     expect(b.layers).toEqual(a.layers);
   });
 
@@ -281,8 +362,13 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
   it('predicts many molecules in batches, with progress, cancellation and whole-list molecule numbers', () => {
     const many = Array.from({ length: 100 }, (_, i) => smiles[i % smiles.length]!);
     const seen: number[] = [];
-    const chunked = model.predictSmiles(many, { batchSize: 30, onProgress: (_, f) => { seen.push(f); } });
-    const whole = model.predictSmiles(many).probabilities;  // batches of other sizes: rounding may differ
+    const chunked = model.predictSmiles(many, {
+      batchSize: 30,
+      onProgress: (_, f) => {
+        seen.push(f);
+      },
+    });
+    const whole = model.predictSmiles(many).probabilities; // batches of other sizes: rounding may differ
     chunked.probabilities.forEach((v, i) => expect(Math.abs(v - whole[i]!)).toBeLessThan(1e-6));
     expect(seen).toEqual([0, 0.3, 0.6, 0.9, 1]);
     expectCancelled(() => model.predictSmiles(many, { batchSize: 30, onProgress: (_, f) => f < 0.5 }));
@@ -290,12 +376,16 @@ describe('GraphitModel.refitHead: a new task on labelled SMILES with the encoder
     expect(() => model.predictSmiles(bad, { batchSize: 30 })).toThrow(/^predictSmiles: molecule 70 \('C1CC'\)/);
   });
 
-  it('refuses molecules past the build\'s size limit before any work, naming it', () => {
+  it("refuses molecules past the build's size limit before any work, naming it", () => {
     expect(ind.limits.maxGraphNodes).toBe(1024);
     const big = 'C'.repeat(ind.limits.maxGraphNodes + 1);
-    expect(() => model.predictSmiles(big)).toThrow(/the molecule has 1025 atoms; this build runs graphs of at most 1024 atoms/);
+    expect(() => model.predictSmiles(big)).toThrow(
+      /the molecule has 1025 atoms; this build runs graphs of at most 1024 atoms/,
+    );
     expect(() => model.attention(big)).toThrow(InductiveError);
-    expect(() => model.predictGraph({ n: 2000, edges: [[0, 1]], labels: Array(2000).fill('C') })).toThrow(/at most 1024 nodes/);
+    expect(() => model.predictGraph({ n: 2000, edges: [[0, 1]], labels: Array(2000).fill('C') })).toThrow(
+      /at most 1024 nodes/,
+    );
   });
 
   it('refuses bad input with a precise error', () => {

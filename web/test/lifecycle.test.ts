@@ -27,15 +27,20 @@ describe('init', () => {
     }
     for (const threads of [0, -1, 1.5, 65, 'many', null, Number.NaN]) {
       await expect(init({ threads: threads as never })).rejects.toMatchObject({
-        code: 'invalid_argument', message: expect.stringMatching(/threads must be 'auto' or an integer in \[1, 64\]/),
+        code: 'invalid_argument',
+        message: expect.stringMatching(/threads must be 'auto' or an integer in \[1, 64\]/),
       });
     }
   });
 
   it('takes the wasm bytes (wasmBinary) or a file to read them from (wasmUrl)', async () => {
     const bytes = readFileSync(wasmPath);
-    for (const options of [{ wasmBinary: new Uint8Array(bytes) }, { wasmBinary: bytes.buffer.slice(0) },
-      { wasmUrl: wasmPath }, { wasmUrl: wasmPath.pathname }]) {
+    for (const options of [
+      { wasmBinary: new Uint8Array(bytes) },
+      { wasmBinary: bytes.buffer.slice(0) },
+      { wasmUrl: wasmPath },
+      { wasmUrl: wasmPath.pathname },
+    ]) {
       const ind = await init(options as never);
       expect(ind.sinkhorn(new Float32Array([0]), 1, 1).plan[0]).toBe(1);
     }
@@ -43,10 +48,13 @@ describe('init', () => {
 
   it('fails with io for a missing file, backend for bytes that are not inductive.wasm', async () => {
     await expect(init({ wasmUrl: '/nonexistent/inductive.wasm' })).rejects.toMatchObject({
-      name: 'InductiveError', code: 'io', message: expect.stringContaining('/nonexistent/inductive.wasm'),
+      name: 'InductiveError',
+      code: 'io',
+      message: expect.stringContaining('/nonexistent/inductive.wasm'),
     });
     await expect(init({ wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) })).rejects.toMatchObject({
-      name: 'InductiveError', code: 'backend',
+      name: 'InductiveError',
+      code: 'backend',
     });
     await expect(init({ wasmBinary: 'bytes' as never })).rejects.toMatchObject({ code: 'invalid_argument' });
   });
@@ -60,8 +68,10 @@ describe('wasm memory growth', () => {
     const smallPlan = Array.from(small.plan);
 
     // 2048 x 2048: cost and plan need 32 MiB, twice the initial 16 MiB of wasm memory, so memory must grow.
-    const n = 2048, p = 2048;
-    const a = marginal(next, n), b = marginal(next, p);
+    const n = 2048,
+      p = 2048;
+    const a = marginal(next, n),
+      b = marginal(next, p);
     const constant = ind.sinkhorn(new Float32Array(n * p).fill(1), n, p, { a, b, maxIter: 2 });
     const k = 1234 * p + 567;
     expect(constant.plan[k]).toBeCloseTo((a[1234] ?? 0) * (b[567] ?? 0), 12);
@@ -74,8 +84,9 @@ describe('wasm memory growth', () => {
     // A random problem after growth still matches the reference.
     const cost = squaredDistances(next, 300, 200);
     const r = ind.sinkhorn(cost, 300, 200, { maxIter: 5 });
-    expect(relativeError(r.plan, referenceSinkhorn({ cost, n: 300, p: 200, eps: 0.5, iterations: 5 }).plan))
-      .toBeLessThan(1e-5);
+    expect(
+      relativeError(r.plan, referenceSinkhorn({ cost, n: 300, p: 200, eps: 0.5, iterations: 5 }).plan),
+    ).toBeLessThan(1e-5);
   });
 });
 

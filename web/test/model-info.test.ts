@@ -16,13 +16,14 @@ const haveFixture = existsSync(fileURLToPath(new URL('v1_minimal.safetensors', F
 if (!haveFixture) throw new Error(`model-info.test: ${fileURLToPath(FIXTURES)} is missing (committed fixtures)`);
 
 // A valid file: model "test" with a 2 x 3 F32 tensor and a 4-element I32 tensor.
-const specFile = () => safetensorsBytes({
-  metadata: inductiveMetadata('test', { note: 'written by web/test', k: 3 }),
-  tensors: [
-    { name: 'a.weight', dtype: 'F32', shape: [2, 3], data: new Float32Array([1, 2, 3, 4, 5, 6]) },
-    { name: 'b.index', dtype: 'I32', shape: [4], data: new Int32Array([0, 1, 2, 3]) },
-  ],
-});
+const specFile = () =>
+  safetensorsBytes({
+    metadata: inductiveMetadata('test', { note: 'written by web/test', k: 3 }),
+    tensors: [
+      { name: 'a.weight', dtype: 'F32', shape: [2, 3], data: new Float32Array([1, 2, 3, 4, 5, 6]) },
+      { name: 'b.index', dtype: 'I32', shape: [4], data: new Int32Array([0, 1, 2, 3]) },
+    ],
+  });
 
 describe('readModelInfo', () => {
   it('describes the committed v1 fixture exactly (files of every version stay readable)', () => {
@@ -73,31 +74,48 @@ describe('readModelInfo', () => {
   it.each([
     ['no bytes at all', () => new Uint8Array(0)],
     ['fewer than the 8 length bytes', () => new Uint8Array([1, 0, 0])],
-    ['a header length beyond the end of the file', () => {
-      const b = specFile();
-      new DataView(b.buffer).setBigUint64(0, BigInt(b.length), true);
-      return b;
-    }],
-    ['a header that is not JSON', () => {
-      const b = specFile();
-      b[8] = 'x'.charCodeAt(0);
-      return b;
-    }],
+    [
+      'a header length beyond the end of the file',
+      () => {
+        const b = specFile();
+        new DataView(b.buffer).setBigUint64(0, BigInt(b.length), true);
+        return b;
+      },
+    ],
+    [
+      'a header that is not JSON',
+      () => {
+        const b = specFile();
+        b[8] = 'x'.charCodeAt(0);
+        return b;
+      },
+    ],
     ['a truncated data section', () => specFile().subarray(0, specFile().length - 4)],
-    ['trailing bytes after the data section', () => {
-      const b = specFile();
-      const longer = new Uint8Array(b.length + 8);
-      longer.set(b);
-      return longer;
-    }],
-    ['offsets that do not match the shape', () => safetensorsBytes({
-      metadata: inductiveMetadata('test', {}),
-      tensors: [{ name: 'x', dtype: 'F32', shape: [2, 3], data: new Float32Array(5) }],
-    })],
-    ['a file of another format', () => safetensorsBytes({
-      metadata: { ...inductiveMetadata('test', {}), format: 'pytorch' },
-      tensors: [],
-    })],
+    [
+      'trailing bytes after the data section',
+      () => {
+        const b = specFile();
+        const longer = new Uint8Array(b.length + 8);
+        longer.set(b);
+        return longer;
+      },
+    ],
+    [
+      'offsets that do not match the shape',
+      () =>
+        safetensorsBytes({
+          metadata: inductiveMetadata('test', {}),
+          tensors: [{ name: 'x', dtype: 'F32', shape: [2, 3], data: new Float32Array(5) }],
+        }),
+    ],
+    [
+      'a file of another format',
+      () =>
+        safetensorsBytes({
+          metadata: { ...inductiveMetadata('test', {}), format: 'pytorch' },
+          tensors: [],
+        }),
+    ],
     ['random bytes', () => Uint8Array.from({ length: 256 }, (_, i) => (i * 151 + 7) & 255)],
   ])('rejects %s as bad_model_file', (_, bytes) => {
     expectInductiveError(() => ind.readModelInfo(bytes()), 'bad_model_file');
@@ -109,7 +127,10 @@ describe('readModelInfo', () => {
   });
 
   it('rejects something other than a Uint8Array as invalid_argument', () => {
-    expectInductiveError(() => ind.readModelInfo(new ArrayBuffer(8) as never), 'invalid_argument',
-      'readModelInfo: bytes must be a Uint8Array: got ArrayBuffer');
+    expectInductiveError(
+      () => ind.readModelInfo(new ArrayBuffer(8) as never),
+      'invalid_argument',
+      'readModelInfo: bytes must be a Uint8Array: got ArrayBuffer',
+    );
   });
 });

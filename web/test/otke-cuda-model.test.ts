@@ -27,13 +27,15 @@ describe('an OTKE model trained on CUDA', () => {
     const ref = readNpy(new Uint8Array(readFileSync(REFERENCE)));
     expect(ref.shape).toEqual([8, model.outputDim]);
     const { embeddings, dim } = model.embedSequences(referenceSequences());
-    let diff = 0, spread = 0;
+    let diff = 0,
+      spread = 0;
     for (let i = 0; i < embeddings.length; ++i) diff = Math.max(diff, Math.abs(embeddings[i]! - ref.data[i]!));
     for (let j = 0; j < dim; ++j) spread = Math.max(spread, Math.abs(embeddings[j]! - embeddings[dim + j]!));
     expect(diff).toBeLessThanOrEqual(1e-4);
-    expect(spread).toBeGreaterThan(1e-3);  // the comparison is not between zeros
+    expect(spread).toBeGreaterThan(1e-3); // the comparison is not between zeros
     const file = readSafetensors(bytes);
-    const W = file.tensors.get('head.weight')!.data, bias = file.tensors.get('head.bias')!.data;
+    const W = file.tensors.get('head.weight')!.data,
+      bias = file.tensors.get('head.bias')!.data;
     const pred = model.predict(referenceSequences());
     for (let b = 0; b < 8; ++b)
       for (let c = 0; c < 2; ++c) {

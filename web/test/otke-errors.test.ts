@@ -15,41 +15,74 @@ const VEC_CONFIG = {
   pooling: { type: 'otk', p: 2, q: 1, eps: 0.5, iters: 50, sigma_pos: 0, scale: 'paper' },
   head: { classes: 0, labels: [] as string[] },
 };
-const REFS = { name: 'otk.references', dtype: 'F32' as const, shape: [1, 2, 3], data: new Float32Array([1, 0, 0, 0, 1, 0]) };
-const vectorsModel = (withHead = false): Uint8Array => writeModel(
-  withHead ? { ...VEC_CONFIG, head: { classes: 2, labels: ['a', 'b'] } } : VEC_CONFIG,
-  withHead ? [
-    REFS,
-    { name: 'head.weight', dtype: 'F32', shape: [2, 6], data: new Float32Array([1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0]) },
-    { name: 'head.bias', dtype: 'F32', shape: [2], data: new Float32Array([0, 0]) },
-  ] : [REFS]);
+const REFS = {
+  name: 'otk.references',
+  dtype: 'F32' as const,
+  shape: [1, 2, 3],
+  data: new Float32Array([1, 0, 0, 0, 1, 0]),
+};
+const vectorsModel = (withHead = false): Uint8Array =>
+  writeModel(
+    withHead ? { ...VEC_CONFIG, head: { classes: 2, labels: ['a', 'b'] } } : VEC_CONFIG,
+    withHead
+      ? [
+          REFS,
+          {
+            name: 'head.weight',
+            dtype: 'F32',
+            shape: [2, 6],
+            data: new Float32Array([1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0]),
+          },
+          { name: 'head.bias', dtype: 'F32', shape: [2], data: new Float32Array([0, 0]) },
+        ]
+      : [REFS],
+  );
 
 describe('loadOtkeModel refuses what is not a readable OTKE model', () => {
   it('needs a Uint8Array', () => {
-    expectInductiveError(() => ind.loadOtkeModel([1, 2, 3] as unknown as Uint8Array), 'invalid_argument', 'Uint8Array', 'Array');
+    expectInductiveError(
+      () => ind.loadOtkeModel([1, 2, 3] as unknown as Uint8Array),
+      'invalid_argument',
+      'Uint8Array',
+      'Array',
+    );
     expectInductiveError(() => ind.loadOtkeModel(new Uint8Array(0)), 'bad_model_file');
   });
 
   it('names a model of another kind', () => {
     // A kind this build has no schema for (a registered kind such as 'graphit' is first checked against its own
     // schema, and this fake config would fail that check instead).
-    expectInductiveError(() => ind.loadOtkeModel(writeModel({ dim: 3 }, [REFS], 'kernel_svm')),
-      'bad_model_file', "'kernel_svm'", 'otke');
+    expectInductiveError(
+      () => ind.loadOtkeModel(writeModel({ dim: 3 }, [REFS], 'kernel_svm')),
+      'bad_model_file',
+      "'kernel_svm'",
+      'otke',
+    );
   });
 
   it('names a file of a newer format version', () => {
-    expectInductiveError(() => ind.loadOtkeModel(writeModel(VEC_CONFIG, [REFS], 'otke', 2)),
-      'unsupported_version', 'format_version 2');
+    expectInductiveError(
+      () => ind.loadOtkeModel(writeModel(VEC_CONFIG, [REFS], 'otke', 2)),
+      'unsupported_version',
+      'format_version 2',
+    );
   });
 
   it('names truncated files, missing tensors, wrong shapes and unknown config keys', () => {
     const good = vectorsModel();
     expectInductiveError(() => ind.loadOtkeModel(good.subarray(0, good.length - 4)), 'bad_model_file');
     expectInductiveError(() => ind.loadOtkeModel(writeModel(VEC_CONFIG, [])), 'bad_model_file', 'otk.references');
-    expectInductiveError(() => ind.loadOtkeModel(writeModel(VEC_CONFIG, [{ ...REFS, shape: [1, 3, 2] }])),
-      'bad_model_file', 'otk.references');
+    expectInductiveError(
+      () => ind.loadOtkeModel(writeModel(VEC_CONFIG, [{ ...REFS, shape: [1, 3, 2] }])),
+      'bad_model_file',
+      'otk.references',
+    );
     const typo = { ...VEC_CONFIG, pooling: { ...VEC_CONFIG.pooling, sigma: 1 } };
-    expectInductiveError(() => ind.loadOtkeModel(writeModel(typo, [REFS])), 'bad_model_file', "unknown key 'pooling.sigma'");
+    expectInductiveError(
+      () => ind.loadOtkeModel(writeModel(typo, [REFS])),
+      'bad_model_file',
+      "unknown key 'pooling.sigma'",
+    );
   });
 
   it('names a model whose references hold NaN', () => {
@@ -102,16 +135,36 @@ describe('a model of sets of vectors', () => {
     expect(model.embedSets(padNaN, shape, lengths).embeddings).toEqual(model.embedSets(x, shape, lengths).embeddings);
     expectInductiveError(() => model.embedSets(x, shape, new Int32Array([3, 0])), 'invalid_argument', 'set 1 is empty');
     expectInductiveError(() => model.embedSets(x, shape, new Int32Array([4, 1])), 'invalid_argument', 'set 0');
-    expectInductiveError(() => model.embedSets(new Float32Array(0), { batch: 0, nMax: 3, dim: 3 }, new Int32Array(0)),
-      'invalid_argument', 'empty batch');
-    expectInductiveError(() => model.embedSets(x, { batch: 2, nMax: 3, dim: 2 }, lengths), 'shape_mismatch', '2 x 3 x 2');
-    expectInductiveError(() => model.embedSets(x.subarray(0, 9), { batch: 1, nMax: 9, dim: 1 }, new Int32Array([1])),
-      'shape_mismatch', 'dimension 1');
-    expectInductiveError(() => model.embedSets(x, shape, new Float32Array([3, 1]) as unknown as Int32Array),
-      'invalid_argument', 'Int32Array');
-    expectInductiveError(() => model.embedSets(Array.from(x) as unknown as Float32Array, shape, lengths),
-      'invalid_argument', 'Float32Array');
-    expectInductiveError(() => model.embedSets(x, { batch: 2.5, nMax: 3, dim: 3 }, lengths), 'invalid_argument', 'batch');
+    expectInductiveError(
+      () => model.embedSets(new Float32Array(0), { batch: 0, nMax: 3, dim: 3 }, new Int32Array(0)),
+      'invalid_argument',
+      'empty batch',
+    );
+    expectInductiveError(
+      () => model.embedSets(x, { batch: 2, nMax: 3, dim: 2 }, lengths),
+      'shape_mismatch',
+      '2 x 3 x 2',
+    );
+    expectInductiveError(
+      () => model.embedSets(x.subarray(0, 9), { batch: 1, nMax: 9, dim: 1 }, new Int32Array([1])),
+      'shape_mismatch',
+      'dimension 1',
+    );
+    expectInductiveError(
+      () => model.embedSets(x, shape, new Float32Array([3, 1]) as unknown as Int32Array),
+      'invalid_argument',
+      'Int32Array',
+    );
+    expectInductiveError(
+      () => model.embedSets(Array.from(x) as unknown as Float32Array, shape, lengths),
+      'invalid_argument',
+      'Float32Array',
+    );
+    expectInductiveError(
+      () => model.embedSets(x, { batch: 2.5, nMax: 3, dim: 3 }, lengths),
+      'invalid_argument',
+      'batch',
+    );
   });
 
   it('refuses sequences', () => {
@@ -134,13 +187,23 @@ describe('a model of sets of vectors', () => {
     expectInductiveError(() => model.fitHead(e, ['a', 'a']), 'invalid_argument', 'at least 2 classes');
     expectInductiveError(() => model.fitHead(e, ['a', 'b', 'b']), 'shape_mismatch', '2 embeddings for 3 labels');
     expectInductiveError(() => model.fitHead(e.subarray(0, 5), ['a', 'b']), 'shape_mismatch', 'multiple');
-    expectInductiveError(() => model.fitHead(e, ['a', 'b'], { classes: ['a', 'b', 'c'] }), 'invalid_argument',
-      "class 'c' has no labelled sample");
-    expectInductiveError(() => model.fitHead(e, ['a', 'x'], { classes: ['a', 'b'] }), 'invalid_argument',
-      "label 'x' of sample 1");
+    expectInductiveError(
+      () => model.fitHead(e, ['a', 'b'], { classes: ['a', 'b', 'c'] }),
+      'invalid_argument',
+      "class 'c' has no labelled sample",
+    );
+    expectInductiveError(
+      () => model.fitHead(e, ['a', 'x'], { classes: ['a', 'b'] }),
+      'invalid_argument',
+      "label 'x' of sample 1",
+    );
     expectInductiveError(() => model.fitHead(e, [0, 1.5]), 'invalid_argument', 'sample 1');
     expectInductiveError(() => model.fitHead(e, [0, -1]), 'invalid_argument', 'sample 1');
-    expectInductiveError(() => model.fitHead(e, [0, 'b'] as unknown as string[]), 'invalid_argument', 'all class names');
+    expectInductiveError(
+      () => model.fitHead(e, [0, 'b'] as unknown as string[]),
+      'invalid_argument',
+      'all class names',
+    );
     expectInductiveError(() => model.fitHead(e, [0, 2], { classes: ['a', 'b'] }), 'invalid_argument', 'out of range');
     expectInductiveError(() => model.fitHead(e, ['a', 'b'], { lambda: -1 }), 'invalid_argument', 'lambda');
     expectInductiveError(() => model.fitHead(e, ['a', 'b'], { classes: ['a', 'a'] }), 'invalid_argument', 'distinct');
@@ -148,8 +211,11 @@ describe('a model of sets of vectors', () => {
     expectInductiveError(() => model.fitHead(e, ['a', 'b'], { maxIter: 0 }), 'invalid_argument', 'maxIter');
     expectInductiveError(() => model.fitHead(e, ['a', 'b'], { maxIter: 2.5 }), 'invalid_argument', 'maxIter');
     expectInductiveError(() => model.fitHead(e, ['a', 'b'], { tol: NaN }), 'invalid_argument', 'tol');
-    expectInductiveError(() => model.fitHead(e, ['a', 'b'], { onProgress: 3 as unknown as () => void }),
-      'invalid_argument', 'onProgress');
+    expectInductiveError(
+      () => model.fitHead(e, ['a', 'b'], { onProgress: 3 as unknown as () => void }),
+      'invalid_argument',
+      'onProgress',
+    );
     const fitted = model.fitHead(e, ['a', 'b']);
     expect(fitted.labels).toEqual(['a', 'b']);
     expect(fitted.headFit!.lambdaChoice).toBe('default');
@@ -185,53 +251,96 @@ describe('sequences the default model cannot read', () => {
 
   it('invalid letters: the sequence, the position and the letter are named', () => {
     const bad = `${good.slice(0, 11)}N${good.slice(12)}`;
-    expectInductiveError(() => model.embedSequences([good, bad]), 'invalid_argument',
-      "sequence '1'", "invalid letter 'N' at position 12", 'ACGT');
+    expectInductiveError(
+      () => model.embedSequences([good, bad]),
+      'invalid_argument',
+      "sequence '1'",
+      "invalid letter 'N' at position 12",
+      'ACGT',
+    );
     expectInductiveError(() => model.predict([good, good, bad], { batchSize: 1 }), 'invalid_argument', "sequence '2'");
-    expectInductiveError(() => model.transportPlans([bad], { names: ['my-seq'] }), 'invalid_argument',
-      "sequence 'my-seq'");
+    expectInductiveError(
+      () => model.transportPlans([bad], { names: ['my-seq'] }),
+      'invalid_argument',
+      "sequence 'my-seq'",
+    );
     expectInductiveError(() => model.embedSequences([`${good.slice(0, 20)}é`]), 'invalid_argument', 'byte 0xc3');
-    expectInductiveError(() => model.embedSequences([`${good.slice(0, 20)} ${good.slice(20)}`]), 'invalid_argument',
-      "invalid letter ' ' at position 21");
+    expectInductiveError(
+      () => model.embedSequences([`${good.slice(0, 20)} ${good.slice(20)}`]),
+      'invalid_argument',
+      "invalid letter ' ' at position 21",
+    );
   });
 
   it('sequences shorter than k', () => {
     const k = model.config.input.type === 'sequence' ? model.config.input.k : 0;
-    expectInductiveError(() => model.predict([good, good.slice(0, k - 1)]), 'invalid_argument',
-      "sequence '1' is shorter than k", `got length ${k - 1}`, `expected >= ${k}`);
+    expectInductiveError(
+      () => model.predict([good, good.slice(0, k - 1)]),
+      'invalid_argument',
+      "sequence '1' is shorter than k",
+      `got length ${k - 1}`,
+      `expected >= ${k}`,
+    );
     expect(model.embedSequences([good.slice(0, k)]).embeddings.every(Number.isFinite)).toBe(true);
   });
 
   it('empty input, non-strings, bad options', () => {
     expectInductiveError(() => model.embedSequences([]), 'invalid_argument', 'no sequence given');
     expectInductiveError(() => model.predict(['']), 'invalid_argument', 'empty sequence');
-    expectInductiveError(() => model.embedSequences('ACGT' as unknown as string[]), 'invalid_argument', 'array of strings');
-    expectInductiveError(() => model.embedSequences([good, 5 as unknown as string]), 'invalid_argument', 'sequence 1 must be a string');
+    expectInductiveError(
+      () => model.embedSequences('ACGT' as unknown as string[]),
+      'invalid_argument',
+      'array of strings',
+    );
+    expectInductiveError(
+      () => model.embedSequences([good, 5 as unknown as string]),
+      'invalid_argument',
+      'sequence 1 must be a string',
+    );
     expectInductiveError(() => model.embedSequences([good], { names: ['a', 'b'] }), 'shape_mismatch', '2 names for 1');
     expectInductiveError(() => model.embedSequences([good], { batchSize: 0 }), 'invalid_argument', 'batchSize');
     expectInductiveError(() => model.fitHead([good, good], ['promoter']), 'shape_mismatch', '2 sequences for 1 labels');
-    expectInductiveError(() => model.fitHead([good, 'ACGTX'], ['promoter', 'non-promoter']), 'invalid_argument',
-      "sequence '1'");
+    expectInductiveError(
+      () => model.fitHead([good, 'ACGTX'], ['promoter', 'non-promoter']),
+      'invalid_argument',
+      "sequence '1'",
+    );
   });
 
   it('an embedding-only model cannot predict; sets of the wrong dimension', () => {
-    const bare = ind.loadOtkeModel(editModel(modelBytes(), (c) => { c.head = { classes: 0, labels: [] }; },
-      ['head.weight', 'head.bias']));
+    const bare = ind.loadOtkeModel(
+      editModel(
+        modelBytes(),
+        (c) => {
+          c.head = { classes: 0, labels: [] };
+        },
+        ['head.weight', 'head.bias'],
+      ),
+    );
     try {
       expectInductiveError(() => bare.predict([good]), 'invalid_argument', 'no classifier head');
       expect(bare.embedSequences([good]).embeddings).toEqual(model.embedSequences([good]).embeddings);
     } finally {
       bare.dispose();
     }
-    expectInductiveError(() => model.embedSets(new Float32Array(6), { batch: 1, nMax: 2, dim: 3 }, new Int32Array([2])),
-      'shape_mismatch', `expected ${model.featureDim}`);
+    expectInductiveError(
+      () => model.embedSets(new Float32Array(6), { batch: 1, nMax: 2, dim: 3 }, new Int32Array([2])),
+      'shape_mismatch',
+      `expected ${model.featureDim}`,
+    );
   });
 
   it('transport plans need otk pooling', () => {
-    const mean = ind.loadOtkeModel(editModel(modelBytes(), (c) => {
-      c.pooling = { type: 'mean' };
-      c.head = { classes: 0, labels: [] };
-    }, ['otk.references', 'head.weight', 'head.bias']));
+    const mean = ind.loadOtkeModel(
+      editModel(
+        modelBytes(),
+        (c) => {
+          c.pooling = { type: 'mean' };
+          c.head = { classes: 0, labels: [] };
+        },
+        ['otk.references', 'head.weight', 'head.bias'],
+      ),
+    );
     try {
       expectInductiveError(() => mean.transportPlans([good]), 'invalid_argument', "pools with 'mean'");
       expect(mean.embedSequences([good]).dim).toBe(mean.embedDim);

@@ -3,9 +3,7 @@
 // progress.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, type HeadFitReport, type OtkeModel } from '../src/index.js';
-import {
-  classNames, editModel, labelledPromoters, modelBytes, readSafetensors, writeModel,
-} from './support/otke.js';
+import { classNames, editModel, labelledPromoters, modelBytes, readSafetensors, writeModel } from './support/otke.js';
 
 const ind = await init();
 
@@ -43,7 +41,10 @@ describe('fitHead on the default model', () => {
     const pick: number[] = [];
     for (const cls of model.labels) {
       const of = data.labels.map((l, i) => (l === cls ? i : -1)).filter((i) => i >= 0);
-      pick.push(...of.filter((i) => pred.labels[i] !== cls).slice(0, 2), ...of.filter((i) => pred.labels[i] === cls).slice(0, 2));
+      pick.push(
+        ...of.filter((i) => pred.labels[i] !== cls).slice(0, 2),
+        ...of.filter((i) => pred.labels[i] === cls).slice(0, 2),
+      );
     }
     few = { sequences: pick.map((i) => data.sequences[i]!), labels: pick.map((i) => data.labels[i]!) };
   });
@@ -59,7 +60,7 @@ describe('fitHead on the default model', () => {
     const report = tuned.headFit!;
     expect(report.trainAccuracy).toBe(1);
     expect(accuracy(tuned, few.sequences, few.labels)).toBe(1);
-    expect(tuned.labels).toEqual(model.labels);  // string labels among the model's keep its class order
+    expect(tuned.labels).toEqual(model.labels); // string labels among the model's keep its class order
     expect(report.classCounts).toEqual(model.labels.map((c) => few.labels.filter((l) => l === c).length));
   });
 
@@ -101,18 +102,27 @@ describe('fitHead on the default model', () => {
     expect(again.headFit).toBeNull();
     const seqs = data.sequences.slice(100, 220);
     expect(again.predict(seqs)).toEqual(tuned.predict(seqs));
-    expect(again.toBytes()).toEqual(bytes);  // writing is deterministic
+    expect(again.toBytes()).toEqual(bytes); // writing is deterministic
     // The unchanged model writes the file it was read from, tensor for tensor.
     expect(keep(ind.loadOtkeModel(model.toBytes())).predict(seqs)).toEqual(model.predict(seqs));
   });
 
   it('gives an embedding-only model (no head) a head', () => {
-    const bare = keep(ind.loadOtkeModel(editModel(modelBytes(), (c) => { c.head = { classes: 0, labels: [] }; },
-      ['head.weight', 'head.bias'])));
+    const bare = keep(
+      ind.loadOtkeModel(
+        editModel(
+          modelBytes(),
+          (c) => {
+            c.head = { classes: 0, labels: [] };
+          },
+          ['head.weight', 'head.bias'],
+        ),
+      ),
+    );
     expect(bare.classes).toBe(0);
     const tuned = keep(bare.fitHead(few.sequences, few.labels, { lambda: 2 ** -12 }));
     expect(tuned.classes).toBe(2);
-    expect(tuned.labels).toEqual([...new Set(few.labels)]);  // first appearance
+    expect(tuned.labels).toEqual([...new Set(few.labels)]); // first appearance
     expect(tuned.headFit!.trainAccuracy).toBe(1);
   });
 
@@ -143,14 +153,14 @@ describe('fitHead on the default model', () => {
     const cv = keep(model.fitHead(ten.sequences, ten.labels)).headFit!;
     expect(cv.lambdaChoice).toBe('cross-validation');
     expect(cv.folds).toBe(5);
-    expect(cv.lambdaPath).toHaveLength(22);  // 2^1 .. 2^-20, each [lambda, accuracy, loss]
+    expect(cv.lambdaPath).toHaveLength(22); // 2^1 .. 2^-20, each [lambda, accuracy, loss]
     expect(cv.lambdaPath!.map(([l]) => l)).toContain(cv.lambda);
     const best = cv.lambdaPath!.find(([l]) => l === cv.lambda)!;
     expect(best[1]).toBe(cv.cvAccuracy);
     expect(Math.max(...cv.lambdaPath!.map(([, a]) => a))).toBe(cv.cvAccuracy);
     const four = keep(model.fitHead(few.sequences, few.labels, { minPerClass: 4 })).headFit!;
     expect(four).toMatchObject({ lambdaChoice: 'cross-validation', folds: 4 });
-    const small = keep(model.fitHead(few.sequences, few.labels)).headFit!;  // 4 + 4 < 10 per class
+    const small = keep(model.fitHead(few.sequences, few.labels)).headFit!; // 4 + 4 < 10 per class
     expect(small.lambdaChoice).toBe('default');
     expect(small.lambda).toBe(0.0625);
     expect(small.cvAccuracy).toBeUndefined();
@@ -160,8 +170,13 @@ describe('fitHead on the default model', () => {
 
   it('reports progress: embed, cross-validation, fit, each ending at 1', () => {
     const seen: [string, number][] = [];
-    keep(model.fitHead(few.sequences, few.labels,
-      { batchSize: 3, minPerClass: 4, onProgress: (s, f) => seen.push([s, f]) }));
+    keep(
+      model.fitHead(few.sequences, few.labels, {
+        batchSize: 3,
+        minPerClass: 4,
+        onProgress: (s, f) => seen.push([s, f]),
+      }),
+    );
     const stages = [...new Set(seen.map(([s]) => s))];
     expect(stages).toEqual(['embed', 'cross-validation', 'fit']);
     for (const stage of stages) {
@@ -175,9 +190,14 @@ describe('fitHead on the default model', () => {
   it('passes an error thrown by the progress callback on, and stays usable', () => {
     const boom = new Error('stop');
     for (const stage of ['embed', 'cross-validation']) {
-      expect(() => model.fitHead(few.sequences, few.labels, {
-        minPerClass: 4, onProgress: (s) => { if (s === stage) throw boom; },
-      })).toThrow(boom);
+      expect(() =>
+        model.fitHead(few.sequences, few.labels, {
+          minPerClass: 4,
+          onProgress: (s) => {
+            if (s === stage) throw boom;
+          },
+        }),
+      ).toThrow(boom);
     }
     const report: HeadFitReport = keep(model.fitHead(few.sequences, few.labels)).headFit!;
     expect(report).toEqual(keep(model.fitHead(few.sequences, few.labels)).headFit);

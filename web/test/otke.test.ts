@@ -6,7 +6,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, type OtkeModel } from '../src/index.js';
 import {
-  classNames, dnaKmers, editModel, labelledPromoters, modelBytes, readNpy, readSafetensors, REFERENCE_PATH,
+  classNames,
+  dnaKmers,
+  editModel,
+  labelledPromoters,
+  modelBytes,
+  readNpy,
+  readSafetensors,
+  REFERENCE_PATH,
   referenceSequences,
 } from './support/otke.js';
 
@@ -34,11 +41,12 @@ describe('the default OTKE model', () => {
     expect(config.input.type === 'sequence' && config.input.alphabet).toBe('dna');
     expect(config.pooling.type).toBe('otk');
     expect(model.classes).toBe(2);
-    expect(() => classNames(model.labels)).not.toThrow();  // one promoter class, one "non" class
+    expect(() => classNames(model.labels)).not.toThrow(); // one promoter class, one "non" class
     expect(model.labels).toEqual(config.head.labels);
     const k = config.input.type === 'sequence' ? config.input.k : 0;
     expect(model.featureDim).toBe(4 * k);
-    if (config.pooling.type === 'otk') expect(model.outputDim).toBe(config.pooling.q * config.pooling.p * model.embedDim);
+    if (config.pooling.type === 'otk')
+      expect(model.outputDim).toBe(config.pooling.q * config.pooling.p * model.embedDim);
     expect(model.formatVersion).toBe(1);
     expect(model.producer).toMatch(/^inductive \d+\.\d+\.\d+ /);
     expect(model.headFit).toBeNull();
@@ -105,8 +113,9 @@ describe('the default OTKE model', () => {
       expect(maxAbsDiff(alone, together.embeddings.subarray(b * D, (b + 1) * D))).toBeLessThanOrEqual(1e-6);
     });
     // Lower case reads as upper case (the alphabet is case-insensitive).
-    expect(maxAbsDiff(model.embedSequences([mixed[1]!.toLowerCase()]).embeddings,
-      together.embeddings.subarray(D, 2 * D))).toBe(0);
+    expect(
+      maxAbsDiff(model.embedSequences([mixed[1]!.toLowerCase()]).embeddings, together.embeddings.subarray(D, 2 * D)),
+    ).toBe(0);
   });
 
   it('embeds the sets of its k-mer features as it embeds the sequences', () => {
@@ -116,7 +125,7 @@ describe('the default OTKE model', () => {
     const dim = model.featureDim;
     const lengths = Int32Array.from(feats, (f) => f.length / dim);
     const nMax = Math.max(...lengths);
-    const x = new Float32Array(2 * nMax * dim).fill(1e30);  // padding is never read
+    const x = new Float32Array(2 * nMax * dim).fill(1e30); // padding is never read
     feats.forEach((f, b) => x.set(f, b * nMax * dim));
     const sets = model.embedSets(x, { batch: 2, nMax, dim }, lengths);
     expect(maxAbsDiff(sets.embeddings, model.embedSequences(seqs).embeddings)).toBeLessThanOrEqual(1e-6);
@@ -135,13 +144,19 @@ describe('the default OTKE model', () => {
 const committedSigma = Number((readSafetensors(modelBytes()).config.pooling as { sigma_pos?: number }).sigma_pos ?? 0);
 
 describe('transport plans', () => {
-  const seqs = referenceSequences().slice(0, 3).map((s, i) => s.slice(0, s.length - 7 * i));  // 3 lengths
-  let weighted: OtkeModel;  // as committed (positional weighting or not)
-  let plain: OtkeModel;     // the same model without positional weighting
+  const seqs = referenceSequences()
+    .slice(0, 3)
+    .map((s, i) => s.slice(0, s.length - 7 * i)); // 3 lengths
+  let weighted: OtkeModel; // as committed (positional weighting or not)
+  let plain: OtkeModel; // the same model without positional weighting
   const sigma = committedSigma;
   beforeAll(() => {
     weighted = ind.loadOtkeModel(modelBytes());
-    plain = ind.loadOtkeModel(editModel(modelBytes(), (c) => { c.pooling.sigma_pos = 0; }));
+    plain = ind.loadOtkeModel(
+      editModel(modelBytes(), (c) => {
+        c.pooling.sigma_pos = 0;
+      }),
+    );
   });
   afterAll(() => {
     weighted.dispose();
@@ -190,7 +205,7 @@ describe('transport plans', () => {
   });
 
   it('are the unweighted plans times exp(-(i/n - j/p)^2 / sigma_pos^2) when weighted', () => {
-    expect(sigma).toBeGreaterThan(0);  // the default model weights by position (data/models/README.md)
+    expect(sigma).toBeGreaterThan(0); // the default model weights by position (data/models/README.md)
     const a = weighted.transportPlans(seqs);
     const b = plain.transportPlans(seqs);
     for (let r = 0; r < a.q; ++r) {
@@ -199,7 +214,7 @@ describe('transport plans', () => {
         for (let i = 0; i < n; ++i) {
           for (let j = 0; j < a.p; ++j) {
             const at = (s * a.nMax + i) * a.p + j;
-            const w = Math.exp(-(((i / n) - (j / a.p)) ** 2) / (sigma * sigma));
+            const w = Math.exp(-((i / n - j / a.p) ** 2) / (sigma * sigma));
             expect(Math.abs(a.plans[r]![at]! - w * b.plans[r]![at]!)).toBeLessThan(1e-7);
           }
         }

@@ -30,10 +30,25 @@ describe('path on digits (9 vs rest, squared hinge + L2)', () => {
   it('visits the default grid and screens what the native CLI screens at each lambda', () => {
     const r = data.path({ positive: 9, tol: 1e-6 });
     // The CLI's grid: 20 lambdas from 1 down to 0.01, evenly spaced in log scale.
-    expect(r.points.map((p) => p.lambda))
-      .toEqual(Array.from({ length: 20 }, (_, i) => expect.closeTo(10 ** (-2 * i / 19), 12)));
-    execFileSync(CLI, ['path', '--csv', DIGITS, '--one-vs-rest', '9', '--tol', '1e-6', '--screening-only',
-      '--out', join(work, 'p.json')], { stdio: 'ignore' });
+    expect(r.points.map((p) => p.lambda)).toEqual(
+      Array.from({ length: 20 }, (_, i) => expect.closeTo(10 ** ((-2 * i) / 19), 12)),
+    );
+    execFileSync(
+      CLI,
+      [
+        'path',
+        '--csv',
+        DIGITS,
+        '--one-vs-rest',
+        '9',
+        '--tol',
+        '1e-6',
+        '--screening-only',
+        '--out',
+        join(work, 'p.json'),
+      ],
+      { stdio: 'ignore' },
+    );
     const native = JSON.parse(readFileSync(join(work, 'p.json'), 'utf8'));
     expect(r.points.length).toBe(native.points.length);
     r.points.forEach((p, i) => {
@@ -43,7 +58,10 @@ describe('path on digits (9 vs rest, squared hinge + L2)', () => {
       expect(Math.abs(p.primal! - q.primal)).toBeLessThan(1e-5 * Math.abs(q.primal));
     });
     expect(r.points.at(-1)!.fractionScreened).toBeGreaterThan(0.85);
-    expect(r.seconds).toBeCloseTo(r.points.reduce((t, p) => t + p.seconds, 0), 12);
+    expect(r.seconds).toBeCloseTo(
+      r.points.reduce((t, p) => t + p.seconds, 0),
+      12,
+    );
   });
 
   it('reaches the same objectives without screening, screening nothing', () => {
@@ -59,7 +77,13 @@ describe('path on digits (9 vs rest, squared hinge + L2)', () => {
 
   it('reports progress per lambda and stops when onProgress returns false', () => {
     const stages: [string, number][] = [];
-    data.path({ positive: 9, count: 4, onProgress: (s, f) => { stages.push([s, f]); } });
+    data.path({
+      positive: 9,
+      count: 4,
+      onProgress: (s, f) => {
+        stages.push([s, f]);
+      },
+    });
     expect(stages.filter(([s]) => s === 'path').map(([, f]) => f)).toEqual([0.25, 0.5, 0.75, 1]);
     expect(stages.some(([s]) => s === 'solve')).toBe(true);
     let lambdasDone = 0;
@@ -71,7 +95,7 @@ describe('path on digits (9 vs rest, squared hinge + L2)', () => {
       expect((e as InductiveError).code).toBe('cancelled');
     }
     expect(lambdasDone).toBe(3);
-    expect(data.path({ positive: 9, lambdas: [0.5] }).points).toHaveLength(1);  // still usable
+    expect(data.path({ positive: 9, lambdas: [0.5] }).points).toHaveLength(1); // still usable
   });
 
   it('refuses bad settings with a precise error', () => {

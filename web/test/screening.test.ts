@@ -34,7 +34,12 @@ function digitsArrays(): { x: Float32Array; y: Float32Array; n: number; p: numbe
 }
 
 /** Rows `rows` of a dense dataset. */
-function subset(x: Float32Array, y: Float32Array, p: number, rows: ArrayLike<number>): { x: Float32Array; y: Float32Array } {
+function subset(
+  x: Float32Array,
+  y: Float32Array,
+  p: number,
+  rows: ArrayLike<number>,
+): { x: Float32Array; y: Float32Array } {
   const sx = new Float32Array(rows.length * p);
   const sy = new Float32Array(rows.length);
   for (let k = 0; k < rows.length; ++k) {
@@ -85,7 +90,9 @@ describe('loading datasets', () => {
     const plain = ind.loadDataset(new TextEncoder().encode(SMALL_LIBSVM), { format: 'libsvm' });
     const gz = ind.loadDataset(new Uint8Array(gzipSync(SMALL_LIBSVM)), { format: 'libsvm' });
     expect([gz.n, gz.p, gz.nnz]).toEqual([plain.n, plain.p, plain.nnz]);
-    expect(Array.from(gz.screen({ lambda: 0.05 }).coefficients)).toEqual(Array.from(plain.screen({ lambda: 0.05 }).coefficients));
+    expect(Array.from(gz.screen({ lambda: 0.05 }).coefficients)).toEqual(
+      Array.from(plain.screen({ lambda: 0.05 }).coefficients),
+    );
     const digits = ind.loadDataset(new Uint8Array(readFileSync(DIGITS)), { format: 'csv' });
     expect([digits.n, digits.p, digits.sparse]).toEqual([1797, 64, false]);
     expect(digits.labels).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -95,7 +102,10 @@ describe('loading datasets', () => {
   });
 
   it('reads the breast cancer CSV (header line, label last)', () => {
-    const d = ind.loadDataset(readFileSync(repo('data/screening/breast_cancer.csv'), 'utf8'), { format: 'csv', header: true });
+    const d = ind.loadDataset(readFileSync(repo('data/screening/breast_cancer.csv'), 'utf8'), {
+      format: 'csv',
+      header: true,
+    });
     expect([d.n, d.p]).toEqual([569, 30]);
     expect(d.labels).toEqual([0, 1]);
     d.dispose();
@@ -124,7 +134,7 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
     expect(r.primal!).toBeCloseTo(native.primal as number, 9);
     expect(r.converged).toBe(true);
     expect(r.cancelled).toBe(false);
-    expect(r.fractionScreened).toBeGreaterThan(0.7);  // the thesis: 0.777 for its ideal screening
+    expect(r.fractionScreened).toBeGreaterThan(0.7); // the thesis: 0.777 for its ideal screening
     expect([r.n, r.p, r.loss, r.penalty, r.lambda, r.mu]).toEqual([1797, 64, 'squared_hinge', 'l2', 1, 0]);
     expect(r.kept.length + r.nScreened).toBe(1797);
     expect(r.screened.reduce((a, b) => a + b, 0)).toBe(r.nScreened);
@@ -157,7 +167,11 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
     const kept = subset(x, y, p, r.kept);
     const small = ind.datasetFromArrays(kept.x, r.kept.length, p, kept.y);
     // The full objective restricted to the kept samples is (n'/n) (1/n' sum loss + lambda n / n' R): same minimiser.
-    const refit = small.screen({ ...DIGITS_SETTINGS, lambda: DIGITS_SETTINGS.lambda * n / r.kept.length, dynamic: false });
+    const refit = small.screen({
+      ...DIGITS_SETTINGS,
+      lambda: (DIGITS_SETTINGS.lambda * n) / r.kept.length,
+      dynamic: false,
+    });
     small.dispose();
     let scale = 0;
     for (const w of r.coefficients) scale = Math.max(scale, Math.abs(w));
@@ -166,7 +180,12 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
 
   it('reports progress with increasing epochs and a fraction screened that only grows', () => {
     const seen: ScreenProgress[] = [];
-    const r = digits.screen({ ...DIGITS_SETTINGS, onProgress: (p) => { seen.push(p); } });
+    const r = digits.screen({
+      ...DIGITS_SETTINGS,
+      onProgress: (p) => {
+        seen.push(p);
+      },
+    });
     expect(seen.length).toBe(r.history.epoch.length);
     for (let k = 1; k < seen.length; ++k) {
       expect(seen[k]!.epoch).toBeGreaterThan(seen[k - 1]!.epoch);
@@ -182,14 +201,27 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
 
   it('stops when onProgress returns false (cancelled, not converged), and rethrows what it throws', () => {
     const epochs: number[] = [];
-    const r = digits.screen({ ...DIGITS_SETTINGS, onProgress: (p) => { epochs.push(p.epoch); return p.epoch < 3; } });
+    const r = digits.screen({
+      ...DIGITS_SETTINGS,
+      onProgress: (p) => {
+        epochs.push(p.epoch);
+        return p.epoch < 3;
+      },
+    });
     expect(epochs).toEqual([1, 2, 3]);
     expect(r.epochs).toBe(3);
     expect(r.cancelled).toBe(true);
     expect(r.converged).toBe(false);
     const boom = new Error('stop here');
-    expect(() => digits.screen({ ...DIGITS_SETTINGS, onProgress: () => { throw boom; } })).toThrow(boom);
-    expect(digits.screen({ ...DIGITS_SETTINGS }).nScreened).toBe(native.n_removed);  // still usable
+    expect(() =>
+      digits.screen({
+        ...DIGITS_SETTINGS,
+        onProgress: () => {
+          throw boom;
+        },
+      }),
+    ).toThrow(boom);
+    expect(digits.screen({ ...DIGITS_SETTINGS }).nScreened).toBe(native.n_removed); // still usable
   });
 
   it('screens more with a smaller lambda (a sparser dual)', () => {
@@ -206,13 +238,13 @@ describe('interval regression', () => {
     const x = new Float32Array(n);
     const y = new Float32Array(n);
     let s = 12345;
-    const u = (): number => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const u = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < n; ++i) {
       x[i] = 2 * u() - 1;
       y[i] = 0.8 * x[i]! - 0.3 + 0.3 * (u() - 0.5);
     }
     const d = ind.datasetFromArrays(x, n, 1, y);
-    expect(d.labels).toBe(null);  // > 64 distinct values: regression targets
+    expect(d.labels).toBe(null); // > 64 distinct values: regression targets
     const mu = 0.1;
     const r = d.screen({ loss: 'interval_regression', mu, lambda: 1e-3, intercept: true, tol: 1e-9 });
     expect(r.converged).toBe(true);
@@ -233,26 +265,57 @@ describe('bad inputs', () => {
   const good = (): ScreeningDataset => ind.datasetFromArrays(SMALL_X, 4, 3, SMALL_Y);
 
   it('names the malformed LIBSVM or CSV line', () => {
-    expectInductiveError(() => ind.loadDataset('+1 1:0.5\n-1 2:oops\n', { format: 'libsvm' }), 'invalid_argument',
-      'libsvm: line 2', "'oops'");
-    expectInductiveError(() => ind.loadDataset('+1 1:0.5\n+1 1:1\nx 2:1\n', { format: 'libsvm' }), 'invalid_argument',
-      'line 3');
-    expectInductiveError(() => ind.loadDataset('a,b,y\n1,2,0\n3,4\n', { format: 'csv', header: true }),
-      'invalid_argument', 'csv: line 3', 'got 2 columns, expected 3');
+    expectInductiveError(
+      () => ind.loadDataset('+1 1:0.5\n-1 2:oops\n', { format: 'libsvm' }),
+      'invalid_argument',
+      'libsvm: line 2',
+      "'oops'",
+    );
+    expectInductiveError(
+      () => ind.loadDataset('+1 1:0.5\n+1 1:1\nx 2:1\n', { format: 'libsvm' }),
+      'invalid_argument',
+      'line 3',
+    );
+    expectInductiveError(
+      () => ind.loadDataset('a,b,y\n1,2,0\n3,4\n', { format: 'csv', header: true }),
+      'invalid_argument',
+      'csv: line 3',
+      'got 2 columns, expected 3',
+    );
     expectInductiveError(() => ind.loadDataset('', { format: 'libsvm' }), 'invalid_argument');
   });
 
   it('refuses an unknown format, wrong option types and non-text input', () => {
-    expectInductiveError(() => ind.loadDataset('1 1:1', { format: 'arff' as never }), 'invalid_argument',
-      "format must be 'libsvm' or 'csv'");
-    expectInductiveError(() => ind.loadDataset('1 1:1', undefined as never), 'invalid_argument', 'options must be an object');
-    expectInductiveError(() => ind.loadDataset('1 1:1', { format: 'libsvm', header: true }), 'invalid_argument', 'CSV only');
-    expectInductiveError(() => ind.loadDataset('1,1', { format: 'csv', labelColumn: 0.5 }), 'invalid_argument',
-      'labelColumn must be a 32-bit integer');
-    expectInductiveError(() => ind.loadDataset('1,1', { format: 'csv', delimiter: ';;' }), 'invalid_argument',
-      'delimiter must be one character');
-    expectInductiveError(() => ind.loadDataset([1, 2] as never, { format: 'csv' }), 'invalid_argument',
-      'text must be a string or a Uint8Array');
+    expectInductiveError(
+      () => ind.loadDataset('1 1:1', { format: 'arff' as never }),
+      'invalid_argument',
+      "format must be 'libsvm' or 'csv'",
+    );
+    expectInductiveError(
+      () => ind.loadDataset('1 1:1', undefined as never),
+      'invalid_argument',
+      'options must be an object',
+    );
+    expectInductiveError(
+      () => ind.loadDataset('1 1:1', { format: 'libsvm', header: true }),
+      'invalid_argument',
+      'CSV only',
+    );
+    expectInductiveError(
+      () => ind.loadDataset('1,1', { format: 'csv', labelColumn: 0.5 }),
+      'invalid_argument',
+      'labelColumn must be a 32-bit integer',
+    );
+    expectInductiveError(
+      () => ind.loadDataset('1,1', { format: 'csv', delimiter: ';;' }),
+      'invalid_argument',
+      'delimiter must be one character',
+    );
+    expectInductiveError(
+      () => ind.loadDataset([1, 2] as never, { format: 'csv' }),
+      'invalid_argument',
+      'text must be a string or a Uint8Array',
+    );
   });
 
   it('refuses NaN in the arrays, wrong lengths and wrong array types', () => {
@@ -262,32 +325,68 @@ describe('bad inputs', () => {
     const y = SMALL_Y.slice();
     y[2] = Infinity;
     expectInductiveError(() => ind.datasetFromArrays(SMALL_X, 4, 3, y), 'invalid_argument', 'label 2 is not finite');
-    expectInductiveError(() => ind.datasetFromArrays(SMALL_X, 4, 4, SMALL_Y), 'shape_mismatch',
-      'x has 12 values; expected n x p = 4 x 4 = 16');
-    expectInductiveError(() => ind.datasetFromArrays(SMALL_X, 4, 3, new Float32Array(3)), 'shape_mismatch',
-      'y has 3 values; expected n = 4');
-    expectInductiveError(() => ind.datasetFromArrays(new Float64Array(12) as never, 4, 3, SMALL_Y), 'invalid_argument',
-      'x must be a Float32Array: got Float64Array');
-    expectInductiveError(() => ind.datasetFromArrays(SMALL_X, 2.5, 3, SMALL_Y), 'invalid_argument', 'n must be an integer');
-    expectInductiveError(() => ind.datasetFromArrays(new Float32Array(0), 0, 3, new Float32Array(0)), 'invalid_argument',
-      'no samples');
+    expectInductiveError(
+      () => ind.datasetFromArrays(SMALL_X, 4, 4, SMALL_Y),
+      'shape_mismatch',
+      'x has 12 values; expected n x p = 4 x 4 = 16',
+    );
+    expectInductiveError(
+      () => ind.datasetFromArrays(SMALL_X, 4, 3, new Float32Array(3)),
+      'shape_mismatch',
+      'y has 3 values; expected n = 4',
+    );
+    expectInductiveError(
+      () => ind.datasetFromArrays(new Float64Array(12) as never, 4, 3, SMALL_Y),
+      'invalid_argument',
+      'x must be a Float32Array: got Float64Array',
+    );
+    expectInductiveError(
+      () => ind.datasetFromArrays(SMALL_X, 2.5, 3, SMALL_Y),
+      'invalid_argument',
+      'n must be an integer',
+    );
+    expectInductiveError(
+      () => ind.datasetFromArrays(new Float32Array(0), 0, 3, new Float32Array(0)),
+      'invalid_argument',
+      'no samples',
+    );
   });
 
   it('leaves value checks to the core: lambda <= 0, an unknown loss or penalty, a bad mu', () => {
     const d = good();
-    expectInductiveError(() => d.screen({ lambda: 0 }), 'invalid_argument', 'lambda must be a finite number > 0, got 0');
+    expectInductiveError(
+      () => d.screen({ lambda: 0 }),
+      'invalid_argument',
+      'lambda must be a finite number > 0, got 0',
+    );
     expectInductiveError(() => d.screen({ lambda: -1 }), 'invalid_argument', 'lambda must be a finite number > 0');
-    expectInductiveError(() => d.screen({ loss: 'hinge_squared' as never }), 'invalid_argument', "unknown loss 'hinge_squared'");
+    expectInductiveError(
+      () => d.screen({ loss: 'hinge_squared' as never }),
+      'invalid_argument',
+      "unknown loss 'hinge_squared'",
+    );
     expectInductiveError(() => d.screen({ penalty: 'l3' as never }), 'invalid_argument', 'l3');
     expectInductiveError(() => d.screen({ loss: 'interval_regression', mu: -0.5 }), 'invalid_argument', 'mu');
     expectInductiveError(() => d.screen({ maxEpochs: 0 }), 'invalid_argument', 'maxEpochs must be an integer >= 1');
     // Types are checked here.
-    expectInductiveError(() => d.screen({ lambda: NaN }), 'invalid_argument', 'lambda must be a finite number: got NaN');
-    expectInductiveError(() => d.screen({ lambda: '1' as never }), 'invalid_argument', 'lambda must be a number: got string');
+    expectInductiveError(
+      () => d.screen({ lambda: NaN }),
+      'invalid_argument',
+      'lambda must be a finite number: got NaN',
+    );
+    expectInductiveError(
+      () => d.screen({ lambda: '1' as never }),
+      'invalid_argument',
+      'lambda must be a number: got string',
+    );
     expectInductiveError(() => d.screen({ maxEpochs: 2.5 }), 'invalid_argument', 'maxEpochs must be a 32-bit integer');
     expectInductiveError(() => d.screen({ lamda: 1 } as never), 'invalid_argument', "unknown option 'lamda'");
-    expectInductiveError(() => d.screen({ onProgress: 3 as never }), 'invalid_argument', 'onProgress must be a function');
-    expect(d.screen({ lambda: 0.5 }).n).toBe(4);  // still usable after every error
+    expectInductiveError(
+      () => d.screen({ onProgress: 3 as never }),
+      'invalid_argument',
+      'onProgress must be a function',
+    );
+    expect(d.screen({ lambda: 0.5 }).n).toBe(4); // still usable after every error
     d.dispose();
   });
 
@@ -297,18 +396,24 @@ describe('bad inputs', () => {
     one.dispose();
     const three = ind.datasetFromArrays(SMALL_X, 4, 3, new Float32Array([0, 1, 2, 1]));
     expectInductiveError(() => three.screen({}), 'invalid_argument', 'got 3 (use one_vs_rest)');
-    expect(three.screen({ positive: 2, lambda: 0.1 }).n).toBe(4);  // one-vs-rest makes it two-valued
+    expect(three.screen({ positive: 2, lambda: 0.1 }).n).toBe(4); // one-vs-rest makes it two-valued
     three.dispose();
   });
 
   it('refuses a disposed dataset or instance (backend), and dispose during a screen is deferred', async () => {
     const d = good();
     d.dispose();
-    d.dispose();  // idempotent
+    d.dispose(); // idempotent
     expect(d.disposed).toBe(true);
     expectInductiveError(() => d.screen({}), 'backend', 'ScreeningDataset was disposed');
     const e = good();
-    const r = e.screen({ lambda: 1e-3, tol: 1e-12, onProgress: () => { e.dispose(); } });
+    const r = e.screen({
+      lambda: 1e-3,
+      tol: 1e-12,
+      onProgress: () => {
+        e.dispose();
+      },
+    });
     expect(r.n).toBe(4);
     expect(e.disposed).toBe(true);
     const other = await init();

@@ -16,10 +16,12 @@ function randomBatch(seed: number, batch: number, nMax: number, pMax: number) {
   const a = new Float32Array(batch * nMax).fill(NaN);
   const b = new Float32Array(batch * pMax).fill(NaN);
   const problems = Array.from({ length: batch }, (_, k) => {
-    const nk = n[k] ?? 0, pk = p[k] ?? 0;
+    const nk = n[k] ?? 0,
+      pk = p[k] ?? 0;
     const c = squaredDistances(next, nk, pk);
     for (let i = 0; i < nk; ++i) cost.set(c.subarray(i * pk, (i + 1) * pk), (k * nMax + i) * pMax);
-    const ak = marginal(next, nk, 1 + k), bk = marginal(next, pk, 1 + k);
+    const ak = marginal(next, nk, 1 + k),
+      bk = marginal(next, pk, 1 + k);
     a.set(ak, k * nMax);
     b.set(bk, k * pMax);
     return { n: nk, p: pk, cost: c, a: ak, b: bk };

@@ -9,8 +9,10 @@ const ind = await init();
 describe('sinkhorn on problems with a closed-form answer', () => {
   it('a constant cost gives the independent coupling a b^T, for any eps', () => {
     const next = rng(1);
-    const n = 7, p = 5;
-    const a = marginal(next, n), b = marginal(next, p);
+    const n = 7,
+      p = 5;
+    const a = marginal(next, n),
+      b = marginal(next, p);
     const cost = new Float32Array(n * p).fill(3.25);
     const expected = Float64Array.from({ length: n * p }, (_, k) => (a[Math.floor(k / p)] ?? 0) * (b[k % p] ?? 0));
     for (const eps of [0.01, 0.5, 10]) {
@@ -22,7 +24,10 @@ describe('sinkhorn on problems with a closed-form answer', () => {
   });
 
   it('uniform marginals and a constant cost give 1 / (n p) everywhere, and cost = C - eps H(P)', () => {
-    const n = 4, p = 6, eps = 0.5, c = 2;
+    const n = 4,
+      p = 6,
+      eps = 0.5,
+      c = 2;
     const r = ind.sinkhorn(new Float32Array(n * p).fill(c), n, p, { eps, maxIter: 1 });
     for (const v of r.plan) expect(v).toBeCloseTo(1 / (n * p), 7);
     // H(P) = -sum P (log P - 1) = log(n p) + 1 for the uniform plan of mass 1.
@@ -55,11 +60,14 @@ describe('sinkhorn on problems with a closed-form answer', () => {
 
   it('the potentials reproduce the plan: P_ij = exp((f_i + g_j - C_ij) / eps)', () => {
     const next = rng(3);
-    const n = 6, p = 4, eps = 0.3;
+    const n = 6,
+      p = 4,
+      eps = 0.3;
     const cost = Float32Array.from({ length: n * p }, next);
     const r = ind.sinkhorn(cost, n, p, { eps });
     const fromPotentials = Float64Array.from({ length: n * p }, (_, k) =>
-      Math.exp(((r.f[Math.floor(k / p)] ?? 0) + (r.g[k % p] ?? 0) - (cost[k] ?? 0)) / eps));
+      Math.exp(((r.f[Math.floor(k / p)] ?? 0) + (r.g[k % p] ?? 0) - (cost[k] ?? 0)) / eps),
+    );
     expect(relativeError(r.plan, fromPotentials)).toBeLessThan(1e-5);
   });
 
@@ -67,7 +75,12 @@ describe('sinkhorn on problems with a closed-form answer', () => {
     const next = rng(4);
     const s = Float32Array.from({ length: 12 }, next);
     const asSimilarity = ind.sinkhorn(s, 3, 4, { similarity: true, eps: 0.2 });
-    const asCost = ind.sinkhorn(s.map((x) => -x), 3, 4, { eps: 0.2 });
+    const asCost = ind.sinkhorn(
+      s.map((x) => -x),
+      3,
+      4,
+      { eps: 0.2 },
+    );
     expect(Array.from(asSimilarity.plan)).toEqual(Array.from(asCost.plan));
   });
 });

@@ -11,7 +11,10 @@ const maxAbs = (x: ArrayLike<number>): number => Array.from(x).reduce((m, v) => 
 const maxAbsDiff = (x: ArrayLike<number>, y: ArrayLike<number>): number =>
   Array.from(x).reduce((m, v, i) => Math.max(m, Math.abs(v - (y[i] ?? NaN))), 0);
 const outerSum = (f: ArrayLike<number>, g: ArrayLike<number>): Float64Array =>
-  Float64Array.from({ length: f.length * g.length }, (_, k) => (f[Math.floor(k / g.length)] ?? 0) + (g[k % g.length] ?? 0));
+  Float64Array.from(
+    { length: f.length * g.length },
+    (_, k) => (f[Math.floor(k / g.length)] ?? 0) + (g[k % g.length] ?? 0),
+  );
 
 interface Case {
   seed: number;
@@ -35,10 +38,12 @@ for (const eps of [0.05, 0.5, 2]) {
 }
 
 describe('sinkhorn agrees with a float64 JS reference to 1e-5 relative', () => {
-  it.each(cases)('seed $seed: eps $eps, $iterations iterations, marginals $marginals, similarity $similarity',
+  it.each(cases)(
+    'seed $seed: eps $eps, $iterations iterations, marginals $marginals, similarity $similarity',
     ({ seed, eps, iterations, marginals, similarity }) => {
       const next = rng(seed);
-      const n = randomInt(next, 1, 37), p = randomInt(next, 1, 37);
+      const n = randomInt(next, 1, 37),
+        p = randomInt(next, 1, 37);
       const cost = similarity ? uniform(next, n * p, -1, 1) : squaredDistances(next, n, p);
       const a = marginals ? marginal(next, n, 2) : undefined;
       const b = marginals ? marginal(next, p, 2) : undefined;
@@ -57,5 +62,6 @@ describe('sinkhorn agrees with a float64 JS reference to 1e-5 relative', () => {
       expect(relativeError([got.cost], [want.cost])).toBeLessThan(1e-5);
       // The marginal error is a difference of near-equal sums: compare it on the scale of the mass.
       expect(Math.abs(got.marginalError - want.marginalError)).toBeLessThan(1e-5 * (marginals ? 2 : 1));
-    });
+    },
+  );
 });

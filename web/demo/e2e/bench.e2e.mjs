@@ -14,8 +14,11 @@ import { check, runDemoTest } from './harness.mjs';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const NATIVE = join(repoRoot, 'build/native-release/bin/parity_bench');
 const WORKLOADS = join(repoRoot, 'web/demo/src/bench/workloads.json');
-const KEYS = [['sinkhorn_problems_per_s', 'Sinkhorn problems/s'], ['otke_sequences_per_s', 'OTKE sequences/s'],
-  ['graphit_molecules_per_s', 'GraphiT molecules/s']];
+const KEYS = [
+  ['sinkhorn_problems_per_s', 'Sinkhorn problems/s'],
+  ['otke_sequences_per_s', 'OTKE sequences/s'],
+  ['graphit_molecules_per_s', 'GraphiT molecules/s'],
+];
 const log = (msg) => console.log(`bench e2e: ${msg}`);
 
 // Threads need a cross-origin-isolated page: served here with the COOP/COEP headers, as `npm start` serves it.
@@ -24,19 +27,25 @@ const isolated = process.env.DEMO_URL ? process.env.DEMO_EXPECT_ISOLATED === '1'
 // The native twin runs after Chromium has closed, so neither competes with the other for the cores.
 let result = null;
 await runDemoTest({
-  name: 'bench e2e', shot: 'demo-bench-failure.png', timeoutMs: 240_000, isolated,
+  name: 'bench e2e',
+  shot: 'demo-bench-failure.png',
+  timeoutMs: 240_000,
+  isolated,
   body: async ({ page, url }) => {
     await page.goto(`${url}?bench`);
     await page.waitForSelector('body[data-bench-done]');
     const status = await page.textContent('[data-testid="bench-status"]');
-    check(await page.getAttribute('body', 'data-bench-done') === 'ok', `the benchmark failed: ${status}`);
+    check((await page.getAttribute('body', 'data-bench-done')) === 'ok', `the benchmark failed: ${status}`);
     const browser = JSON.parse(await page.textContent('[data-testid="bench-json"]'));
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     const expected = isolated && cores > 1 ? [1, Math.min(cores, 8)] : [1];
-    check(JSON.stringify(browser.rows.map((r) => r.threads)) === JSON.stringify(expected),
-      `rows for ${browser.rows.map((r) => r.threads)} threads, expected ${expected}`);
+    check(
+      JSON.stringify(browser.rows.map((r) => r.threads)) === JSON.stringify(expected),
+      `rows for ${browser.rows.map((r) => r.threads)} threads, expected ${expected}`,
+    );
     for (const row of browser.rows) {
-      for (const [key] of KEYS) check(Number.isFinite(row[key]) && row[key] > 0, `${key} = ${row[key]} at ${row.threads} threads`);
+      for (const [key] of KEYS)
+        check(Number.isFinite(row[key]) && row[key] > 0, `${key} = ${row[key]} at ${row.threads} threads`);
     }
     browser.userAgent = await page.evaluate(() => navigator.userAgent.match(/Chrom[a-z]*\/[\d.]+/)?.[0]);
     result = { browser, cores, expected };
@@ -47,8 +56,13 @@ if (result) {
   const { browser, cores, expected } = result;
   try {
     check(existsSync(NATIVE), `${NATIVE} is missing: build the native benches (npm run build)`);
-    const native = JSON.parse(execFileSync(NATIVE, ['--workloads', WORKLOADS, '--models', join(repoRoot, 'data/models'),
-      '--threads', expected.join(',')], { encoding: 'utf8' }));
+    const native = JSON.parse(
+      execFileSync(
+        NATIVE,
+        ['--workloads', WORKLOADS, '--models', join(repoRoot, 'data/models'), '--threads', expected.join(',')],
+        { encoding: 'utf8' },
+      ),
+    );
     const lines = ['| threads | workload | browser (wasm) | native | browser / native |', '|---|---|---|---|---|'];
     const table = [];
     for (const b of browser.rows) {
@@ -63,14 +77,18 @@ if (result) {
       const [one, many] = browser.rows;
       const [nOne, nMany] = [native.rows[0], native.rows[native.rows.length - 1]];
       for (const [key, label] of KEYS) {
-        lines.push(`| ${many.threads} vs 1 | ${label} | ${(many[key] / one[key]).toFixed(2)}x | ` +
-          `${(nMany[key] / nOne[key]).toFixed(2)}x | |`);
+        lines.push(
+          `| ${many.threads} vs 1 | ${label} | ${(many[key] / one[key]).toFixed(2)}x | ` +
+            `${(nMany[key] / nOne[key]).toFixed(2)}x | |`,
+        );
       }
     }
     console.log(lines.join('\n'));
     mkdirSync(join(repoRoot, 'build'), { recursive: true });
-    writeFileSync(join(repoRoot, 'build', 'browser-bench.json'),
-      JSON.stringify({ cores, browser, native, table }, null, 2) + '\n');
+    writeFileSync(
+      join(repoRoot, 'build', 'browser-bench.json'),
+      JSON.stringify({ cores, browser, native, table }, null, 2) + '\n',
+    );
     log(`figures in build/browser-bench.json (Chromium ${browser.userAgent})`);
   } catch (e) {
     console.error(`bench e2e: FAIL: ${e.message}`);

@@ -13,7 +13,6 @@ import { CheckFailed, check, runDemoTest, shotDir } from './harness.mjs';
 const TIMEOUT_MS = 15_000;
 const MARGINAL_TOL = 1e-3;
 
-
 const log = (msg) => console.log(`demo e2e: ${msg}`);
 
 // ---- page helpers -------------------------------------------------------------------------------------------
@@ -26,17 +25,25 @@ async function number(page, id) {
   check(raw !== '' && Number.isFinite(value), `[data-testid=${id}] should show a number, shows "${raw}"`);
   return value;
 }
-const status = (page) => byTestId(page, 'ot-status').evaluate((el) => ({
-  state: el.dataset.state, seq: Number(el.dataset.seq), eps: el.dataset.eps, text: el.textContent,
-}));
+const status = (page) =>
+  byTestId(page, 'ot-status').evaluate((el) => ({
+    state: el.dataset.state,
+    seq: Number(el.dataset.seq),
+    eps: el.dataset.eps,
+    text: el.textContent,
+  }));
 
 /** Waits until the panel settles (result or error) on a solve newer than `afterSeq`. */
 async function settled(page, afterSeq, what) {
   try {
-    await page.waitForFunction((prev) => {
-      const el = document.querySelector('[data-testid="ot-status"]');
-      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
-    }, afterSeq, { timeout: TIMEOUT_MS });
+    await page.waitForFunction(
+      (prev) => {
+        const el = document.querySelector('[data-testid="ot-status"]');
+        return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+      },
+      afterSeq,
+      { timeout: TIMEOUT_MS },
+    );
   } catch {
     const now = await status(page);
     throw new CheckFailed(`${what}: no result within ${TIMEOUT_MS} ms (status: ${now.state}, "${now.text}")`);
@@ -48,7 +55,9 @@ async function settled(page, afterSeq, what) {
 async function expectGoodResult(page, what) {
   const st = await status(page);
   if (st.state === 'error') {
-    throw new CheckFailed(`${what}: error box shows ${await text(page, 'ot-error-code')}: ${await text(page, 'ot-error-message')}`);
+    throw new CheckFailed(
+      `${what}: error box shows ${await text(page, 'ot-error-code')}: ${await text(page, 'ot-error-message')}`,
+    );
   }
   check(st.state === 'done', `${what}: status should be "done", is "${st.state}"`);
   check(await byTestId(page, 'ot-error').isHidden(), `${what}: the error box should be hidden`);
@@ -67,17 +76,25 @@ async function expectGoodResult(page, what) {
     lines: await page.locator('[data-testid="ot-scene"] .plan-lines line').count(),
     planMax: await number(page, 'ot-plan-max'),
   };
-  check(Number.isInteger(r.iterations) && r.iterations > 0, `${what}: iterations should be a positive integer, got ${r.iterations}`);
+  check(
+    Number.isInteger(r.iterations) && r.iterations > 0,
+    `${what}: iterations should be a positive integer, got ${r.iterations}`,
+  );
   check(r.rowDev < MARGINAL_TOL, `${what}: row marginal deviation ${r.rowDev} should be < ${MARGINAL_TOL}`);
   check(r.colDev < MARGINAL_TOL, `${what}: column marginal deviation ${r.colDev} should be < ${MARGINAL_TOL}`);
   check(Math.abs(r.mass - 1) < MARGINAL_TOL, `${what}: plan mass ${r.mass} should be 1`);
   // Not required to be "yes": the library decides, and the page only has to show its answer.
-  check(r.converged === 'yes' || r.converged === 'no', `${what}: converged should read yes or no, reads "${r.converged}"`);
+  check(
+    r.converged === 'yes' || r.converged === 'no',
+    `${what}: converged should read yes or no, reads "${r.converged}"`,
+  );
   check(r.cost > 0, `${what}: transport cost should be positive, got ${r.cost}`);
   check(r.timeMs >= 0, `${what}: compute time should be >= 0 ms, got ${r.timeMs}`);
   check(r.lines > 0, `${what}: the scene should draw plan lines`);
   check(r.planMax > 0, `${what}: the heatmap legend should show a positive max entry`);
-  log(`${what}: ${r.size}, eps ${r.eps}, ${r.iterations} it (converged: ${r.converged}), <P,C> ${r.cost}, regularised ${r.regCost}, row/col dev ${r.rowDev}/${r.colDev}, ${r.timeMs} ms`);
+  log(
+    `${what}: ${r.size}, eps ${r.eps}, ${r.iterations} it (converged: ${r.converged}), <P,C> ${r.cost}, regularised ${r.regCost}, row/col dev ${r.rowDev}/${r.colDev}, ${r.timeMs} ms`,
+  );
   return r;
 }
 
@@ -89,7 +106,7 @@ async function expectError(page, what) {
   const message = await text(page, 'ot-error-message');
   check(/^[A-Za-z][A-Za-z0-9_]*$/.test(code), `${what}: the error box should show a code, shows "${code}"`);
   check(message.length > 0, `${what}: the error box should show a message`);
-  check(await text(page, 'ot-iterations') === '—', `${what}: stale results should be cleared`);
+  check((await text(page, 'ot-iterations')) === '—', `${what}: stale results should be cleared`);
   log(`${what}: error box shows ${code}: ${message}`);
   return { code, message };
 }
@@ -101,12 +118,17 @@ async function run(page, url) {
   await page.goto(url);
   await page.waitForFunction(() => document.querySelector('[data-testid="ot-status"]'), null, { timeout: TIMEOUT_MS });
 
-  check(await page.getByRole('tab', { name: 'Optimal transport' }).getAttribute('aria-selected') === 'true',
-    'the "Optimal transport" tab should exist and be selected');
+  check(
+    (await page.getByRole('tab', { name: 'Optimal transport' }).getAttribute('aria-selected')) === 'true',
+    'the "Optimal transport" tab should exist and be selected',
+  );
   let st = await settled(page, seq, 'first solve');
   seq = st.seq;
   const first = await expectGoodResult(page, 'first solve');
-  check(st.eps === '0.05' && await text(page, 'ot-eps-value') === '0.05', `default eps should be 0.05, shows ${st.eps}`);
+  check(
+    st.eps === '0.05' && (await text(page, 'ot-eps-value')) === '0.05',
+    `default eps should be 0.05, shows ${st.eps}`,
+  );
   const version = await text(page, 'lib-version');
   const simd = await text(page, 'lib-simd');
   check(/^\d+\.\d+/.test(version), `the library version should be shown, shows "${version}"`);
@@ -117,20 +139,34 @@ async function run(page, url) {
   const isolated = await page.evaluate(() => self.crossOriginIsolated);
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   const expected = isolated ? Math.min(cores, 8) : 1;
-  check(threads === String(expected), `threads should be ${expected} (${isolated ? '' : 'not '}isolated, ${cores} cores), shows "${threads}"`);
-  check(isolated || /not cross-origin isolated/.test(threadsNote ?? ''), `one thread should say why on hover, says "${threadsNote}"`);
+  check(
+    threads === String(expected),
+    `threads should be ${expected} (${isolated ? '' : 'not '}isolated, ${cores} cores), shows "${threads}"`,
+  );
+  check(
+    isolated || /not cross-origin isolated/.test(threadsNote ?? ''),
+    `one thread should say why on hover, says "${threadsNote}"`,
+  );
   log(`library ${version}, SIMD kernel ${simd}, ${threads} thread(s)${isolated ? '' : ` (${threadsNote})`}`);
 
   // Smaller eps: the slider moves, the page re-solves, the plan sharpens (lower cost) and still has the right marginals.
   await byTestId(page, 'ot-eps').fill('-20');
-  check(await text(page, 'ot-eps-value') === '0.01', `eps display should read 0.01 after the slider move, reads "${await text(page, 'ot-eps-value')}"`);
+  check(
+    (await text(page, 'ot-eps-value')) === '0.01',
+    `eps display should read 0.01 after the slider move, reads "${await text(page, 'ot-eps-value')}"`,
+  );
   st = await settled(page, seq, 'eps = 0.01');
   seq = st.seq;
   check(st.eps === '0.01', `the settled result should be for eps 0.01, is for ${st.eps}`);
   const sharp = await expectGoodResult(page, 'eps = 0.01');
-  check(sharp.cost < first.cost, `<P, C> should drop when eps drops (entropic blur shrinks): ${sharp.cost} vs ${first.cost}`);
-  check(sharp.regCost > first.regCost,
-    `the regularised cost <P, C> - eps H(P) should grow when eps drops: ${sharp.regCost} vs ${first.regCost}`);
+  check(
+    sharp.cost < first.cost,
+    `<P, C> should drop when eps drops (entropic blur shrinks): ${sharp.cost} vs ${first.cost}`,
+  );
+  check(
+    sharp.regCost > first.regCost,
+    `the regularised cost <P, C> - eps H(P) should grow when eps drops: ${sharp.regCost} vs ${first.regCost}`,
+  );
 
   // Clicks add points: plain click -> source, Shift+click -> target.
   const [n0, p0] = [await number(page, 'ot-n'), await number(page, 'ot-p')];
@@ -143,8 +179,10 @@ async function run(page, url) {
   await scene.click({ position: { x: box.width * 0.85, y: box.height * 0.08 }, modifiers: ['Shift'] });
   st = await settled(page, seq, 'after adding a target point');
   seq = st.seq;
-  check(await number(page, 'ot-n') === n0 + 1 && await number(page, 'ot-p') === p0 + 1,
-    `a click and a Shift+click should add one source and one target point (${n0}, ${p0} -> ${await text(page, 'ot-n')}, ${await text(page, 'ot-p')})`);
+  check(
+    (await number(page, 'ot-n')) === n0 + 1 && (await number(page, 'ot-p')) === p0 + 1,
+    `a click and a Shift+click should add one source and one target point (${n0}, ${p0} -> ${await text(page, 'ot-n')}, ${await text(page, 'ot-p')})`,
+  );
   const grown = await expectGoodResult(page, 'with added points');
   check(grown.size === `${n0 + 1} × ${p0 + 1}`, `plan size should be ${n0 + 1} × ${p0 + 1}, shows ${grown.size}`);
 
@@ -159,7 +197,7 @@ async function run(page, url) {
   await byTestId(page, 'ot-random').click();
   st = await settled(page, seq, 'Random after the error');
   seq = st.seq;
-  check(await byTestId(page, 'ot-seed').inputValue() === '2', 'Random should advance the seed to 2');
+  check((await byTestId(page, 'ot-seed').inputValue()) === '2', 'Random should advance the seed to 2');
   const fresh = await expectGoodResult(page, 'Random (seed 2)');
   check(fresh.cost !== grown.cost, 'a new random scene should give a different cost');
 
@@ -209,7 +247,7 @@ async function runWithoutWasm(context, url) {
     const { code, message } = await expectError(page, 'without the wasm file');
     check(code === 'io', `a missing wasm should be reported as "io", shows "${code}"`);
     check(/HTTP 404/.test(message ?? ''), `the message should name the HTTP status, shows "${message}"`);
-    check(await text(page, 'lib-version') === 'unavailable', 'the header should say the library is unavailable');
+    check((await text(page, 'lib-version')) === 'unavailable', 'the header should say the library is unavailable');
   } finally {
     await page.close();
   }

@@ -29,17 +29,24 @@ const CLI = join(repoRoot, 'build/native-release/bin/inductive');
 const log = (msg) => console.log(`graphit e2e: ${msg}`);
 const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
 const text = async (page, id) => ((await byTestId(page, id).textContent()) ?? '').trim();
-const state = (page) => byTestId(page, 'graphit-status').evaluate((el) => ({
-  state: el.dataset.state, seq: Number(el.dataset.seq), text: el.textContent,
-}));
+const state = (page) =>
+  byTestId(page, 'graphit-status').evaluate((el) => ({
+    state: el.dataset.state,
+    seq: Number(el.dataset.seq),
+    text: el.textContent,
+  }));
 
 /** Waits until the panel's status settles (done or error) past `afterSeq`. */
 async function settled(page, afterSeq, what) {
   try {
-    await page.waitForFunction((prev) => {
-      const el = document.querySelector('[data-testid="graphit-status"]');
-      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
-    }, afterSeq, { timeout: TIMEOUT_MS });
+    await page.waitForFunction(
+      (prev) => {
+        const el = document.querySelector('[data-testid="graphit-status"]');
+        return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+      },
+      afterSeq,
+      { timeout: TIMEOUT_MS },
+    );
   } catch {
     const now = await state(page);
     throw new CheckFailed(`${what}: no result within ${TIMEOUT_MS} ms (status: ${now.state}, "${now.text}")`);
@@ -51,14 +58,20 @@ async function settled(page, afterSeq, what) {
 async function atomColours(page, n, what) {
   const molecule = byTestId(page, 'graphit-molecule');
   try {
-    await page.waitForFunction((count) => {
-      const el = document.querySelector('[data-testid="graphit-molecule"]');
-      return el && el.dataset.drawn === 'true' && Number(el.dataset.highlighted) === count;
-    }, n, { timeout: TIMEOUT_MS });
+    await page.waitForFunction(
+      (count) => {
+        const el = document.querySelector('[data-testid="graphit-molecule"]');
+        return el && el.dataset.drawn === 'true' && Number(el.dataset.highlighted) === count;
+      },
+      n,
+      { timeout: TIMEOUT_MS },
+    );
   } catch {
-    throw new CheckFailed(`${what}: the molecule should be drawn with ${n} highlighted atoms `
-      + `(drawn ${await molecule.getAttribute('data-drawn')}, highlighted ${await molecule.getAttribute('data-highlighted')}, `
-      + `note "${await text(page, 'graphit-molecule-note')}")`);
+    throw new CheckFailed(
+      `${what}: the molecule should be drawn with ${n} highlighted atoms ` +
+        `(drawn ${await molecule.getAttribute('data-drawn')}, highlighted ${await molecule.getAttribute('data-highlighted')}, ` +
+        `note "${await text(page, 'graphit-molecule-note')}")`,
+    );
   }
   return molecule.evaluate((el) => {
     const colours = new Map();
@@ -74,7 +87,7 @@ async function atomColours(page, n, what) {
 /** Cells of a heatmap and their fills; checks it is n x n. */
 async function heatmap(page, id, n, what) {
   const plot = byTestId(page, id);
-  check(await plot.getAttribute('data-drawn') === 'true', `${what}: ${id} should be drawn`);
+  check((await plot.getAttribute('data-drawn')) === 'true', `${what}: ${id} should be drawn`);
   check(Number(await plot.getAttribute('data-n')) === n, `${what}: ${id} should be for ${n} atoms`);
   const fills = await plot.locator('rect.cell').evaluateAll((cells) => cells.map((c) => c.getAttribute('fill')));
   check(fills.length === n * n, `${what}: ${id} should have ${n} x ${n} = ${n * n} cells, has ${fills.length}`);
@@ -86,13 +99,18 @@ async function heatmap(page, id, n, what) {
 async function expectResult(page, what, n) {
   const st = await state(page);
   if (st.state === 'error') {
-    throw new CheckFailed(`${what}: error box shows ${await text(page, 'graphit-error-code')}: ${await text(page, 'graphit-error-message')}`);
+    throw new CheckFailed(
+      `${what}: error box shows ${await text(page, 'graphit-error-code')}: ${await text(page, 'graphit-error-message')}`,
+    );
   }
   check(st.state === 'done', `${what}: status should be "done", is "${st.state}"`);
   check(await byTestId(page, 'graphit-error').isHidden(), `${what}: the error box should be hidden`);
   const p = [0, 1].map(async (c) => Number(await byTestId(page, `graphit-prob-${c}`).getAttribute('data-value')));
   const probabilities = await Promise.all(p);
-  check(Math.abs(probabilities[0] + probabilities[1] - 1) < 1e-5, `${what}: probabilities should sum to 1: ${probabilities}`);
+  check(
+    Math.abs(probabilities[0] + probabilities[1] - 1) < 1e-5,
+    `${what}: probabilities should sum to 1: ${probabilities}`,
+  );
   const colours = await atomColours(page, n, what);
   check(colours.length === n, `${what}: RDKit's SVG should colour ${n} atoms, colours ${colours.length}`);
   const attention = await heatmap(page, 'graphit-attention', n, what);
@@ -116,17 +134,24 @@ function readNpyF32(bytes) {
   return Array.from({ length: data.length / 4 }, (_, i) => data.readFloatLE(4 * i));
 }
 
-const refitState = (page) => byTestId(page, 'graphit-refit-status').evaluate((el) => ({
-  state: el.dataset.state, seq: Number(el.dataset.seq), text: el.textContent,
-}));
+const refitState = (page) =>
+  byTestId(page, 'graphit-refit-status').evaluate((el) => ({
+    state: el.dataset.state,
+    seq: Number(el.dataset.seq),
+    text: el.textContent,
+  }));
 
 /** Waits until the refit card's status settles (any state but busy) past `afterSeq`. */
 async function refitSettled(page, afterSeq, what, timeout = TIMEOUT_MS) {
   try {
-    await page.waitForFunction((prev) => {
-      const el = document.querySelector('[data-testid="graphit-refit-status"]');
-      return el && Number(el.dataset.seq) > prev && el.dataset.state !== 'busy';
-    }, afterSeq, { timeout });
+    await page.waitForFunction(
+      (prev) => {
+        const el = document.querySelector('[data-testid="graphit-refit-status"]');
+        return el && Number(el.dataset.seq) > prev && el.dataset.state !== 'busy';
+      },
+      afterSeq,
+      { timeout },
+    );
   } catch {
     const now = await refitState(page);
     throw new CheckFailed(`${what}: the refit card did not settle within ${timeout} ms (${now.state}, "${now.text}")`);
@@ -145,8 +170,10 @@ async function useExamples(page) {
   const lines = (await byTestId(page, 'graphit-refit-data').inputValue()).split('\n');
   const permeable = lines.filter((l) => l.endsWith(',permeable')).length;
   const other = lines.filter((l) => l.endsWith(',non-permeable')).length;
-  check(lines.length === 40 && permeable === 20 && other === 20,
-    `the examples should be 20 permeable + 20 non-permeable lines: ${lines.length} lines, ${permeable} + ${other}`);
+  check(
+    lines.length === 40 && permeable === 20 && other === 20,
+    `the examples should be 20 permeable + 20 non-permeable lines: ${lines.length} lines, ${permeable} + ${other}`,
+  );
   return { lines, text: st.text };
 }
 
@@ -158,8 +185,10 @@ async function refitAndAnalyse(page, mainSeq, what) {
   const st = await refitSettled(page, before.seq, what);
   const wallMs = Date.now() - t0;
   check(st.state === 'done', `${what}: the refit should succeed: ${st.state}, "${st.text}"`);
-  check(/training accuracy \d+%/.test(st.text) && /20 permeable \+ 20 non-permeable/.test(st.text),
-    `${what}: the status should report the classes and a training accuracy: "${st.text}"`);
+  check(
+    /training accuracy \d+%/.test(st.text) && /20 permeable \+ 20 non-permeable/.test(st.text),
+    `${what}: the status should report the classes and a training accuracy: "${st.text}"`,
+  );
   const main = await settled(page, mainSeq, `${what}: analysis with the refitted head`);
   return { st, wallMs, main };
 }
@@ -167,8 +196,10 @@ async function refitAndAnalyse(page, mainSeq, what) {
 /** Saves the current model, and has the native CLI predict with the file. */
 async function saveAndPredict(page, glycerolProbabilities) {
   const [download] = await Promise.all([page.waitForEvent('download'), byTestId(page, 'graphit-refit-save').click()]);
-  check(download.suggestedFilename() === 'graphit-refit.safetensors',
-    `the download should be graphit-refit.safetensors, is ${download.suggestedFilename()}`);
+  check(
+    download.suggestedFilename() === 'graphit-refit.safetensors',
+    `the download should be graphit-refit.safetensors, is ${download.suggestedFilename()}`,
+  );
   check(existsSync(CLI), `the native CLI ${CLI} is missing: build the native-release preset first`);
   const dir = await mkdtemp(join(tmpdir(), 'graphit-refit-'));
   try {
@@ -184,19 +215,28 @@ async function saveAndPredict(page, glycerolProbabilities) {
     }
     const cliMs = Date.now() - t0;
     const ethanol = readNpyF32(await readFile(out));
-    check(ethanol.length === 2 && Math.abs(ethanol[0] + ethanol[1] - 1) < 1e-5,
-      `the CLI's ethanol prediction should be 2 probabilities summing to 1: ${ethanol}`);
+    check(
+      ethanol.length === 2 && Math.abs(ethanol[0] + ethanol[1] - 1) < 1e-5,
+      `the CLI's ethanol prediction should be 2 probabilities summing to 1: ${ethanol}`,
+    );
     // The same file must give the page's prediction for the molecule on screen, in the refitted classes.
     const report = join(dir, 'glycerol.json');
-    execFileSync(CLI, ['graphit', 'predict', '--model', model, '--smiles', 'OCC(O)CO', '--out', join(dir, 'g.npy'),
-      '--report', report], { stdio: 'pipe' });
+    execFileSync(
+      CLI,
+      ['graphit', 'predict', '--model', model, '--smiles', 'OCC(O)CO', '--out', join(dir, 'g.npy'), '--report', report],
+      { stdio: 'pipe' },
+    );
     const glycerol = JSON.parse(await readFile(report, 'utf8')).graphs[0];
     const diff = Math.max(...glycerol.probabilities.map((v, c) => Math.abs(v - glycerolProbabilities[c])));
-    check(diff <= 1e-4 && /permeable/.test(glycerol.prediction),
-      `the CLI should predict glycerol as the page does: ${glycerol.prediction} ${glycerol.probabilities} vs page `
-      + `${glycerolProbabilities} (diff ${diff})`);
-    log(`saved ${download.suggestedFilename()} (${size} bytes); CLI: exit 0 in ${cliMs} ms, ethanol `
-      + `${ethanol.map((v) => v.toFixed(4)).join(', ')}; glycerol ${glycerol.prediction} (diff to the page ${diff.toExponential(1)})`);
+    check(
+      diff <= 1e-4 && /permeable/.test(glycerol.prediction),
+      `the CLI should predict glycerol as the page does: ${glycerol.prediction} ${glycerol.probabilities} vs page ` +
+        `${glycerolProbabilities} (diff ${diff})`,
+    );
+    log(
+      `saved ${download.suggestedFilename()} (${size} bytes); CLI: exit 0 in ${cliMs} ms, ethanol ` +
+        `${ethanol.map((v) => v.toFixed(4)).join(', ')}; glycerol ${glycerol.prediction} (diff to the page ${diff.toExponential(1)})`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -206,7 +246,10 @@ async function refitCard(page, mainSeq, fileGlycerol) {
   const data = byTestId(page, 'graphit-refit-data');
   const cancelMode = await page.locator('.graphit-refit').getAttribute('data-cancel-mode');
   check(await byTestId(page, 'graphit-refit-cancel').isDisabled(), 'Cancel should be disabled while nothing runs');
-  check(await byTestId(page, 'graphit-refit-reset').isDisabled(), "\"Use the file's head\" should be disabled before a refit");
+  check(
+    await byTestId(page, 'graphit-refit-reset').isDisabled(),
+    '"Use the file\'s head" should be disabled before a refit',
+  );
 
   // The 40 BBBP examples: refit, and glycerol (on screen) is re-analysed in the new classes.
   const examples = await useExamples(page);
@@ -214,8 +257,10 @@ async function refitCard(page, mainSeq, fileGlycerol) {
   const fit = await refitAndAnalyse(page, mainSeq, 'refit on 40 BBBP molecules');
   const refitted = await expectResult(page, 'glycerol, refitted head', 6);
   const labels = await barLabels(page);
-  check(JSON.stringify(labels) === JSON.stringify(['permeable', 'non-permeable']),
-    `the prediction should now show the classes permeable / non-permeable: ${labels}`);
+  check(
+    JSON.stringify(labels) === JSON.stringify(['permeable', 'non-permeable']),
+    `the prediction should now show the classes permeable / non-permeable: ${labels}`,
+  );
   check(/refitted/.test(await text(page, 'graphit-details')), 'the details should say the output layer was refitted');
   check(await byTestId(page, 'graphit-refit-progress').isHidden(), 'the progress bar should go away once done');
   log(`refit (page, ${fit.wallMs} ms click to done): ${fit.st.text}`);
@@ -234,39 +279,59 @@ async function refitCard(page, mainSeq, fileGlycerol) {
     await byTestId(page, 'graphit-refit').click();
     const st = await refitSettled(page, before.seq, what);
     const shown = await text(page, 'graphit-refit-error-code');
-    check(st.state === 'error' && shown === code && st.text.includes(code) && st.text.includes(fragment),
-      `${what}: the status should be an error with ${code} and "${fragment}": ${st.state}, "${st.text}"`);
+    check(
+      st.state === 'error' && shown === code && st.text.includes(code) && st.text.includes(fragment),
+      `${what}: the status should be an error with ${code} and "${fragment}": ${st.state}, "${st.text}"`,
+    );
     check(await byTestId(page, 'graphit-refit-reset').isEnabled(), `${what}: the earlier refit should stay in use`);
     log(`${what}: ${st.text}`);
   }
 
   // Cancel: 1000 lines (the examples 25 times), cancelled as soon as the bar shows progress.
-  await data.fill(Array.from({ length: 25 }, () => examples.lines).flat().join('\n'));
+  await data.fill(
+    Array.from({ length: 25 }, () => examples.lines)
+      .flat()
+      .join('\n'),
+  );
   const before = await refitState(page);
   const t0 = Date.now();
   await byTestId(page, 'graphit-refit').click();
   check(await byTestId(page, 'graphit-refit-cancel').isEnabled(), 'Cancel should be enabled while the refit runs');
   try {
-    await page.waitForFunction(() => {
-      const el = document.querySelector('[data-testid="graphit-refit-progress"]');
-      return (el && el.dataset.stage !== undefined) || document.querySelector('[data-testid="graphit-refit-status"]')?.dataset.state !== 'busy';
-    }, null, { timeout: TIMEOUT_MS, polling: 'raf' });
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector('[data-testid="graphit-refit-progress"]');
+        return (
+          (el && el.dataset.stage !== undefined) ||
+          document.querySelector('[data-testid="graphit-refit-status"]')?.dataset.state !== 'busy'
+        );
+      },
+      null,
+      { timeout: TIMEOUT_MS, polling: 'raf' },
+    );
   } catch {
     throw new CheckFailed('the long refit should report progress');
   }
-  const at = await byTestId(page, 'graphit-refit-progress').evaluate((el) => ({ stage: el.dataset.stage, value: el.value }));
+  const at = await byTestId(page, 'graphit-refit-progress').evaluate((el) => ({
+    stage: el.dataset.stage,
+    value: el.value,
+  }));
   const progressMs = Date.now() - t0;
   check(at.stage !== undefined, `the long refit ended before it showed progress: "${(await refitState(page)).text}"`);
   const t1 = Date.now();
   await byTestId(page, 'graphit-refit-cancel').click();
   const cancelled = await refitSettled(page, before.seq, 'cancel');
   const cancelMs = Date.now() - t1;
-  check(cancelled.state === 'cancelled',
-    `the cancelled refit should end "cancelled" (it may have finished first), is ${cancelled.state}: "${cancelled.text}"`);
+  check(
+    cancelled.state === 'cancelled',
+    `the cancelled refit should end "cancelled" (it may have finished first), is ${cancelled.state}: "${cancelled.text}"`,
+  );
   check(await byTestId(page, 'graphit-refit-cancel').isDisabled(), 'Cancel should be disabled again');
   check(await byTestId(page, 'graphit-refit').isEnabled(), 'Refit should be enabled again');
-  log(`cancel (${cancelMode}): progress "${at.stage}" ${(100 * at.value).toFixed(0)}% after ${progressMs} ms, `
-    + `cancelled ${cancelMs} ms after the click: ${cancelled.text}`);
+  log(
+    `cancel (${cancelMode}): progress "${at.stage}" ${(100 * at.value).toFixed(0)}% after ${progressMs} ms, ` +
+      `cancelled ${cancelMs} ms after the click: ${cancelled.text}`,
+  );
 
   // The page still works: a molecule from the picker is analysed (with the file's head once the worker restarted).
   let st = await state(page);
@@ -275,8 +340,10 @@ async function refitCard(page, mainSeq, fileGlycerol) {
   const benzyl = await expectResult(page, 'benzyl alcohol after the cancel', 8);
   const afterCancel = await barLabels(page);
   const expected = cancelMode === 'restart-worker' ? ['non-mutagenic', 'mutagenic'] : ['permeable', 'non-permeable'];
-  check(JSON.stringify(afterCancel) === JSON.stringify(expected),
-    `after the cancel (${cancelMode}) the classes should be ${expected}: ${afterCancel}`);
+  check(
+    JSON.stringify(afterCancel) === JSON.stringify(expected),
+    `after the cancel (${cancelMode}) the classes should be ${expected}: ${afterCancel}`,
+  );
   log(`benzyl alcohol after the cancel: ${benzyl.label} (${benzyl.probabilities.map((v) => v.toFixed(4)).join(', ')})`);
 
   // Refit again, then back to the file's head: glycerol gets the file head's probabilities again.
@@ -284,53 +351,88 @@ async function refitCard(page, mainSeq, fileGlycerol) {
   ({ main: st } = await refitAndAnalyse(page, st.seq, 'refit after the cancel'));
   await byTestId(page, 'graphit-smiles').fill('OCC(O)CO');
   st = await settled(page, st.seq, 'glycerol, refitted again');
-  check(JSON.stringify(await barLabels(page)) === JSON.stringify(['permeable', 'non-permeable']),
-    'glycerol should be predicted with the refitted classes again');
+  check(
+    JSON.stringify(await barLabels(page)) === JSON.stringify(['permeable', 'non-permeable']),
+    'glycerol should be predicted with the refitted classes again',
+  );
   const r0 = await refitState(page);
   await byTestId(page, 'graphit-refit-reset').click();
   const reset = await refitSettled(page, r0.seq, 'reset');
   check(reset.state === 'done' && /file/.test(reset.text), `reset should succeed: ${reset.state}, "${reset.text}"`);
   await settled(page, st.seq, "glycerol with the file's head");
   const back = await expectResult(page, "glycerol with the file's head", 6);
-  check(JSON.stringify(await barLabels(page)) === JSON.stringify(['non-mutagenic', 'mutagenic']),
-    `after the reset the classes should be the file's: ${await barLabels(page)}`);
-  check(JSON.stringify(back.probabilities) === JSON.stringify(fileGlycerol),
-    `after the reset glycerol should get the file head's probabilities ${fileGlycerol}: ${back.probabilities}`);
-  check(await byTestId(page, 'graphit-refit-reset').isDisabled(), "\"Use the file's head\" should be disabled after the reset");
+  check(
+    JSON.stringify(await barLabels(page)) === JSON.stringify(['non-mutagenic', 'mutagenic']),
+    `after the reset the classes should be the file's: ${await barLabels(page)}`,
+  );
+  check(
+    JSON.stringify(back.probabilities) === JSON.stringify(fileGlycerol),
+    `after the reset glycerol should get the file head's probabilities ${fileGlycerol}: ${back.probabilities}`,
+  );
+  check(
+    await byTestId(page, 'graphit-refit-reset').isDisabled(),
+    '"Use the file\'s head" should be disabled after the reset',
+  );
   log(`reset: ${reset.text} glycerol: ${back.label} (${back.probabilities.map((v) => v.toFixed(4)).join(', ')})`);
 }
 
 async function run(page, url) {
   const native = JSON.parse(await readFile(REFERENCE, 'utf8')).graphs;
   await page.goto(`${url}#graphit`);
-  check(await page.getByRole('tab', { name: 'Molecules (GraphiT)' }).getAttribute('aria-selected') === 'true',
-    'the "Molecules (GraphiT)" tab should exist and be selected by #graphit');
+  check(
+    (await page.getByRole('tab', { name: 'Molecules (GraphiT)' }).getAttribute('aria-selected')) === 'true',
+    'the "Molecules (GraphiT)" tab should exist and be selected by #graphit',
+  );
 
   // The default example: 2-nitronaphthalene, 13 atoms; the native CLI's probability.
   let st = await settled(page, 0, 'default example');
-  check(await byTestId(page, 'graphit-smiles').inputValue() === native[0].name,
-    `the default SMILES should be the reference's first molecule ${native[0].name}`);
+  check(
+    (await byTestId(page, 'graphit-smiles').inputValue()) === native[0].name,
+    `the default SMILES should be the reference's first molecule ${native[0].name}`,
+  );
   const first = await expectResult(page, 'default example', 13);
   const diff = Math.max(...first.probabilities.map((v, c) => Math.abs(v - native[0].probabilities[c])));
-  check(diff <= 1e-3, `default example: probabilities ${first.probabilities} should equal the native CLI's `
-    + `${native[0].probabilities} (diff ${diff})`);
-  check(first.label === native[0].prediction, `default example: predicted "${first.label}", native "${native[0].prediction}"`);
-  check(await text(page, 'graphit-layer-label') === 'mean over layers', 'the slider should start on the mean over layers');
-  log(`2-nitronaphthalene: ${first.label} (${first.probabilities.map((v) => v.toFixed(4)).join(', ')}; native `
-    + `${native[0].probabilities.map((v) => v.toFixed(4)).join(', ')}), ${first.colours.length} atoms coloured, `
-    + `${first.attention.length} attention cells`);
+  check(
+    diff <= 1e-3,
+    `default example: probabilities ${first.probabilities} should equal the native CLI's ` +
+      `${native[0].probabilities} (diff ${diff})`,
+  );
+  check(
+    first.label === native[0].prediction,
+    `default example: predicted "${first.label}", native "${native[0].prediction}"`,
+  );
+  check(
+    (await text(page, 'graphit-layer-label')) === 'mean over layers',
+    'the slider should start on the mean over layers',
+  );
+  log(
+    `2-nitronaphthalene: ${first.label} (${first.probabilities.map((v) => v.toFixed(4)).join(', ')}; native ` +
+      `${native[0].probabilities.map((v) => v.toFixed(4)).join(', ')}), ${first.colours.length} atoms coloured, ` +
+      `${first.attention.length} attention cells`,
+  );
   await page.screenshot({ path: join(shotDir, 'demo-graphit.png'), fullPage: true });
 
   // Layer 1: other colours on the molecule and another attention matrix; the prediction stays.
   await setLayer(page, 1);
-  check(await text(page, 'graphit-layer-label') === 'layer 1 of 3', `the slider label should say layer 1 of 3: "${await text(page, 'graphit-layer-label')}"`);
-  await page.waitForFunction((before) => {
-    const el = document.querySelector('[data-testid="graphit-molecule"]');
-    const fills = [...(el?.querySelectorAll('svg ellipse') ?? [])].map((e) => /fill:(#[0-9A-Fa-f]{6})/.exec(e.getAttribute('style') ?? '')?.[1]?.toUpperCase());
-    return fills.length === before.length && fills.some((f, i) => f !== before[i]);
-  }, first.colours, { timeout: TIMEOUT_MS }).catch(() => {
-    throw new CheckFailed('moving the layer slider to 1 should recolour the atoms');
-  });
+  check(
+    (await text(page, 'graphit-layer-label')) === 'layer 1 of 3',
+    `the slider label should say layer 1 of 3: "${await text(page, 'graphit-layer-label')}"`,
+  );
+  await page
+    .waitForFunction(
+      (before) => {
+        const el = document.querySelector('[data-testid="graphit-molecule"]');
+        const fills = [...(el?.querySelectorAll('svg ellipse') ?? [])].map((e) =>
+          /fill:(#[0-9A-Fa-f]{6})/.exec(e.getAttribute('style') ?? '')?.[1]?.toUpperCase(),
+        );
+        return fills.length === before.length && fills.some((f, i) => f !== before[i]);
+      },
+      first.colours,
+      { timeout: TIMEOUT_MS },
+    )
+    .catch(() => {
+      throw new CheckFailed('moving the layer slider to 1 should recolour the atoms');
+    });
   const layer1 = await atomColours(page, 13, 'layer 1');
   const changed = layer1.filter((c, i) => c !== first.colours[i]).length;
   const attention1 = await heatmap(page, 'graphit-attention', 13, 'layer 1');
@@ -340,10 +442,15 @@ async function run(page, url) {
   await page.screenshot({ path: join(shotDir, 'demo-graphit-layer1.png'), fullPage: true });
   await setLayer(page, 3);
   const layer3 = await atomColours(page, 13, 'layer 3');
-  await page.waitForFunction(() => document.querySelector('[data-testid="graphit-layer-label"]')?.textContent === 'layer 3 of 3');
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="graphit-layer-label"]')?.textContent === 'layer 3 of 3',
+  );
   log(`layer 3: ${layer3.filter((c, i) => c !== layer1[i]).length} atom colours differ from layer 1`);
   await setLayer(page, 4);
-  check(await text(page, 'graphit-layer-label') === 'mean over layers', 'the last slider position should be the mean');
+  check(
+    (await text(page, 'graphit-layer-label')) === 'mean over layers',
+    'the last slider position should be the mean',
+  );
 
   // An invalid SMILES: invalid_argument with the position; the page keeps working.
   const smiles = byTestId(page, 'graphit-smiles');
@@ -353,9 +460,14 @@ async function run(page, url) {
   check(await byTestId(page, 'graphit-error').isVisible(), 'the error box should be visible');
   let code = await text(page, 'graphit-error-code');
   let message = await text(page, 'graphit-error-message');
-  check(code === 'invalid_argument' && message.startsWith('smiles:'),
-    `an invalid SMILES should show invalid_argument from the parser: "${code}": "${message}"`);
-  check(await byTestId(page, 'graphit-molecule').getAttribute('data-drawn') === 'false', 'no molecule should be drawn');
+  check(
+    code === 'invalid_argument' && message.startsWith('smiles:'),
+    `an invalid SMILES should show invalid_argument from the parser: "${code}": "${message}"`,
+  );
+  check(
+    (await byTestId(page, 'graphit-molecule').getAttribute('data-drawn')) === 'false',
+    'no molecule should be drawn',
+  );
   log(`invalid SMILES: error box shows ${code}: ${message}`);
   await page.screenshot({ path: join(shotDir, 'demo-graphit-error.png'), fullPage: true });
 
@@ -364,9 +476,13 @@ async function run(page, url) {
   st = await settled(page, st.seq, 'unknown atom');
   code = await text(page, 'graphit-error-code');
   message = await text(page, 'graphit-error-message');
-  check(st.state === 'error' && code === 'invalid_argument' && message.includes('atom 2 is S')
-    && message.includes('C, N, O, F, I, Cl, Br'),
-  `an unknown atom should name it and the vocabulary: "${code}": "${message}"`);
+  check(
+    st.state === 'error' &&
+      code === 'invalid_argument' &&
+      message.includes('atom 2 is S') &&
+      message.includes('C, N, O, F, I, Cl, Br'),
+    `an unknown atom should name it and the vocabulary: "${code}": "${message}"`,
+  );
   log(`unknown atom: error box shows ${code}: ${message}`);
 
   // Back to work: benzidine from the picker (the reference's second molecule).
@@ -374,8 +490,13 @@ async function run(page, url) {
   st = await settled(page, st.seq, 'benzidine');
   const benzidine = await expectResult(page, 'benzidine', 14);
   const d2 = Math.max(...benzidine.probabilities.map((v, c) => Math.abs(v - native[1].probabilities[c])));
-  check(d2 <= 1e-3, `benzidine: probabilities ${benzidine.probabilities} should equal the native ${native[1].probabilities}`);
-  log(`benzidine: ${benzidine.label} (${benzidine.probabilities.map((v) => v.toFixed(4)).join(', ')}), 14 atoms coloured`);
+  check(
+    d2 <= 1e-3,
+    `benzidine: probabilities ${benzidine.probabilities} should equal the native ${native[1].probabilities}`,
+  );
+  log(
+    `benzidine: ${benzidine.label} (${benzidine.probabilities.map((v) => v.toFixed(4)).join(', ')}), 14 atoms coloured`,
+  );
 
   // A typed molecule: glycerol (simple alcohol).
   await smiles.fill('OCC(O)CO');
@@ -396,7 +517,9 @@ runDemoTest({
   ignoreFailedRequest: (u) => u.startsWith('blob:'),
   body: async ({ page, url }) => {
     await run(page, url);
-    log(`screenshots in ${shotDir} (demo-graphit.png, demo-graphit-layer1.png, demo-graphit-error.png, `
-      + 'demo-graphit-typed.png, demo-graphit-refit.png)');
+    log(
+      `screenshots in ${shotDir} (demo-graphit.png, demo-graphit-layer1.png, demo-graphit-error.png, ` +
+        'demo-graphit-typed.png, demo-graphit-refit.png)',
+    );
   },
 });

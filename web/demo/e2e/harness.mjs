@@ -25,16 +25,25 @@ export function check(condition, message) {
  * `name` prefixes log lines; `shot` names the failure screenshot; `acceptDownloads` and `ignoreFailedRequest`
  * (a predicate on URLs) adapt the browser to the panel under test. `problems` must be empty when body returns.
  */
-export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = false, ignoreFailedRequest = () => false,
-  isolated = process.env.DEMO_EXPECT_ISOLATED === '1', body }) {
+export async function runDemoTest({
+  name,
+  shot,
+  timeoutMs,
+  acceptDownloads = false,
+  ignoreFailedRequest = () => false,
+  isolated = process.env.DEMO_EXPECT_ISOLATED === '1',
+  body,
+}) {
   const log = (msg) => console.log(`${name}: ${msg}`);
   let server = null;
   const problems = [];
   try {
     const external = process.env.DEMO_URL;
     if (!external) {
-      check(existsSync(join(distDir, 'index.html')),
-        `${distDir}/index.html is missing: run \`npm run build -w inductive-demo\` first`);
+      check(
+        existsSync(join(distDir, 'index.html')),
+        `${distDir}/index.html is missing: run \`npm run build -w inductive-demo\` first`,
+      );
     }
     check(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt install chromium, or set CHROMIUM)`);
     await mkdir(shotDir, { recursive: true });
@@ -47,8 +56,16 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
         executablePath: chromiumPath,
         headless: true,
         acceptDownloads,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-          '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          '--disable-quic',
+        ],
         viewport: { width: 1440, height: 900 },
       });
       // The page must need nothing beyond its own origin: anything else is recorded and refused.
@@ -61,24 +78,36 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
         problems.push(`request outside the page's origin: ${target}`);
         return route.abort();
       });
-      const page = context.pages()[0] ?? await context.newPage();
+      const page = context.pages()[0] ?? (await context.newPage());
       page.setDefaultTimeout(timeoutMs);
-      page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+      });
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
       page.on('requestfailed', (req) => {
-        if (!ignoreFailedRequest(req.url())) problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
+        if (!ignoreFailedRequest(req.url()))
+          problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`);
       });
-      page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`); });
+      page.on('response', (res) => {
+        if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+      });
       log(`testing ${url}`);
       // Served by `npm start` (vite preview, COOP/COEP headers) the page is cross-origin isolated; served as plain
       // static files it is not. Both must work; DEMO_EXPECT_ISOLATED=1 (or `isolated`) says which one this run is.
       const expectIsolated = isolated;
       page.once('load', () => {
-        page.evaluate(() => self.crossOriginIsolated).then((isolated) => {
-          if (isolated !== expectIsolated) {
-            problems.push(`the page is ${isolated ? '' : 'not '}cross-origin isolated; expected ${expectIsolated ? '' : 'not '}isolated`);
-          }
-        }, () => {});
+        page
+          .evaluate(() => self.crossOriginIsolated)
+          .then(
+            (isolated) => {
+              if (isolated !== expectIsolated) {
+                problems.push(
+                  `the page is ${isolated ? '' : 'not '}cross-origin isolated; expected ${expectIsolated ? '' : 'not '}isolated`,
+                );
+              }
+            },
+            () => {},
+          );
       });
       try {
         await body({ context, page, url, problems });
@@ -95,7 +124,7 @@ export async function runDemoTest({ name, shot, timeoutMs, acceptDownloads = fal
   } catch (err) {
     if (problems.length) console.error(`${name}: also seen:\n  ${problems.join('\n  ')}`);
     if (server) console.error(`${name}: server log:\n  ${server.requests.join('\n  ')}`);
-    console.error(`${name}: FAIL: ${err instanceof CheckFailed ? err.message : err?.stack ?? err}`);
+    console.error(`${name}: FAIL: ${err instanceof CheckFailed ? err.message : (err?.stack ?? err)}`);
     process.exitCode = 1;
   } finally {
     await server?.close();

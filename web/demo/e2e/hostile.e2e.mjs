@@ -19,10 +19,14 @@ const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
 const text = async (page, id) => ((await byTestId(page, id).textContent()) ?? '').trim();
 
 async function settledPast(page, status, seq, timeoutMs = TIMEOUT_MS) {
-  await page.waitForFunction(([id, prev]) => {
-    const el = document.querySelector(`[data-testid="${id}"]`);
-    return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
-  }, [status, seq], { timeout: timeoutMs });
+  await page.waitForFunction(
+    ([id, prev]) => {
+      const el = document.querySelector(`[data-testid="${id}"]`);
+      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+    },
+    [status, seq],
+    { timeout: timeoutMs },
+  );
   return byTestId(page, status).evaluate((el) => ({ state: el.dataset.state, seq: Number(el.dataset.seq) }));
 }
 
@@ -40,21 +44,26 @@ async function hugeMolecules(page, url) {
     check(st.state === 'error', `${what}: should be refused, status ${st.state}`);
     const code = await text(page, 'graphit-error-code');
     const message = await text(page, 'graphit-error-message');
-    check(code === 'invalid_argument' && message.includes(fragment) && message.includes('at most 1024 atoms'),
-      `${what}: expected invalid_argument naming the 1024-atom limit, got ${code}: ${message.slice(0, 200)}`);
+    check(
+      code === 'invalid_argument' && message.includes(fragment) && message.includes('at most 1024 atoms'),
+      `${what}: expected invalid_argument naming the 1024-atom limit, got ${code}: ${message.slice(0, 200)}`,
+    );
     log(`${what}: refused in ${Date.now() - started} ms: ${code}: ${message}`);
   }
 }
 
 async function hugeLibsvm(page) {
-  await byTestId(page, 'tab-screening').click();  // the same page: a hash change alone does not reload it
+  await byTestId(page, 'tab-screening').click(); // the same page: a hash change alone does not reload it
   await settledPast(page, 'screening-status', 0);
   const before = await byTestId(page, 'screening-status').evaluate((el) => Number(el.dataset.seq));
   // 200 MB of LIBSVM written in the page (sending it through the test driver would take minutes), dropped through
   // the file input as a user's drop arrives.
   const mb = await page.evaluate(() => {
     let st = 1;
-    const r = () => { st = (Math.imul(st, 1103515245) + 12345) >>> 0; return st / 2 ** 32; };
+    const r = () => {
+      st = (Math.imul(st, 1103515245) + 12345) >>> 0;
+      return st / 2 ** 32;
+    };
     const parts = [];
     let size = 0;
     while (size < 200 * 2 ** 20) {
@@ -90,8 +99,10 @@ async function hugeLibsvm(page) {
   check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker was busy`);
   if (settled === 'done') {
     const shape = await byTestId(page, 'screening-shape').evaluate((el) => `${el.dataset.n} x ${el.dataset.p}`);
-    log(`a ${mb} MB LIBSVM file: loaded and screened in ${((Date.now() - started) / 1000).toFixed(1)} s (${shape}); `
-      + `slowest main-thread round trip ${slowest} ms`);
+    log(
+      `a ${mb} MB LIBSVM file: loaded and screened in ${((Date.now() - started) / 1000).toFixed(1)} s (${shape}); ` +
+        `slowest main-thread round trip ${slowest} ms`,
+    );
   } else {
     const code = await text(page, 'screening-error-code');
     check(['out_of_memory', 'invalid_argument'].includes(code), `a ${mb} MB LIBSVM file: unexpected error ${code}`);
@@ -114,7 +125,7 @@ async function pollResponsive(page, probe, arg, timeoutMs) {
 }
 
 async function hostileModelFiles(page) {
-  await byTestId(page, 'tab-otke').click();  // the same page: a hash change alone does not reload it
+  await byTestId(page, 'tab-otke').click(); // the same page: a hash change alone does not reload it
   await settledPast(page, 'otke-status', 0);
   const fileRow = async () => (await byTestId(page, 'otke-model-info').textContent()).trim();
   const before = await fileRow();
@@ -125,32 +136,43 @@ async function hostileModelFiles(page) {
   // A well-formed header whose first tensor claims 4 GB more data than the file has.
   const [name0] = Object.keys(header).filter((k) => k !== '__metadata__');
   const t = header[name0];
-  const huge = { ...header, [name0]: { ...t, shape: [1073741824], data_offsets: [t.data_offsets[0], t.data_offsets[0] + 4294967296] } };
+  const huge = {
+    ...header,
+    [name0]: { ...t, shape: [1073741824], data_offsets: [t.data_offsets[0], t.data_offsets[0] + 4294967296] },
+  };
   const cases = [
     // The first 8 bytes are the header's length: 2^32.
     ['a header length of 4 GB', 'header-4gb.safetensors', { headerLength: 2 ** 32, json: '{}' }],
     ['a tensor of 4 GB', 'tensor-4gb.safetensors', { json: JSON.stringify(huge) }],
   ];
   for (const [what, name, spec] of cases) {
-    await page.evaluate(([fileName, { headerLength, json }]) => {
-      const body = new TextEncoder().encode(json);
-      const bytes = new Uint8Array(8 + body.length + 16);
-      new DataView(bytes.buffer).setBigUint64(0, BigInt(headerLength ?? body.length), true);
-      bytes.set(body, 8);
-      const input = document.querySelector('[data-testid="otke-model-file"]');
-      const dt = new DataTransfer();
-      dt.items.add(new File([bytes], fileName));
-      document.querySelector('[data-testid="otke-error-code"]').textContent = '';
-      input.files = dt.files;
-      input.dispatchEvent(new Event('change', { bubbles: true }));
-    }, [name, spec]);
-    const { value: code } = await pollResponsive(page, () => {
-      const t = document.querySelector('[data-testid="otke-error-code"]').textContent.trim();
-      return t === '' ? null : t;
-    }, null, TIMEOUT_MS);
+    await page.evaluate(
+      ([fileName, { headerLength, json }]) => {
+        const body = new TextEncoder().encode(json);
+        const bytes = new Uint8Array(8 + body.length + 16);
+        new DataView(bytes.buffer).setBigUint64(0, BigInt(headerLength ?? body.length), true);
+        bytes.set(body, 8);
+        const input = document.querySelector('[data-testid="otke-model-file"]');
+        const dt = new DataTransfer();
+        dt.items.add(new File([bytes], fileName));
+        document.querySelector('[data-testid="otke-error-code"]').textContent = '';
+        input.files = dt.files;
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+      },
+      [name, spec],
+    );
+    const { value: code } = await pollResponsive(
+      page,
+      () => {
+        const t = document.querySelector('[data-testid="otke-error-code"]').textContent.trim();
+        return t === '' ? null : t;
+      },
+      null,
+      TIMEOUT_MS,
+    );
     const message = await text(page, 'otke-error-message');
     check(code === 'bad_model_file', `${what}: expected bad_model_file, got ${code}: ${message.slice(0, 200)}`);
-    check(await fileRow() === before, `${what}: the model in use changed: ${await fileRow()}`);
+    check((await fileRow()) === before, `${what}: the model in use changed: ${await fileRow()}`);
     log(`${what}: refused: ${code}: ${message.slice(0, 160)}`);
   }
   // A real model file opens and is used (here the committed one, under another name).
@@ -164,10 +186,15 @@ async function hostileModelFiles(page) {
     input.dispatchEvent(new Event('change', { bubbles: true }));
     return bytes.length;
   }, real.toString('base64'));
-  const { value: shown } = await pollResponsive(page, () => {
-    const t = document.querySelector('[data-testid="otke-model-info"]').textContent;
-    return t.includes('my-model.safetensors') ? t : null;
-  }, null, TIMEOUT_MS);
+  const { value: shown } = await pollResponsive(
+    page,
+    () => {
+      const t = document.querySelector('[data-testid="otke-model-info"]').textContent;
+      return t.includes('my-model.safetensors') ? t : null;
+    },
+    null,
+    TIMEOUT_MS,
+  );
   check(shown !== null, `a real model file (${opened} bytes) did not open: ${await fileRow()}`);
   log(`a real model file of ${opened} bytes opened: ${shown.slice(0, 80)}`);
 }
@@ -176,7 +203,10 @@ async function hugeFasta(page) {
   const records = 1_000_000;
   const mb = await page.evaluate((n) => {
     let st = 7;
-    const r = () => { st = (Math.imul(st, 1103515245) + 12345) >>> 0; return st >>> 30; };
+    const r = () => {
+      st = (Math.imul(st, 1103515245) + 12345) >>> 0;
+      return st >>> 30;
+    };
     const parts = [];
     let size = 0;
     for (let i = 0; i < n; i++) {
@@ -197,31 +227,47 @@ async function hugeFasta(page) {
   const started = Date.now();
   await byTestId(page, 'otke-learn').click();
   // Progress must come (the worker parses, then the library reports its stages), with the page answering.
-  const { value: moving, slowest } = await pollResponsive(page, () => {
-    const p = document.querySelector('[data-testid="otke-learn-progress"]');
-    const s = document.querySelector('[data-testid="otke-learn-status"]');
-    const now = { value: Number(p.value), stage: p.dataset.stage ?? '', state: s.dataset.state, text: s.textContent };
-    if (now.state !== 'busy') return now;
-    window.seenProgress = window.seenProgress ?? new Set();
-    if (now.stage !== '') window.seenProgress.add(`${now.stage} ${now.value.toFixed(3)}`);
-    return window.seenProgress.size >= 3 ? now : null;
-  }, null, 240_000);
+  const { value: moving, slowest } = await pollResponsive(
+    page,
+    () => {
+      const p = document.querySelector('[data-testid="otke-learn-progress"]');
+      const s = document.querySelector('[data-testid="otke-learn-status"]');
+      const now = { value: Number(p.value), stage: p.dataset.stage ?? '', state: s.dataset.state, text: s.textContent };
+      if (now.state !== 'busy') return now;
+      window.seenProgress = window.seenProgress ?? new Set();
+      if (now.stage !== '') window.seenProgress.add(`${now.stage} ${now.value.toFixed(3)}`);
+      return window.seenProgress.size >= 3 ? now : null;
+    },
+    null,
+    240_000,
+  );
   check(moving !== null, `a ${mb} MB FASTA of ${records} sequences: fewer than 3 progress updates in 240 s`);
   check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker read the FASTA`);
   if (moving.state === 'busy') {
     await byTestId(page, 'otke-learn-cancel').click();
-    const { value: end } = await pollResponsive(page, () => {
-      const s = document.querySelector('[data-testid="otke-learn-status"]');
-      return s.dataset.state === 'busy' ? null : { state: s.dataset.state, text: s.textContent };
-    }, null, 60_000);
+    const { value: end } = await pollResponsive(
+      page,
+      () => {
+        const s = document.querySelector('[data-testid="otke-learn-status"]');
+        return s.dataset.state === 'busy' ? null : { state: s.dataset.state, text: s.textContent };
+      },
+      null,
+      60_000,
+    );
     check(end !== null && end.state === 'cancelled', `after Cancel: ${JSON.stringify(end)}`);
-    log(`a ${mb} MB FASTA of ${records} sequences: progress came (${moving.text}) after `
-      + `${((Date.now() - started) / 1000).toFixed(1)} s, slowest round trip ${slowest} ms; cancelled: ${end.text}`);
+    log(
+      `a ${mb} MB FASTA of ${records} sequences: progress came (${moving.text}) after ` +
+        `${((Date.now() - started) / 1000).toFixed(1)} s, slowest round trip ${slowest} ms; cancelled: ${end.text}`,
+    );
   } else {
-    check(moving.state === 'done' || /out_of_memory|invalid_argument/.test(moving.text),
-      `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`);
-    log(`a ${mb} MB FASTA of ${records} sequences ended after ${((Date.now() - started) / 1000).toFixed(1)} s: `
-      + `${moving.state}: ${moving.text} (slowest main-thread round trip ${slowest} ms)`);
+    check(
+      moving.state === 'done' || /out_of_memory|invalid_argument/.test(moving.text),
+      `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`,
+    );
+    log(
+      `a ${mb} MB FASTA of ${records} sequences ended after ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+        `${moving.state}: ${moving.text} (slowest main-thread round trip ${slowest} ms)`,
+    );
   }
   // The worker lives on: the panel still analyses sequences with the model in use.
   const seq = await byTestId(page, 'otke-status').evaluate((el) => Number(el.dataset.seq));

@@ -24,17 +24,25 @@ const CLI = process.env.INDUCTIVE_CLI ?? join(repoRoot, 'build', 'native-release
 const log = (msg) => console.log(`screening e2e: ${msg}`);
 const byTestId = (page, id) => page.locator(`[data-testid="${id}"]`);
 const text = async (page, id) => ((await byTestId(page, id).textContent()) ?? '').trim();
-const state = (page) => byTestId(page, 'screening-status').evaluate((el) => ({
-  state: el.dataset.state, seq: Number(el.dataset.seq), text: el.textContent, lambda: el.dataset.lambda,
-}));
+const state = (page) =>
+  byTestId(page, 'screening-status').evaluate((el) => ({
+    state: el.dataset.state,
+    seq: Number(el.dataset.seq),
+    text: el.textContent,
+    lambda: el.dataset.lambda,
+  }));
 
 /** Waits until the panel's status settles (done or error) past `afterSeq`. */
 async function settled(page, afterSeq, what) {
   try {
-    await page.waitForFunction((prev) => {
-      const el = document.querySelector('[data-testid="screening-status"]');
-      return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
-    }, afterSeq, { timeout: TIMEOUT_MS });
+    await page.waitForFunction(
+      (prev) => {
+        const el = document.querySelector('[data-testid="screening-status"]');
+        return el && Number(el.dataset.seq) > prev && (el.dataset.state === 'done' || el.dataset.state === 'error');
+      },
+      afterSeq,
+      { timeout: TIMEOUT_MS },
+    );
   } catch {
     const now = await state(page);
     throw new CheckFailed(`${what}: no result within ${TIMEOUT_MS} ms (status: ${now.state}, "${now.text}")`);
@@ -46,7 +54,9 @@ async function settled(page, afterSeq, what) {
 async function expectResult(page, what) {
   const st = await state(page);
   if (st.state === 'error') {
-    throw new CheckFailed(`${what}: error box shows ${await text(page, 'screening-error-code')}: ${await text(page, 'screening-error-message')}`);
+    throw new CheckFailed(
+      `${what}: error box shows ${await text(page, 'screening-error-code')}: ${await text(page, 'screening-error-message')}`,
+    );
   }
   check(st.state === 'done', `${what}: status should be "done", is "${st.state}"`);
   check(await byTestId(page, 'screening-error').isHidden(), `${what}: the error box should be hidden`);
@@ -55,17 +65,23 @@ async function expectResult(page, what) {
   const shape = byTestId(page, 'screening-shape');
   const n = Number(await shape.getAttribute('data-n'));
   const p = Number(await shape.getAttribute('data-p'));
-  check(fraction >= 0 && fraction <= 1 && Math.abs(fraction - nScreened / n) < 1e-12,
-    `${what}: fraction ${fraction} should be screened / n = ${nScreened} / ${n}`);
+  check(
+    fraction >= 0 && fraction <= 1 && Math.abs(fraction - nScreened / n) < 1e-12,
+    `${what}: fraction ${fraction} should be screened / n = ${nScreened} / ${n}`,
+  );
   const history = byTestId(page, 'screening-history');
-  check(await history.getAttribute('data-drawn') === 'true', `${what}: the history chart should be drawn`);
+  check((await history.getAttribute('data-drawn')) === 'true', `${what}: the history chart should be drawn`);
   const dots = await history.locator('.fraction-dots circle').count();
-  check(dots === Number(await history.getAttribute('data-points')) && dots >= 3,
-    `${what}: the history chart should have a dot per gap check (${dots})`);
-  check(await history.locator('polyline.fraction-line').count() === 1, `${what}: the history line should be drawn`);
+  check(
+    dots === Number(await history.getAttribute('data-points')) && dots >= 3,
+    `${what}: the history chart should have a dot per gap check (${dots})`,
+  );
+  check((await history.locator('polyline.fraction-line').count()) === 1, `${what}: the history line should be drawn`);
   const bars = await byTestId(page, 'screening-histogram').locator('rect.bar-kept, rect.bar-screened').count();
-  log(`${what}: ${n} x ${p}, ${nScreened} screened (${(100 * fraction).toFixed(1)}%), ${dots} gap checks, ${bars} bars; `
-    + `${await text(page, 'screening-time')}`);
+  log(
+    `${what}: ${n} x ${p}, ${nScreened} screened (${(100 * fraction).toFixed(1)}%), ${dots} gap checks, ${bars} bars; ` +
+      `${await text(page, 'screening-time')}`,
+  );
   return { fraction, nScreened, n, p, dots, bars, seq: st.seq };
 }
 
@@ -80,8 +96,10 @@ async function setRange(page, id, value) {
 async function run(page, url) {
   const native = JSON.parse(await readFile(REFERENCE, 'utf8'));
   await page.goto(`${url}#screening`);
-  check(await page.getByRole('tab', { name: 'Screening' }).getAttribute('aria-selected') === 'true',
-    'the "Screening" tab should exist and be selected by #screening');
+  check(
+    (await page.getByRole('tab', { name: 'Screening' }).getAttribute('aria-selected')) === 'true',
+    'the "Screening" tab should exist and be selected by #screening',
+  );
 
   // Digits 9 vs rest, squared hinge + L2, lambda 1: the native CLI's count, exactly.
   let st = await settled(page, 0, 'digits');
@@ -89,14 +107,20 @@ async function run(page, url) {
   check(st.lambda === '1', `the first run should use lambda 1, used ${st.lambda}`);
   check(digits.n === 1797 && digits.p === 64, `digits should be 1797 x 64, is ${digits.n} x ${digits.p}`);
   check(digits.fraction > 0.5, `digits: more than half the samples should be screened, got ${digits.fraction}`);
-  check(digits.nScreened === native.n_removed,
-    `digits: the page screened ${digits.nScreened}, the native CLI ${native.n_removed} (tests/data/screening)`);
+  check(
+    digits.nScreened === native.n_removed,
+    `digits: the page screened ${digits.nScreened}, the native CLI ${native.n_removed} (tests/data/screening)`,
+  );
   check(digits.bars >= 10, `digits: the score histogram should have many bars, has ${digits.bars}`);
-  check(await byTestId(page, 'screening-histogram').locator('rect.bar-screened').count() > 0
-    && await byTestId(page, 'screening-histogram').locator('rect.bar-kept').count() > 0,
-  'digits: the histogram should show screened and kept samples');
-  check(await byTestId(page, 'screening-picture').getAttribute('data-drawn') === 'false',
-    'digits: the interval picture is for the one-feature set only');
+  check(
+    (await byTestId(page, 'screening-histogram').locator('rect.bar-screened').count()) > 0 &&
+      (await byTestId(page, 'screening-histogram').locator('rect.bar-kept').count()) > 0,
+    'digits: the histogram should show screened and kept samples',
+  );
+  check(
+    (await byTestId(page, 'screening-picture').getAttribute('data-drawn')) === 'false',
+    'digits: the interval picture is for the one-feature set only',
+  );
   await page.screenshot({ path: join(shotDir, 'demo-screening-digits.png'), fullPage: true });
 
   // A smaller lambda (0.1): a different fraction, and more screened (the dual gets sparser).
@@ -104,8 +128,10 @@ async function run(page, url) {
   st = await settled(page, st.seq, 'lambda 0.1');
   const smaller = await expectResult(page, 'digits, lambda 0.1');
   check(st.lambda === '0.1', `the slider at step -10 should mean lambda 0.1, status says ${st.lambda}`);
-  check(smaller.fraction !== digits.fraction && smaller.fraction > digits.fraction,
-    `lambda 0.1 should screen more than lambda 1: ${smaller.fraction} vs ${digits.fraction}`);
+  check(
+    smaller.fraction !== digits.fraction && smaller.fraction > digits.fraction,
+    `lambda 0.1 should screen more than lambda 1: ${smaller.fraction} vs ${digits.fraction}`,
+  );
 
   // Breast cancer (standardised in the page's worker), intercept on.
   await byTestId(page, 'screening-source').selectOption('breast-cancer');
@@ -119,30 +145,41 @@ async function run(page, url) {
   st = await settled(page, st.seq, 'interval regression');
   const interval = await expectResult(page, 'interval regression, mu 0.2');
   const picture = byTestId(page, 'screening-picture');
-  check(await picture.getAttribute('data-drawn') === 'true', 'the interval picture should be drawn');
+  check((await picture.getAttribute('data-drawn')) === 'true', 'the interval picture should be drawn');
   const easy = await picture.locator('.intervals .screened line').count();
   const hard = await picture.locator('.intervals .kept line').count();
-  check(easy + hard === interval.n && easy === interval.nScreened && easy > 0 && hard > 0,
-    `the picture should draw ${interval.n} intervals, ${interval.nScreened} screened: ${easy} screened + ${hard} kept`);
-  check(await picture.locator('line.fit-line').count() >= 1 && await picture.locator('.legend text').count() === 3,
-    'the picture should have the fitted line and a legend');
+  check(
+    easy + hard === interval.n && easy === interval.nScreened && easy > 0 && hard > 0,
+    `the picture should draw ${interval.n} intervals, ${interval.nScreened} screened: ${easy} screened + ${hard} kept`,
+  );
+  check(
+    (await picture.locator('line.fit-line').count()) >= 1 && (await picture.locator('.legend text').count()) === 3,
+    'the picture should have the fitted line and a legend',
+  );
   await setRange(page, 'screening-mu', 0.4);
   st = await settled(page, st.seq, 'mu 0.4');
   const wider = await expectResult(page, 'interval regression, mu 0.4');
-  check(wider.nScreened > interval.nScreened, `wider intervals should screen more: ${wider.nScreened} vs ${interval.nScreened}`);
+  check(
+    wider.nScreened > interval.nScreened,
+    `wider intervals should screen more: ${wider.nScreened} vs ${interval.nScreened}`,
+  );
   await page.screenshot({ path: join(shotDir, 'demo-screening.png'), fullPage: true });
 
   // A malformed dropped file: the library's code and the line it failed on; nothing else breaks.
   await byTestId(page, 'screening-file').setInputFiles({
-    name: 'broken.svm', mimeType: 'text/plain', buffer: Buffer.from('+1 1:0.5 2:1\n-1 2:oops\n+1 1:2\n'),
+    name: 'broken.svm',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('+1 1:0.5 2:1\n-1 2:oops\n+1 1:2\n'),
   });
   st = await settled(page, st.seq, 'malformed file');
   check(st.state === 'error', `a malformed file should fail, status: "${st.text}"`);
   check(await byTestId(page, 'screening-error').isVisible(), 'the error box should be visible');
   const code = await text(page, 'screening-error-code');
   const message = await text(page, 'screening-error-message');
-  check(code === 'invalid_argument' && message.startsWith('broken.svm: libsvm: line 2'),
-    `the error box should show invalid_argument and the line: "${code}": "${message}"`);
+  check(
+    code === 'invalid_argument' && message.startsWith('broken.svm: libsvm: line 2'),
+    `the error box should show invalid_argument and the line: "${code}": "${message}"`,
+  );
   log(`malformed file: error box shows ${code}: ${message}`);
   await page.screenshot({ path: join(shotDir, 'demo-screening-error.png'), fullPage: true });
 
@@ -155,12 +192,14 @@ async function run(page, url) {
   }
   await byTestId(page, 'screening-header').check();
   await byTestId(page, 'screening-file').setInputFiles({
-    name: 'mine.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n') + '\n'),
+    name: 'mine.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from(rows.join('\n') + '\n'),
   });
   st = await settled(page, st.seq, 'dropped CSV');
   const mine = await expectResult(page, 'dropped mine.csv');
   check(mine.n === 60 && mine.p === 2, `mine.csv should be 60 x 2, is ${mine.n} x ${mine.p}`);
-  check(await byTestId(page, 'screening-source').inputValue() === 'file', 'the dropped file should be the dataset');
+  check((await byTestId(page, 'screening-source').inputValue()) === 'file', 'the dropped file should be the dataset');
 
   await cancelLongRun(page, st);
   st = await state(page);
@@ -177,28 +216,57 @@ async function run(page, url) {
 // screened at each lambda must be the native CLI's (`inductive path`, same grid and tolerance).
 async function regularisationPath(page) {
   await byTestId(page, 'screening-path-run').click();
-  await page.waitForFunction(() => {
-    const el = document.querySelector('[data-testid="screening-path-summary"]');
-    return el && el.dataset.state !== 'busy' && el.dataset.state !== 'idle';
-  }, null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('[data-testid="screening-path-summary"]');
+      return el && el.dataset.state !== 'busy' && el.dataset.state !== 'idle';
+    },
+    null,
+    { timeout: 120_000 },
+  );
   const summary = await byTestId(page, 'screening-path-summary').evaluate((el) => ({
-    state: el.dataset.state, text: el.textContent, speedup: Number(el.dataset.speedup),
+    state: el.dataset.state,
+    text: el.textContent,
+    speedup: Number(el.dataset.speedup),
   }));
   check(summary.state === 'done', `the path should run: "${summary.text}"`);
   const chart = byTestId(page, 'screening-path-chart');
-  check(await chart.getAttribute('data-drawn') === 'true' && await chart.getAttribute('data-points') === '20',
-    'the path chart should show 20 lambdas');
+  check(
+    (await chart.getAttribute('data-drawn')) === 'true' && (await chart.getAttribute('data-points')) === '20',
+    'the path chart should show 20 lambdas',
+  );
   const titles = await chart.locator('circle title').allTextContents();
   const fractions = titles.map((t) => Number(/: ([\d.]+)% screened/.exec(t)?.[1]) / 100);
   const out = join(tmpdir(), `inductive-path-${process.pid}.json`);
-  execFileSync(CLI, ['path', '--csv', join(repoRoot, 'data', 'screening', 'digits.csv.gz'), '--one-vs-rest', '9',
-    '--lambda-max', '1', '--ratio', '0.001', '--count', '20', '--tol', '1e-9', '--screening-only', '--out', out],
-  { stdio: 'ignore' });
+  execFileSync(
+    CLI,
+    [
+      'path',
+      '--csv',
+      join(repoRoot, 'data', 'screening', 'digits.csv.gz'),
+      '--one-vs-rest',
+      '9',
+      '--lambda-max',
+      '1',
+      '--ratio',
+      '0.001',
+      '--count',
+      '20',
+      '--tol',
+      '1e-9',
+      '--screening-only',
+      '--out',
+      out,
+    ],
+    { stdio: 'ignore' },
+  );
   const nativePath = JSON.parse(await readFile(out, 'utf8'));
   await rm(out, { force: true });
   nativePath.points.forEach((pt, i) => {
-    check(Math.abs(fractions[i] - pt.fraction_screened) <= 0.005,
-      `lambda ${pt.lambda}: the page screened ${fractions[i]}, the native CLI ${pt.fraction_screened}`);
+    check(
+      Math.abs(fractions[i] - pt.fraction_screened) <= 0.005,
+      `lambda ${pt.lambda}: the page screened ${fractions[i]}, the native CLI ${pt.fraction_screened}`,
+    );
   });
   await chart.screenshot({ path: join(shotDir, 'demo-screening-path.png') });
   log(`path: ${summary.text} (fractions match the native CLI at all 20 lambdas)`);
@@ -214,34 +282,52 @@ async function cancelLongRun(page, st) {
   await setRange(page, 'screening-lambda', Number(min));
   st = await settled(page, st.seq, 'smallest lambda on mine.csv');
   let seed = 5;
-  const rnd = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32 - 0.5; };
+  const rnd = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32 - 0.5;
+  };
   const lines = [Array.from({ length: 50 }, (_, j) => `f${j}`).join(',') + ',label'];
   for (let i = 0; i < 20000; i++) {
     const x = Array.from({ length: 50 }, rnd);
     lines.push(`${x.map((v) => v.toFixed(3)).join(',')},${x[0] + 0.3 * rnd() > 0 ? 1 : 0}`);
   }
   await byTestId(page, 'screening-file').setInputFiles({
-    name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n') + '\n'),
+    name: 'big.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from(lines.join('\n') + '\n'),
   });
-  await page.waitForFunction(() => {
-    const bar = document.querySelector('[data-testid="screening-progress"]');
-    return bar && !bar.hidden && bar.dataset.stage === 'solve';
-  }, null, { timeout: TIMEOUT_MS });
+  await page.waitForFunction(
+    () => {
+      const bar = document.querySelector('[data-testid="screening-progress"]');
+      return bar && !bar.hidden && bar.dataset.stage === 'solve';
+    },
+    null,
+    { timeout: TIMEOUT_MS },
+  );
   const clicked = Date.now();
   await byTestId(page, 'screening-cancel').click();
-  await page.waitForFunction((prev) => {
-    const el = document.querySelector('[data-testid="screening-status"]');
-    return el && Number(el.dataset.seq) > prev && el.dataset.state !== 'computing';
-  }, st.seq, { timeout: TIMEOUT_MS });
+  await page.waitForFunction(
+    (prev) => {
+      const el = document.querySelector('[data-testid="screening-status"]');
+      return el && Number(el.dataset.seq) > prev && el.dataset.state !== 'computing';
+    },
+    st.seq,
+    { timeout: TIMEOUT_MS },
+  );
   const after = await state(page);
   check(after.state === 'cancelled', `the long run should end cancelled, status: ${after.state} "${after.text}"`);
   check(await byTestId(page, 'screening-error').isHidden(), 'a cancel is not an error');
   const isolated = await page.evaluate(() => self.crossOriginIsolated);
   const fileOption = await byTestId(page, 'screening-source').locator('option[value="file"]').textContent();
-  check(isolated === !/drop it again/.test(fileOption),
-    `after the cancel the dropped file should ${isolated ? 'stay' : 'be gone (worker restarted)'}: "${fileOption}"`);
-  log(`cancel: 20000 x 50 logistic run cancelled ${Date.now() - clicked} ms after the click (${isolated
-    ? 'shared memory: the solver stopped' : 'no shared memory: the worker restarted'}); "${after.text}"`);
+  check(
+    isolated === !/drop it again/.test(fileOption),
+    `after the cancel the dropped file should ${isolated ? 'stay' : 'be gone (worker restarted)'}: "${fileOption}"`,
+  );
+  log(
+    `cancel: 20000 x 50 logistic run cancelled ${Date.now() - clicked} ms after the click (${
+      isolated ? 'shared memory: the solver stopped' : 'no shared memory: the worker restarted'
+    }); "${after.text}"`,
+  );
 }
 
 runDemoTest({
@@ -250,7 +336,9 @@ runDemoTest({
   timeoutMs: TIMEOUT_MS,
   body: async ({ page, url }) => {
     await run(page, url);
-    log(`screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png, `
-      + 'demo-screening-path.png)');
+    log(
+      `screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png, ` +
+        'demo-screening-path.png)',
+    );
   },
 });

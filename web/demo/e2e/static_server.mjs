@@ -38,7 +38,11 @@ export async function startStaticServer(root, { isolated = false } = {}) {
     let file = normalize(join(base, path));
     const reply = (status, body, type = 'text/plain; charset=utf-8') => {
       requests.push(`${status} ${path}`);
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...(isolated ? ISOLATION_HEADERS : {}) });
+      res.writeHead(status, {
+        'content-type': type,
+        'cache-control': 'no-store',
+        ...(isolated ? ISOLATION_HEADERS : {}),
+      });
       res.end(body);
     };
     // Refuse anything that resolves outside the served folder (../ tricks).

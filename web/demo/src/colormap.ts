@@ -21,8 +21,15 @@ export function rampGradient(anchors: ReadonlyArray<Rgb>, direction = 'to right'
 // Viridis (perceptually uniform, readable in greyscale and by most colour-blind readers), as 9 anchors:
 // indistinguishable from the 256-entry table at heatmap cell sizes.
 const VIRIDIS: ReadonlyArray<Rgb> = [
-  [68, 1, 84], [71, 45, 123], [59, 82, 139], [44, 114, 142], [33, 145, 140],
-  [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37],
+  [68, 1, 84],
+  [71, 45, 123],
+  [59, 82, 139],
+  [44, 114, 142],
+  [33, 145, 140],
+  [39, 173, 129],
+  [92, 200, 99],
+  [170, 220, 50],
+  [253, 231, 37],
 ];
 
 /** RGB for t in [0, 1] (clamped). */

@@ -19,7 +19,9 @@ function append(node: Element, children: Child[]): void {
 }
 
 export function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K, attrs: Attrs = {}, ...children: Child[]
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   applyAttrs(node, attrs);
@@ -30,7 +32,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K, attrs: Attrs = {}, ...children: Child[]
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
 ): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG_NS, tag);
   applyAttrs(node, attrs);

@@ -5,8 +5,7 @@
 import { SolverError, toSolverError } from './solver_client';
 
 export type Outcome<Req, Res> =
-  | { ok: true; request: Req; response: Res }
-  | { ok: false; request: Req; error: SolverError };
+  { ok: true; request: Req; response: Res } | { ok: false; request: Req; error: SolverError };
 
 export interface LatestOnlyListener<Req, Res> {
   /** A computation has been started or queued; the page is now "computing". */

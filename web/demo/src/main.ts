@@ -18,7 +18,8 @@ const PANELS: PanelDef[] = [
 
 // A factory, not a worker: cancelling a long call on a page without shared memory restarts the worker.
 const solver = new SolverClient(
-  () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' }));
+  () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'inductive-solver' }),
+);
 
 const version = byId('lib-version');
 const simd = byId('lib-simd');

@@ -18,13 +18,30 @@ export interface PanelDef {
 
 export function mountPanels(tabList: HTMLElement, host: HTMLElement, defs: PanelDef[], ctx: PanelContext): void {
   const mounted = new Set<string>();
-  const tabs = defs.map((def) => h('button', {
-    type: 'button', role: 'tab', id: `tab-${def.id}`, 'aria-controls': `panel-${def.id}`,
-    'aria-selected': 'false', tabindex: -1, 'data-testid': `tab-${def.id}`,
-  }, def.title));
-  const sections = defs.map((def) => h('section', {
-    role: 'tabpanel', id: `panel-${def.id}`, 'aria-labelledby': `tab-${def.id}`, class: 'panel', hidden: true,
-  }));
+  const tabs = defs.map((def) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        id: `tab-${def.id}`,
+        'aria-controls': `panel-${def.id}`,
+        'aria-selected': 'false',
+        tabindex: -1,
+        'data-testid': `tab-${def.id}`,
+      },
+      def.title,
+    ),
+  );
+  const sections = defs.map((def) =>
+    h('section', {
+      role: 'tabpanel',
+      id: `panel-${def.id}`,
+      'aria-labelledby': `tab-${def.id}`,
+      class: 'panel',
+      hidden: true,
+    }),
+  );
   tabList.append(...tabs);
   host.append(...sections);
 
@@ -48,9 +65,20 @@ export function mountPanels(tabList: HTMLElement, host: HTMLElement, defs: Panel
     // WAI-ARIA tabs pattern: arrows move between tabs, Home/End jump to the ends.
     tab.addEventListener('keydown', (event) => {
       const last = defs.length - 1;
-      const to = event.key === 'ArrowRight' ? (i === last ? 0 : i + 1)
-        : event.key === 'ArrowLeft' ? (i === 0 ? last : i - 1)
-        : event.key === 'Home' ? 0 : event.key === 'End' ? last : -1;
+      const to =
+        event.key === 'ArrowRight'
+          ? i === last
+            ? 0
+            : i + 1
+          : event.key === 'ArrowLeft'
+            ? i === 0
+              ? last
+              : i - 1
+            : event.key === 'Home'
+              ? 0
+              : event.key === 'End'
+                ? last
+                : -1;
       if (to < 0) return;
       event.preventDefault();
       select(to, true);

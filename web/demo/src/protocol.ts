@@ -190,11 +190,21 @@ export interface OtkeOpenResponse {
 export const MAX_MODEL_FILE_BYTES = 256 * 2 ** 20;
 
 export type OtkeRequest =
-  | OtkeInfoRequest | OtkeAnalyseRequest | OtkeFitHeadRequest | OtkeLearnRequest | OtkeResetHeadRequest
-  | OtkeSaveRequest | OtkeOpenRequest;
+  | OtkeInfoRequest
+  | OtkeAnalyseRequest
+  | OtkeFitHeadRequest
+  | OtkeLearnRequest
+  | OtkeResetHeadRequest
+  | OtkeSaveRequest
+  | OtkeOpenRequest;
 export type OtkeResponse =
-  | OtkeInfoResponse | OtkeAnalyseResponse | OtkeFitHeadResponse | OtkeLearnResponse | OtkeResetHeadResponse
-  | OtkeSaveResponse | OtkeOpenResponse;
+  | OtkeInfoResponse
+  | OtkeAnalyseResponse
+  | OtkeFitHeadResponse
+  | OtkeLearnResponse
+  | OtkeResetHeadResponse
+  | OtkeSaveResponse
+  | OtkeOpenResponse;
 
 // ---- Safe sample screening ----------------------------------------------------------------------------------
 // The worker keeps one dataset per source (the bundled ones are loaded on first use; a dropped file replaces the
@@ -430,11 +440,19 @@ export interface GraphitSaveResponse {
 }
 
 export type GraphitRequest =
-  | GraphitInfoRequest | GraphitAnalyseRequest | GraphitExamplesRequest | GraphitRefitRequest | GraphitResetRequest
+  | GraphitInfoRequest
+  | GraphitAnalyseRequest
+  | GraphitExamplesRequest
+  | GraphitRefitRequest
+  | GraphitResetRequest
   | GraphitSaveRequest;
 export type GraphitResponse =
-  | GraphitInfoResponse | GraphitAnalyseResponse | GraphitExamplesResponse | GraphitRefitResponse
-  | GraphitResetResponse | GraphitSaveResponse;
+  | GraphitInfoResponse
+  | GraphitAnalyseResponse
+  | GraphitExamplesResponse
+  | GraphitRefitResponse
+  | GraphitResetResponse
+  | GraphitSaveResponse;
 
 /** Add more methods here as panels are added: the union keeps the worker's dispatch exhaustive. */
 export type SolveRequest = OtRequest | OtkeRequest | ScreeningRequest | GraphitRequest;

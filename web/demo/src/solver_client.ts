@@ -10,7 +10,10 @@
 import type { FromWorker, LibraryInfo, ResponseFor, SolveRequest, SolveResponse, ToWorker } from './protocol';
 
 export class SolverError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'SolverError';
   }
@@ -44,7 +47,9 @@ export class SolverClient {
   /** Resolves once the wasm is loaded; rejects with the reason it could not be. */
   readonly ready: Promise<LibraryInfo>;
   readonly cancelMode: CancelMode =
-    typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true ? 'shared-memory' : 'restart-worker';
+    typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true
+      ? 'shared-memory'
+      : 'restart-worker';
   private readonly restartListeners: (() => void)[] = [];
   private readonly calls = new Map<number, PendingCall>();
   private nextId = 1;
@@ -55,7 +60,10 @@ export class SolverClient {
   private rejectReady!: (err: SolverError) => void;
 
   constructor(private readonly startWorker: () => Worker) {
-    this.ready = new Promise((resolve, reject) => { this.resolveReady = resolve; this.rejectReady = reject; });
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
     this.attach(startWorker());
   }
 
@@ -63,16 +71,23 @@ export class SolverClient {
     if (this.broken) return Promise.reject(this.broken);
     if (options.signal?.aborted) return Promise.reject(cancelled());
     const id = this.nextId++;
-    const cancel = this.cancelMode === 'shared-memory' && options.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+    const cancel =
+      this.cancelMode === 'shared-memory' && options.signal ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
     return new Promise<ResponseFor<R>>((resolve, reject) => {
       this.calls.set(id, {
-        resolve: (response) => resolve(response as ResponseFor<R>), reject, onProgress: options.onProgress,
+        resolve: (response) => resolve(response as ResponseFor<R>),
+        reject,
+        onProgress: options.onProgress,
       });
-      options.signal?.addEventListener('abort', () => {
-        if (!this.calls.has(id)) return;
-        if (cancel) Atomics.store(cancel, 0, 1);
-        else this.restart(id);
-      }, { once: true });
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          if (!this.calls.has(id)) return;
+          if (cancel) Atomics.store(cancel, 0, 1);
+          else this.restart(id);
+        },
+        { once: true },
+      );
       const message: ToWorker = cancel ? { id, request, cancel } : { id, request };
       this.worker.postMessage(message, options.transfer ?? []);
     });
@@ -89,12 +104,22 @@ export class SolverClient {
       if (worker !== this.worker) return;
       const msg = event.data;
       switch (msg.kind) {
-        case 'ready': this.resolveReady(msg.info); break;
+        case 'ready':
+          this.resolveReady(msg.info);
+          break;
         // Not "broken": requests still reach the worker, and each reports this same error with its own id.
-        case 'init-error': this.rejectReady(new SolverError(msg.error.code, msg.error.message)); break;
-        case 'progress': this.calls.get(msg.id)?.onProgress?.(msg.stage, msg.fraction); break;
-        case 'result': this.settle(msg.id, (call) => call.resolve(msg.response)); break;
-        case 'error': this.settle(msg.id, (call) => call.reject(new SolverError(msg.error.code, msg.error.message))); break;
+        case 'init-error':
+          this.rejectReady(new SolverError(msg.error.code, msg.error.message));
+          break;
+        case 'progress':
+          this.calls.get(msg.id)?.onProgress?.(msg.stage, msg.fraction);
+          break;
+        case 'result':
+          this.settle(msg.id, (call) => call.resolve(msg.response));
+          break;
+        case 'error':
+          this.settle(msg.id, (call) => call.reject(new SolverError(msg.error.code, msg.error.message)));
+          break;
       }
     });
     // A module worker that fails to load (syntax error, missing import, blocked URL) only fires a bare 'error'
@@ -118,8 +143,11 @@ export class SolverClient {
     const calls = [...this.calls.entries()];
     this.calls.clear();
     for (const [other, call] of calls) {
-      call.reject(other === id ? cancelled()
-        : new SolverError('cancelled', 'stopped: another computation was cancelled and the worker restarted'));
+      call.reject(
+        other === id
+          ? cancelled()
+          : new SolverError('cancelled', 'stopped: another computation was cancelled and the worker restarted'),
+      );
     }
     this.attach(this.startWorker());
     for (const listener of this.restartListeners) listener();

@@ -25,9 +25,11 @@ function toErrorInfo(err: unknown): ErrorInfo {
 // The wasm is located relative to the package's own module URL; Vite emits it next to this worker's bundle.
 const library: Promise<Inductive> = init();
 library.then(
-  (ind) => post({
-    kind: 'ready', info: { version: ind.version, simd: ind.simd, threads: ind.threads, threadsNote: ind.threadsNote },
-  }),
+  (ind) =>
+    post({
+      kind: 'ready',
+      info: { version: ind.version, simd: ind.simd, threads: ind.threads, threadsNote: ind.threadsNote },
+    }),
   (err: unknown) => post({ kind: 'init-error', error: toErrorInfo(err) }),
 );
 
@@ -45,12 +47,18 @@ function solveOt(ind: Inductive, req: OtRequest): OtResponse {
   let transportCost = 0;
   for (let k = 0; k < cost.length; k++) transportCost += res.plan[k] * cost[k];
   return {
-    method: 'ot', n: res.n, p: res.p,
+    method: 'ot',
+    n: res.n,
+    p: res.p,
     // Transferring detaches the buffer: a private copy means that never depends on whether the library's
     // output arrays share one.
     plan: res.plan.slice(),
-    nIter: res.nIter, marginalError: res.marginalError, converged: res.converged,
-    regularisedCost: res.cost, transportCost, computeMs,
+    nIter: res.nIter,
+    marginalError: res.marginalError,
+    converged: res.converged,
+    regularisedCost: res.cost,
+    transportCost,
+    computeMs,
   };
 }
 
@@ -72,9 +80,14 @@ function progressFor(id: number, cancel: Int32Array | undefined): ProgressCallba
   };
 }
 
-function solve(ind: Inductive, request: SolveRequest, progress: ProgressCallback): SolveResponse | Promise<SolveResponse> {
+function solve(
+  ind: Inductive,
+  request: SolveRequest,
+  progress: ProgressCallback,
+): SolveResponse | Promise<SolveResponse> {
   switch (request.method) {
-    case 'ot': return solveOt(ind, request);
+    case 'ot':
+      return solveOt(ind, request);
     case 'otke-info':
     case 'otke-analyse':
     case 'otke-fit-head':
@@ -105,7 +118,8 @@ function solve(ind: Inductive, request: SolveRequest, progress: ProgressCallback
 /** Output buffers handed to the page without a copy (each response owns its arrays). */
 function transferables(response: SolveResponse): Transferable[] {
   switch (response.method) {
-    case 'ot': return [response.plan.buffer as ArrayBuffer];
+    case 'ot':
+      return [response.plan.buffer as ArrayBuffer];
     case 'screening-load-file':
     case 'screening-run':
     case 'screening-path':
@@ -117,7 +131,8 @@ function transferables(response: SolveResponse): Transferable[] {
     case 'graphit-reset':
     case 'graphit-save':
       return graphitTransferables(response);
-    default: return otkeTransferables(response);
+    default:
+      return otkeTransferables(response);
   }
 }
 

@@ -30,7 +30,14 @@ export function expectInductiveError(body: () => unknown, code: ErrorCodeName, .
 }
 
 /** The padded slice [b] of a batch output with `stride` values per problem, cut to `rows` x `cols` of `ld`. */
-export function unpad(x: Float32Array, b: number, stride: number, rows: number, cols: number, ld: number): Float32Array {
+export function unpad(
+  x: Float32Array,
+  b: number,
+  stride: number,
+  rows: number,
+  cols: number,
+  ld: number,
+): Float32Array {
   const out = new Float32Array(rows * cols);
   for (let i = 0; i < rows; ++i) out.set(x.subarray(b * stride + i * ld, b * stride + i * ld + cols), i * cols);
   return out;

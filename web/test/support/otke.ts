@@ -45,8 +45,11 @@ export function classNames(labels: string[]): { positive: string; negative: stri
 }
 
 /** All vendored sequences with their class named as in `labels` (a model's): promoters first, then the others. */
-export function labelledPromoters(labels: string[] = ['promoter', 'non-promoter']):
-  { sequences: string[]; labels: string[]; names: string[] } {
+export function labelledPromoters(labels: string[] = ['promoter', 'non-promoter']): {
+  sequences: string[];
+  labels: string[];
+  names: string[];
+} {
   const { positive, negative } = classNames(labels);
   const pos = promoters('ecoli_prom_150.fa');
   const neg = promoters('ecoli_non_prom_150.fa');
@@ -59,9 +62,9 @@ export function labelledPromoters(labels: string[] = ['promoter', 'non-promoter'
 
 /** The 8 sequences of the reference file: the first 4 promoters, then the first 4 non-promoters. */
 export function referenceSequences(): string[] {
-  return [
-    ...promoters('ecoli_prom_150.fa').slice(0, 4), ...promoters('ecoli_non_prom_150.fa').slice(0, 4),
-  ].map((r) => r.sequence);
+  return [...promoters('ecoli_prom_150.fa').slice(0, 4), ...promoters('ecoli_non_prom_150.fa').slice(0, 4)].map(
+    (r) => r.sequence,
+  );
 }
 
 /** A float32 or int32 .npy file (format 1.0/2.0, little-endian, C order). */
@@ -77,7 +80,11 @@ export function readNpy(bytes: Uint8Array): { shape: number[]; data: Float32Arra
   const fortran = /'fortran_order':\s*(True|False)/.exec(header)?.[1];
   const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1] ?? '';
   if (fortran !== 'False') throw new Error('.npy: only C order is read here');
-  const shape = shapeText.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  const shape = shapeText
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
   const count = shape.reduce((a, b) => a * b, 1);
   const body = bytes.slice(start + headerLength, start + headerLength + 4 * count);
   if (descr === '<f4') return { shape, data: new Float32Array(body.buffer, 0, count) };
@@ -109,16 +116,28 @@ export function readSafetensors(bytes: Uint8Array): ParsedModel {
 }
 
 /** A model file written by the spec: `config` and `tensors` as given, model kind and version as asked. */
-export function writeModel(config: object, tensors: Iterable<SpecTensor>, model = 'otke', formatVersion = 1): Uint8Array {
+export function writeModel(
+  config: object,
+  tensors: Iterable<SpecTensor>,
+  model = 'otke',
+  formatVersion = 1,
+): Uint8Array {
   return safetensorsBytes({ metadata: inductiveMetadata(model, config, formatVersion), tensors: [...tensors] });
 }
 
 /** The parsed model with its config changed by `edit` and, optionally, without some tensors. */
-export function editModel(bytes: Uint8Array, edit: (config: Record<string, any>) => void, drop: string[] = []): Uint8Array {
+export function editModel(
+  bytes: Uint8Array,
+  edit: (config: Record<string, any>) => void,
+  drop: string[] = [],
+): Uint8Array {
   const parsed = readSafetensors(bytes);
   const config = structuredClone(parsed.config) as Record<string, any>;
   edit(config);
-  return writeModel(config, [...parsed.tensors.values()].filter((t) => !drop.includes(t.name)));
+  return writeModel(
+    config,
+    [...parsed.tensors.values()].filter((t) => !drop.includes(t.name)),
+  );
 }
 
 /** One-hot k-mers / sqrt(k) of a DNA sequence: the local features of inductive/sequence.h, [L - k + 1, 4 k]. */

@@ -66,7 +66,11 @@ export function referenceSinkhorn(pr: ReferenceProblem): ReferenceSolution {
 
 /** ||P 1 - a||_1 + ||P^T 1 - b||_1, in float64. */
 export function marginalError(
-  plan: ArrayLike<number>, n: number, p: number, a: ArrayLike<number>, b: ArrayLike<number>,
+  plan: ArrayLike<number>,
+  n: number,
+  p: number,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
 ): number {
   const { rows, cols } = sums(plan, n, p);
   let err = 0;

@@ -19,12 +19,14 @@ try {
 } catch (e) {
   errorCode = e instanceof InductiveError ? e.code : `not an InductiveError: ${e}`;
 }
-console.log(JSON.stringify({
-  version: ind.version,
-  simd: ind.simd,
-  planError: Math.abs(r.plan[0] - closedForm),
-  converged: r.converged,
-  labels: prediction.labels,
-  probabilitySum: prediction.probabilities[0] + prediction.probabilities[1],
-  errorCode,
-}));
+console.log(
+  JSON.stringify({
+    version: ind.version,
+    simd: ind.simd,
+    planError: Math.abs(r.plan[0] - closedForm),
+    converged: r.converged,
+    labels: prediction.labels,
+    probabilitySum: prediction.probabilities[0] + prediction.probabilities[1],
+    errorCode,
+  }),
+);

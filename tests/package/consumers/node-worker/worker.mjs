@@ -6,7 +6,7 @@ import { init } from 'inductive';
 const ind = await init();
 const bytes = new Uint8Array(readFileSync(workerData.model));
 const graphitBytes = new Uint8Array(readFileSync(workerData.graphit));
-const MODELS = 1000;   // OTKE models, and as many GraphiT models
+const MODELS = 1000; // OTKE models, and as many GraphiT models
 const SEQUENCES = 100_000;
 const BATCH = 1000;
 
@@ -33,7 +33,8 @@ function loadUseDispose(i) {
   model.predict(['TTGACAATTAATCATCGGCTCGTATAATGTGTGGAATTGTGAGCGGATAACAATT']);
   const graph = ind.loadGraphitModel(graphitBytes);
   graph.predictSmiles(['O=[N+]([O-])c1ccccc1']);
-  if (dispose !== undefined && i % 2 === 1) {   // what `using` calls
+  if (dispose !== undefined && i % 2 === 1) {
+    // what `using` calls
     model[dispose]();
     graph[dispose]();
   } else {
@@ -64,9 +65,16 @@ const embedSeconds = (performance.now() - t) / 1000;
 model.dispose();
 
 parentPort.postMessage({
-  symbolDispose: dispose !== undefined, models: MODELS, modelsSeconds,
-  modelsWasmGrowth: afterModels.wasm - beforeModels.wasm, modelsJsGrowth: afterModels.js - beforeModels.js,
-  sequences: SEQUENCES, embedSeconds,
-  embedWasmGrowth: afterEmbed.wasm - beforeEmbed.wasm, embedJsGrowth: afterEmbed.js - beforeEmbed.js,
-  wasmBytes: afterEmbed.wasm, jsBytes: afterEmbed.js, gc: typeof globalThis.gc === 'function',
+  symbolDispose: dispose !== undefined,
+  models: MODELS,
+  modelsSeconds,
+  modelsWasmGrowth: afterModels.wasm - beforeModels.wasm,
+  modelsJsGrowth: afterModels.js - beforeModels.js,
+  sequences: SEQUENCES,
+  embedSeconds,
+  embedWasmGrowth: afterEmbed.wasm - beforeEmbed.wasm,
+  embedJsGrowth: afterEmbed.js - beforeEmbed.js,
+  wasmBytes: afterEmbed.wasm,
+  jsBytes: afterEmbed.js,
+  gc: typeof globalThis.gc === 'function',
 });

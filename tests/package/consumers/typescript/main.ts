@@ -1,8 +1,15 @@
 // (c) A strict TypeScript project type-checked against the shipped .d.ts only (no @types/node, no sources).
 // The @ts-expect-error lines fail the check if the types were too loose (e.g. `any`) to catch the mistake.
 import {
-  init, InductiveError, type ErrorCodeName, type Inductive, type OtkeModel, type SinkhornResult,
-  type GraphitModel, type ScreeningDataset, type ScreenResult,
+  init,
+  InductiveError,
+  type ErrorCodeName,
+  type Inductive,
+  type OtkeModel,
+  type SinkhornResult,
+  type GraphitModel,
+  type ScreeningDataset,
+  type ScreenResult,
 } from 'inductive';
 
 export async function main(modelBytes: Uint8Array, graphBytes: Uint8Array, libsvm: string): Promise<number> {

@@ -22,12 +22,16 @@ self.onmessage = async ({ data }) => {
     const prediction = model.predict(['TTGACAATTAATCATCGGCTCGTATAATGTGTGGAATTGTGAGCGGATAACAATT']);
     // Work for several threads: 64 problems of 40 x 30, and 48 sequences through the OTKE model.
     let seed = 12345;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-    const batch = 64, n = 40, p = 30;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const batch = 64,
+      n = 40,
+      p = 30;
     const cost = Float32Array.from({ length: batch * n * p }, random);
     const solved = ind.sinkhornBatch(cost, { batch, nMax: n, pMax: p }, { eps: 0.05, maxIter: 200 });
     const letters = 'ACGT';
-    const sequences = Array.from({ length: 48 }, () => Array.from({ length: 150 }, () => letters[Math.floor(random() * 4)]).join(''));
+    const sequences = Array.from({ length: 48 }, () =>
+      Array.from({ length: 150 }, () => letters[Math.floor(random() * 4)]).join(''),
+    );
     // And 24 molecules through the GraphiT model (its attention is split by graph).
     const graphit = ind.loadGraphitModel(new Uint8Array(await (await fetch(data.graphitModel)).arrayBuffer()));
     const rings = ['c1ccccc1', 'c1ccc2ccccc2c1', 'c1ccc2cc3ccccc3cc2c1'];
@@ -51,7 +55,10 @@ self.onmessage = async ({ data }) => {
     ind.dispose();
     const afterDispose = Array.from(survivor.predict(sequences).probabilities);
     survivor.dispose();
-    const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm'));
+    const wasm = performance
+      .getEntriesByType('resource')
+      .map((e) => e.name)
+      .filter((n) => n.endsWith('.wasm'));
     self.postMessage({
       ok: true,
       simd: ind.simd,

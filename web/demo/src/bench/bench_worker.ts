@@ -15,7 +15,7 @@ export interface BenchRow {
 }
 
 function medianSeconds(repeats: number, body: () => void): number {
-  body();  // warm-up: compiles, grows memory
+  body(); // warm-up: compiles, grows memory
   const times: number[] = [];
   for (let r = 0; r < repeats; r++) {
     const t0 = performance.now();

@@ -7,7 +7,10 @@ import { workloads } from './inputs';
 
 function runInWorker(threads: number): Promise<BenchRow> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./bench_worker.ts', import.meta.url), { type: 'module', name: `bench-${threads}` });
+    const worker = new Worker(new URL('./bench_worker.ts', import.meta.url), {
+      type: 'module',
+      name: `bench-${threads}`,
+    });
     worker.onmessage = ({ data }: MessageEvent<{ ok: boolean; row?: BenchRow; error?: string }>) => {
       worker.terminate();
       if (data.ok && data.row) resolve(data.row);
@@ -49,8 +52,13 @@ export async function mountBenchPage(root: HTMLElement): Promise<void> {
       const row = await runInWorker(threads);
       rows.push(row);
       const tr = document.createElement('tr');
-      for (const v of [String(row.threads), fmt(row.sinkhorn_problems_per_s), fmt(row.otke_sequences_per_s),
-        fmt(row.graphit_molecules_per_s), `${(row.wasm_memory_bytes / 2 ** 20).toFixed(1)} MiB`]) {
+      for (const v of [
+        String(row.threads),
+        fmt(row.sinkhorn_problems_per_s),
+        fmt(row.otke_sequences_per_s),
+        fmt(row.graphit_molecules_per_s),
+        `${(row.wasm_memory_bytes / 2 ** 20).toFixed(1)} MiB`,
+      ]) {
         const td = document.createElement('td');
         td.textContent = v;
         tr.append(td);

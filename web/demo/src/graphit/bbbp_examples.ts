@@ -18,7 +18,7 @@ export function bbbpExamples(ind: Inductive, nodeLabels: readonly string[], perC
   const picked: Record<string, GraphitLabelledMolecule[]> = { permeable: [], 'non-permeable': [] };
   let read = 0;
   let skipped = 0;
-  const lines = bbbpCsv.split(/\r?\n/).slice(1);  // header: smiles,p_np
+  const lines = bbbpCsv.split(/\r?\n/).slice(1); // header: smiles,p_np
   for (const line of lines) {
     if (picked.permeable.length >= perClass && picked['non-permeable'].length >= perClass) break;
     const comma = line.lastIndexOf(',');
@@ -34,8 +34,11 @@ export function bbbpExamples(ind: Inductive, nodeLabels: readonly string[], perC
     picked[label].push({ smiles, label });
   }
   return {
-    method: 'graphit-examples', molecules: [...picked.permeable, ...picked['non-permeable']], source: BBBP_SOURCE,
-    read, skipped,
+    method: 'graphit-examples',
+    molecules: [...picked.permeable, ...picked['non-permeable']],
+    source: BBBP_SOURCE,
+    read,
+    skipped,
   };
 }
 
@@ -43,6 +46,6 @@ function usable(ind: Inductive, known: Set<string>, smiles: string): boolean {
   try {
     return ind.parseSmiles(smiles).atoms.every((a) => known.has(a));
   } catch {
-    return false;  // the parser refuses it (the library's error is not worth showing for an example we skip)
+    return false; // the parser refuses it (the library's error is not worth showing for an example we skip)
   }
 }

@@ -15,12 +15,16 @@ let rdkit: Promise<MainModule> | null = null;
 
 /** RDKit's module, loaded once (its own chunk and about 7 MB of wasm, served next to the bundle). */
 export function loadRDKit(): Promise<MainModule> {
-  rdkit ??= import('@rdkit/rdkit').then(({ default: initRDKitModule }) => initRDKitModule({ locateFile: () => rdkitWasmUrl })).then((module) => {
-    // RDKit would print parse and valence complaints to the console; the panel reports them itself.
-    module.disable_logging();
-    return module;
+  rdkit ??= import('@rdkit/rdkit')
+    .then(({ default: initRDKitModule }) => initRDKitModule({ locateFile: () => rdkitWasmUrl }))
+    .then((module) => {
+      // RDKit would print parse and valence complaints to the console; the panel reports them itself.
+      module.disable_logging();
+      return module;
+    });
+  rdkit.catch(() => {
+    rdkit = null;
   });
-  rdkit.catch(() => { rdkit = null; });
   return rdkit;
 }
 
@@ -44,7 +48,10 @@ export class MoleculeView {
 
   constructor() {
     this.drawing = h('div', {
-      class: 'graphit-molecule', 'data-testid': 'graphit-molecule', 'data-drawn': 'false', role: 'img',
+      class: 'graphit-molecule',
+      'data-testid': 'graphit-molecule',
+      'data-drawn': 'false',
+      role: 'img',
       'aria-label': 'Molecule: nothing drawn yet',
     });
     this.note = h('p', { class: 'hint', 'data-testid': 'graphit-molecule-note' }, '');
@@ -52,12 +59,24 @@ export class MoleculeView {
     this.maxLabel = h('span', { 'data-testid': 'graphit-saliency-max' }, '—');
     const ramp = h('span', { class: 'ramp', 'aria-hidden': 'true' });
     ramp.style.background = saliencyGradient();
-    this.element = h('figure', { class: 'graphit-molecule-figure' },
+    this.element = h(
+      'figure',
+      { class: 'graphit-molecule-figure' },
       this.drawing,
-      h('figcaption', {},
-        h('div', { class: 'legend-ramp', 'data-testid': 'graphit-saliency-legend' },
-          h('span', {}, 'saliency'), this.minLabel, ramp, this.maxLabel),
-        this.note));
+      h(
+        'figcaption',
+        {},
+        h(
+          'div',
+          { class: 'legend-ramp', 'data-testid': 'graphit-saliency-legend' },
+          h('span', {}, 'saliency'),
+          this.minLabel,
+          ramp,
+          this.maxLabel,
+        ),
+        this.note,
+      ),
+    );
     this.clear('loading RDKit…');
   }
 
@@ -67,10 +86,11 @@ export class MoleculeView {
     try {
       module = await loadRDKit();
     } catch (err) {
-      if (token === this.token) this.clear(`RDKit could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+      if (token === this.token)
+        this.clear(`RDKit could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    if (token !== this.token) return;  // a newer drawing was asked for meanwhile
+    if (token !== this.token) return; // a newer drawing was asked for meanwhile
     const mol = module.get_mol(d.smiles);
     if (mol === null || !mol.is_valid()) {
       mol?.delete();
@@ -98,10 +118,17 @@ export class MoleculeView {
           radii[i] = 0.3 + 0.25 * t;
         }
       }
-      const svgText = mol.get_svg_with_highlights(JSON.stringify({
-        atoms: same ? Array.from({ length: d.n }, (_, i) => i) : [], bonds: [],
-        highlightAtomColors: colours, atomRadii: radii, width: WIDTH, height: HEIGHT, addAtomIndices: true,
-      }));
+      const svgText = mol.get_svg_with_highlights(
+        JSON.stringify({
+          atoms: same ? Array.from({ length: d.n }, (_, i) => i) : [],
+          bonds: [],
+          highlightAtomColors: colours,
+          atomRadii: radii,
+          width: WIDTH,
+          height: HEIGHT,
+          addAtomIndices: true,
+        }),
+      );
       // RDKit's own SVG (drawn from the parsed molecule, no markup from the input) is inserted as it is.
       this.drawing.innerHTML = svgText;
       this.drawing.dataset.drawn = 'true';
@@ -111,8 +138,8 @@ export class MoleculeView {
       this.minLabel.textContent = formatValue(min, 3);
       this.maxLabel.textContent = formatValue(max, 3);
       this.note.textContent = same
-        ? `Atoms coloured by ${d.what} saliency, from the least to the most salient atom: the attention the other `
-          + `atoms pay to each one (saliencies sum to 1; numbers are atom indices).`
+        ? `Atoms coloured by ${d.what} saliency, from the least to the most salient atom: the attention the other ` +
+          `atoms pay to each one (saliencies sum to 1; numbers are atom indices).`
         : `RDKit reads ${count} atoms, the model ${d.n}: atoms left uncoloured.`;
     } finally {
       mol.delete();

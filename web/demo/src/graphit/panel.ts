@@ -20,76 +20,154 @@ const CUSTOM = 'custom';
 const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): void {
-  const picker = h('select', { id: 'graphit-example', 'data-testid': 'graphit-example' },
+  const picker = h(
+    'select',
+    { id: 'graphit-example', 'data-testid': 'graphit-example' },
     ...EXAMPLES.map((ex, i) => h('option', { value: i }, `${ex.name} (${ex.kind})`)),
-    h('option', { value: CUSTOM }, 'your molecule'));
+    h('option', { value: CUSTOM }, 'your molecule'),
+  );
   const input = h('input', {
-    id: 'graphit-smiles', 'data-testid': 'graphit-smiles', type: 'text', spellcheck: 'false', autocomplete: 'off',
+    id: 'graphit-smiles',
+    'data-testid': 'graphit-smiles',
+    type: 'text',
+    spellcheck: 'false',
+    autocomplete: 'off',
     'aria-describedby': 'graphit-smiles-hint',
   });
   const layer = h('input', {
-    id: 'graphit-layer', 'data-testid': 'graphit-layer', type: 'range', min: 1, max: 2, step: 1, value: 2, disabled: true,
+    id: 'graphit-layer',
+    'data-testid': 'graphit-layer',
+    type: 'range',
+    min: 1,
+    max: 2,
+    step: 1,
+    value: 2,
+    disabled: true,
   });
   const layerLabel = h('output', { for: 'graphit-layer', 'data-testid': 'graphit-layer-label' }, 'mean over layers');
-  const status = h('p', {
-    id: 'graphit-status', class: 'status', 'data-testid': 'graphit-status', 'data-state': 'loading', 'data-seq': 0,
-    role: 'status', 'aria-live': 'polite',
-  }, 'Loading the model…');
+  const status = h(
+    'p',
+    {
+      id: 'graphit-status',
+      class: 'status',
+      'data-testid': 'graphit-status',
+      'data-state': 'loading',
+      'data-seq': 0,
+      role: 'status',
+      'aria-live': 'polite',
+    },
+    'Loading the model…',
+  );
   const predicted = h('strong', { 'data-testid': 'graphit-predicted-label' }, '—');
   const bars = h('div', { class: 'graphit-bars', 'data-testid': 'graphit-probabilities' });
   const details = h('p', { class: 'hint', 'data-testid': 'graphit-details' }, '');
-  const modelInfo = h('dl', { class: 'graphit-model', 'data-testid': 'graphit-model-info' },
-    h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')));
+  const modelInfo = h(
+    'dl',
+    { class: 'graphit-model', 'data-testid': 'graphit-model-info' },
+    h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')),
+  );
   const errorCode = h('code', { id: 'graphit-error-code', 'data-testid': 'graphit-error-code' });
   const errorMessage = h('span', { id: 'graphit-error-message', 'data-testid': 'graphit-error-message' });
-  const errorBox = h('div', { id: 'graphit-error', class: 'error-box', 'data-testid': 'graphit-error', role: 'alert', hidden: true },
-    h('strong', {}, 'The computation failed '), errorCode, h('p', {}, errorMessage));
+  const errorBox = h(
+    'div',
+    { id: 'graphit-error', class: 'error-box', 'data-testid': 'graphit-error', role: 'alert', hidden: true },
+    h('strong', {}, 'The computation failed '),
+    errorCode,
+    h('p', {}, errorMessage),
+  );
 
   const molecule = new MoleculeView();
-  const attention = new Heatmap('graphit-attention', 'Attention',
-    'Row i: how atom i spreads its attention over the atoms (each row sums to 1, averaged over the heads). Bright '
-    + 'columns are the salient atoms.');
-  const kernel = new Heatmap('graphit-kernel', 'Kernel on the graph',
-    'The kernel K that multiplies the attention scores (exp(QQᵀ/√d) ⊙ K, then row-normalised): it lets atoms attend '
-    + 'mostly to atoms near them in the molecular graph.');
+  const attention = new Heatmap(
+    'graphit-attention',
+    'Attention',
+    'Row i: how atom i spreads its attention over the atoms (each row sums to 1, averaged over the heads). Bright ' +
+      'columns are the salient atoms.',
+  );
+  const kernel = new Heatmap(
+    'graphit-kernel',
+    'Kernel on the graph',
+    'The kernel K that multiplies the attention scores (exp(QQᵀ/√d) ⊙ K, then row-normalised): it lets atoms attend ' +
+      'mostly to atoms near them in the molecular graph.',
+  );
   const kernelTitle = h('h3', { id: 'graphit-kernel-title' }, 'Kernel on the graph');
   // It calls back (to re-run the analysis with the model now in use) only after mounting: on a click or a restart.
   const refit = new RefitCard(ctx.solver, { modelChanged: () => analyse() });
 
   container.append(
-    h('header', { class: 'panel-header' },
+    h(
+      'header',
+      { class: 'panel-header' },
       h('h2', {}, 'Molecules (GraphiT)'),
-      h('p', {},
+      h(
+        'p',
+        {},
         'GraphiT is a transformer on the atoms of a molecule whose attention is modulated by a kernel on the ',
         'molecular graph (here the diffusion kernel exp(−L)). The model, trained natively on MUTAG (mutagenicity of ',
         'nitroaromatic compounds), runs in the WebAssembly core inside a Web Worker; the molecule is parsed by the ',
-        'same core and drawn by RDKit, each atom coloured by how much attention the other atoms pay to it.')),
+        'same core and drawn by RDKit, each atom coloured by how much attention the other atoms pay to it.',
+      ),
+    ),
     errorBox,
-    h('div', { class: 'graphit-layout' },
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'graphit-input-title' },
+    h(
+      'div',
+      { class: 'graphit-layout' },
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'graphit-input-title' },
           h('h3', { id: 'graphit-input-title' }, 'Molecule'),
           h('div', { class: 'row' }, h('label', { for: 'graphit-example' }, 'Example'), picker),
           input,
-          h('p', { class: 'hint', id: 'graphit-smiles-hint' },
+          h(
+            'p',
+            { class: 'hint', id: 'graphit-smiles-hint' },
             'A SMILES string. The model knows the atoms C, N, O, F, I, Cl and Br (hydrogens implicit); bond types ',
-            'are ignored, as in the thesis.')),
-        h('section', { class: 'card', 'aria-labelledby': 'graphit-prediction-title' },
+            'are ignored, as in the thesis.',
+          ),
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'graphit-prediction-title' },
           h('h3', { id: 'graphit-prediction-title' }, 'Prediction'),
           h('p', { class: 'graphit-predicted' }, 'Predicted class: ', predicted),
-          bars, details, status),
-        h('section', { class: 'card', 'aria-labelledby': 'graphit-model-title' },
-          h('h3', { id: 'graphit-model-title' }, 'Model'), modelInfo)),
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'graphit-molecule-title' },
+          bars,
+          details,
+          status,
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'graphit-model-title' },
+          h('h3', { id: 'graphit-model-title' }, 'Model'),
+          modelInfo,
+        ),
+      ),
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'graphit-molecule-title' },
           h('h3', { id: 'graphit-molecule-title' }, 'Attention saliency on the molecule'),
           h('div', { class: 'row' }, h('label', { for: 'graphit-layer' }, 'Layer'), layer, layerLabel),
-          molecule.element),
-        h('div', { class: 'graphit-heatmaps' },
-          h('section', { class: 'card', 'aria-labelledby': 'graphit-attention-title' },
-            h('h3', { id: 'graphit-attention-title' }, 'Attention of the layer (mean over heads)'), attention.element),
-          h('section', { class: 'card', 'aria-labelledby': 'graphit-kernel-title' }, kernelTitle, kernel.element))),
-      refit.element));
+          molecule.element,
+        ),
+        h(
+          'div',
+          { class: 'graphit-heatmaps' },
+          h(
+            'section',
+            { class: 'card', 'aria-labelledby': 'graphit-attention-title' },
+            h('h3', { id: 'graphit-attention-title' }, 'Attention of the layer (mean over heads)'),
+            attention.element,
+          ),
+          h('section', { class: 'card', 'aria-labelledby': 'graphit-kernel-title' }, kernelTitle, kernel.element),
+        ),
+      ),
+      refit.element,
+    ),
+  );
 
   let seq = 0;
   let shown: GraphitAnalyseResponse | null = null;
@@ -146,17 +224,23 @@ export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): vo
   function showResult(res: GraphitAnalyseResponse, latest: boolean): void {
     shown = res;
     predicted.textContent = res.labels[res.classIndex] ?? '—';
-    bars.replaceChildren(...res.labels.map((label, c) => {
-      const value = res.probabilities[c];
-      const fill = h('span', { class: 'graphit-bar-fill' });
-      fill.style.width = percent(value);
-      return h('div', { class: `graphit-bar${c === res.classIndex ? ' best' : ''}` },
-        h('span', { class: 'graphit-bar-label' }, label),
-        h('span', { class: 'graphit-bar-track' }, fill),
-        h('output', { 'data-testid': `graphit-prob-${c}`, 'data-value': String(value) }, percent(value)));
-    }));
-    details.textContent = `${res.n} atoms, ${res.bonds.length} bonds; ${formatMs(res.computeMs)} ms in the worker`
-      + (res.refitted ? '; output layer refitted in the page.' : '.');
+    bars.replaceChildren(
+      ...res.labels.map((label, c) => {
+        const value = res.probabilities[c];
+        const fill = h('span', { class: 'graphit-bar-fill' });
+        fill.style.width = percent(value);
+        return h(
+          'div',
+          { class: `graphit-bar${c === res.classIndex ? ' best' : ''}` },
+          h('span', { class: 'graphit-bar-label' }, label),
+          h('span', { class: 'graphit-bar-track' }, fill),
+          h('output', { 'data-testid': `graphit-prob-${c}`, 'data-value': String(value) }, percent(value)),
+        );
+      }),
+    );
+    details.textContent =
+      `${res.n} atoms, ${res.bonds.length} bonds; ${formatMs(res.computeMs)} ms in the worker` +
+      (res.refitted ? '; output layer refitted in the page.' : '.');
     // The slider's last position is the mean over layers; it stays there when the layer count changes.
     const atMean = Number(layer.value) >= Number(layer.max);
     layer.max = String(res.layers + 1);
@@ -196,15 +280,20 @@ export function mountGraphitPanel(container: HTMLElement, ctx: PanelContext): vo
   layer.addEventListener('input', drawLayer);
 
   input.value = EXAMPLES[0].smiles;
-  void loadRDKit().catch(() => {});  // start fetching RDKit while the worker loads the model
-  ctx.solver.solve({ method: 'graphit-info' }).then((info) => {
-    modelInfo.replaceChildren(...describeModel(info).map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))));
-    if (info.kernel === null) kernelTitle.textContent = 'Kernel on the graph (none)';
-    analyse();
-  }, (err: unknown) => {
-    showError(toSolverError(err));
-    modelInfo.replaceChildren(h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'could not be loaded')));
-  });
+  void loadRDKit().catch(() => {}); // start fetching RDKit while the worker loads the model
+  ctx.solver.solve({ method: 'graphit-info' }).then(
+    (info) => {
+      modelInfo.replaceChildren(
+        ...describeModel(info).map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
+      );
+      if (info.kernel === null) kernelTitle.textContent = 'Kernel on the graph (none)';
+      analyse();
+    },
+    (err: unknown) => {
+      showError(toSolverError(err));
+      modelInfo.replaceChildren(h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'could not be loaded')));
+    },
+  );
 }
 
 function describeModel(info: GraphitInfoResponse): [string, string][] {

@@ -23,8 +23,10 @@ export function parseLabelledCsv(text: string): LabelledMolecules {
     const smiles = line.slice(0, Math.max(comma, 0)).trim();
     const label = line.slice(comma + 1).trim();
     if (comma < 0 || smiles === '' || label === '') {
-      throw new SolverError('invalid_argument',
-        `refit data, line ${i + 1}: expected "smiles,label", got "${line.length > 60 ? `${line.slice(0, 60)}…` : line}"`);
+      throw new SolverError(
+        'invalid_argument',
+        `refit data, line ${i + 1}: expected "smiles,label", got "${line.length > 60 ? `${line.slice(0, 60)}…` : line}"`,
+      );
     }
     out.smiles.push(smiles);
     out.labels.push(label);

@@ -46,40 +46,77 @@ export class RefitCard {
   private refitted: GraphitRefitResponse | null = null;
   private seq = 0;
 
-  constructor(private readonly solver: SolverClient, private readonly listener: RefitListener) {
+  constructor(
+    private readonly solver: SolverClient,
+    private readonly listener: RefitListener,
+  ) {
     this.data = h('textarea', {
-      id: 'graphit-refit-data', 'data-testid': 'graphit-refit-data', rows: 8, spellcheck: 'false', autocomplete: 'off',
-      placeholder: 'CCO,class A\nc1ccccc1N,class B', 'aria-label': 'Labelled molecules, one "smiles,label" per line',
+      id: 'graphit-refit-data',
+      'data-testid': 'graphit-refit-data',
+      rows: 8,
+      spellcheck: 'false',
+      autocomplete: 'off',
+      placeholder: 'CCO,class A\nc1ccccc1N,class B',
+      'aria-label': 'Labelled molecules, one "smiles,label" per line',
     });
-    this.examplesButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-examples' },
-      `Use ${2 * EXAMPLES_PER_CLASS} BBBP molecules`);
+    this.examplesButton = h(
+      'button',
+      { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-examples' },
+      `Use ${2 * EXAMPLES_PER_CLASS} BBBP molecules`,
+    );
     this.refitButton = h('button', { type: 'button', 'data-testid': 'graphit-refit' }, 'Refit head');
-    this.cancelButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-cancel', disabled: true },
-      'Cancel');
-    this.resetButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-reset', disabled: true },
-      'Use the file’s head');
-    this.saveButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-save' }, 'Save model');
+    this.cancelButton = h(
+      'button',
+      { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-cancel', disabled: true },
+      'Cancel',
+    );
+    this.resetButton = h(
+      'button',
+      { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-reset', disabled: true },
+      'Use the file’s head',
+    );
+    this.saveButton = h(
+      'button',
+      { type: 'button', class: 'secondary', 'data-testid': 'graphit-refit-save' },
+      'Save model',
+    );
     this.progress = h('progress', { 'data-testid': 'graphit-refit-progress', max: 1, 'aria-label': 'Refit progress' });
     this.progressLabel = h('output', { 'data-testid': 'graphit-refit-stage' });
-    this.status = h('p', {
-      class: 'status', 'data-testid': 'graphit-refit-status', 'data-state': 'idle', 'data-seq': 0, role: 'status',
-      'aria-live': 'polite',
-    }, 'Write labelled molecules (or use the examples), then refit.');
-    this.element = h('section', {
-      class: 'card graphit-refit', 'aria-labelledby': 'graphit-refit-title', 'data-cancel-mode': solver.cancelMode,
-    },
-    h('h3', { id: 'graphit-refit-title' }, 'Few labels: refit the head on your molecules'),
-    h('p', { class: 'hint' },
-      'One labelled molecule per line, "smiles,label"; the classes are the distinct labels, in order of first ',
-      'appearance. The encoder and its attention stay those of the model file: each molecule goes once through the ',
-      'frozen network, and only the output layer is fitted, in the worker, on these hidden activations ',
-      '(L2-penalised logistic regression). The penalty λ is chosen by cross-validation once every class has 10 ',
-      'labels, and is 2⁻⁴ below that. The prediction above then uses the new classes.'),
-    this.data,
-    h('div', { class: 'row graphit-refit-actions' }, this.examplesButton, this.refitButton, this.cancelButton),
-    h('div', { class: 'graphit-refit-progress', hidden: true }, this.progress, this.progressLabel),
-    this.status,
-    h('div', { class: 'row graphit-refit-actions' }, this.resetButton, this.saveButton));
+    this.status = h(
+      'p',
+      {
+        class: 'status',
+        'data-testid': 'graphit-refit-status',
+        'data-state': 'idle',
+        'data-seq': 0,
+        role: 'status',
+        'aria-live': 'polite',
+      },
+      'Write labelled molecules (or use the examples), then refit.',
+    );
+    this.element = h(
+      'section',
+      {
+        class: 'card graphit-refit',
+        'aria-labelledby': 'graphit-refit-title',
+        'data-cancel-mode': solver.cancelMode,
+      },
+      h('h3', { id: 'graphit-refit-title' }, 'Few labels: refit the head on your molecules'),
+      h(
+        'p',
+        { class: 'hint' },
+        'One labelled molecule per line, "smiles,label"; the classes are the distinct labels, in order of first ',
+        'appearance. The encoder and its attention stay those of the model file: each molecule goes once through the ',
+        'frozen network, and only the output layer is fitted, in the worker, on these hidden activations ',
+        '(L2-penalised logistic regression). The penalty λ is chosen by cross-validation once every class has 10 ',
+        'labels, and is 2⁻⁴ below that. The prediction above then uses the new classes.',
+      ),
+      this.data,
+      h('div', { class: 'row graphit-refit-actions' }, this.examplesButton, this.refitButton, this.cancelButton),
+      h('div', { class: 'graphit-refit-progress', hidden: true }, this.progress, this.progressLabel),
+      this.status,
+      h('div', { class: 'row graphit-refit-actions' }, this.resetButton, this.saveButton),
+    );
 
     this.examplesButton.addEventListener('click', () => void this.fillExamples());
     this.refitButton.addEventListener('click', () => void this.refit());
@@ -96,8 +133,11 @@ export class RefitCard {
     try {
       const res = await this.solver.solve({ method: 'graphit-examples', perClass: EXAMPLES_PER_CLASS });
       this.data.value = formatLabelledCsv(res.molecules);
-      this.settle('idle', `${res.molecules.length} molecules of ${res.source} (the first ${EXAMPLES_PER_CLASS} of each `
-        + `class whose atoms the model knows; ${res.skipped} of the ${res.read} read were skipped). Refit when ready.`);
+      this.settle(
+        'idle',
+        `${res.molecules.length} molecules of ${res.source} (the first ${EXAMPLES_PER_CLASS} of each ` +
+          `class whose atoms the model knows; ${res.skipped} of the ${res.read} read were skipped). Refit when ready.`,
+      );
     } catch (err) {
       this.showError(toSolverError(err));
     } finally {
@@ -121,8 +161,10 @@ export class RefitCard {
     this.showProgress(null, 0);
     this.settle('busy', `Refitting the output layer on ${data.smiles.length} labelled molecules…`);
     try {
-      const res = await this.solver.solve({ method: 'graphit-refit', smiles: data.smiles, labels: data.labels },
-        { signal: run.signal, onProgress: (stage, fraction) => this.showProgress(stage, fraction) });
+      const res = await this.solver.solve(
+        { method: 'graphit-refit', smiles: data.smiles, labels: data.labels },
+        { signal: run.signal, onProgress: (stage, fraction) => this.showProgress(stage, fraction) },
+      );
       this.refitted = res;
       this.settle('done', describeFit(res));
       this.listener.modelChanged();
@@ -131,10 +173,17 @@ export class RefitCard {
       if (e.code !== 'cancelled') this.showError(e);
       else if (!run.signal.aborted) this.settle('cancelled', `Stopped (${e.message}).`);
       else if (this.restartedDuringRun) {
-        this.settle('cancelled', 'Cancelled: the worker was restarted to stop it, so the page is back to the file’s head.');
+        this.settle(
+          'cancelled',
+          'Cancelled: the worker was restarted to stop it, so the page is back to the file’s head.',
+        );
       } else {
-        this.settle('cancelled', `Cancelled: the model in use is unchanged (${this.refitted === null ? 'the file’s head'
-          : 'the previous refit'}).`);
+        this.settle(
+          'cancelled',
+          `Cancelled: the model in use is unchanged (${
+            this.refitted === null ? 'the file’s head' : 'the previous refit'
+          }).`,
+        );
       }
     } finally {
       this.running = null;
@@ -159,8 +208,10 @@ export class RefitCard {
       const res = await this.solver.solve({ method: 'graphit-save' });
       const name = res.refitted ? REFIT_FILE_NAME : MODEL_FILE_NAME;
       download(res.bytes, name);
-      this.settle('done',
-        `Saved ${name} (${(res.bytes.length / 1024).toFixed(0)} KB, ${res.refitted ? 'the refitted head' : 'the file’s head'}).`);
+      this.settle(
+        'done',
+        `Saved ${name} (${(res.bytes.length / 1024).toFixed(0)} KB, ${res.refitted ? 'the refitted head' : 'the file’s head'}).`,
+      );
     } catch (err) {
       this.showError(toSolverError(err));
     }
@@ -203,7 +254,11 @@ export class RefitCard {
 
   private showError(err: SolverError): void {
     this.settle('error', '');
-    this.status.append('Failed: ', h('code', { 'data-testid': 'graphit-refit-error-code' }, err.code), ` — ${err.message}`);
+    this.status.append(
+      'Failed: ',
+      h('code', { 'data-testid': 'graphit-refit-error-code' }, err.code),
+      ` — ${err.message}`,
+    );
   }
 
   private settle(state: State, text: string): void {
@@ -215,7 +270,17 @@ export class RefitCard {
 }
 
 const SUPERSCRIPT: Record<string, string> = {
-  '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹',
+  '-': '⁻',
+  0: '⁰',
+  1: '¹',
+  2: '²',
+  3: '³',
+  4: '⁴',
+  5: '⁵',
+  6: '⁶',
+  7: '⁷',
+  8: '⁸',
+  9: '⁹',
 };
 
 /** λ as the hint writes it (2⁻⁴) when it is a power of two, as the library's grid is. */
@@ -226,9 +291,14 @@ function formatLambda(lambda: number): string {
 
 function describeFit(res: GraphitRefitResponse): string {
   const counts = res.classes.map((c, i) => `${res.classCounts[i]} ${c}`).join(' + ');
-  const how = res.lambdaChoice === 'cross-validation'
-    ? `chosen by ${res.folds}-fold cross-validation, held-out accuracy ${(100 * (res.cvAccuracy ?? 0)).toFixed(0)}%`
-    : res.lambdaChoice === 'default' ? 'the default below 10 labels per class' : 'given';
-  return `Refitted on ${counts} in ${formatMs(res.computeMs)} ms: training accuracy `
-    + `${(100 * res.trainAccuracy).toFixed(0)}%, λ = ${formatLambda(res.lambda)} (${how}).`;
+  const how =
+    res.lambdaChoice === 'cross-validation'
+      ? `chosen by ${res.folds}-fold cross-validation, held-out accuracy ${(100 * (res.cvAccuracy ?? 0)).toFixed(0)}%`
+      : res.lambdaChoice === 'default'
+        ? 'the default below 10 labels per class'
+        : 'given';
+  return (
+    `Refitted on ${counts} in ${formatMs(res.computeMs)} ms: training accuracy ` +
+    `${(100 * res.trainAccuracy).toFixed(0)}%, λ = ${formatLambda(res.lambda)} (${how}).`
+  );
 }

@@ -4,7 +4,11 @@
 import { rampColour, rampGradient, type Rgb } from '../colormap';
 
 const ANCHORS: ReadonlyArray<Rgb> = [
-  [255, 247, 236], [253, 212, 158], [252, 141, 89], [215, 48, 31], [127, 0, 0],
+  [255, 247, 236],
+  [253, 212, 158],
+  [252, 141, 89],
+  [215, 48, 31],
+  [127, 0, 0],
 ];
 
 /** RGB in 0..255 for t in [0, 1] (clamped). */

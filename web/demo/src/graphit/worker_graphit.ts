@@ -4,8 +4,13 @@
 
 import { InductiveError, type GraphitModel, type Inductive, type ProgressCallback } from 'inductive';
 import type {
-  GraphitAnalyseResponse, GraphitInfoResponse, GraphitRefitRequest, GraphitRefitResponse, GraphitRequest,
-  GraphitResponse, GraphitSaveResponse,
+  GraphitAnalyseResponse,
+  GraphitInfoResponse,
+  GraphitRefitRequest,
+  GraphitRefitResponse,
+  GraphitRequest,
+  GraphitResponse,
+  GraphitSaveResponse,
 } from '../protocol';
 import { bbbpExamples } from './bbbp_examples';
 import { MODEL_FILE_NAME, modelUrl } from './model_asset';
@@ -26,20 +31,32 @@ function loaded(ind: Inductive): Promise<Loaded> {
   loading ??= (async () => {
     const res = await fetch(modelUrl);
     if (!res.ok) {
-      throw new InductiveError('io', `graphit: cannot fetch the model ${MODEL_FILE_NAME} (${res.url}): HTTP ${res.status}`);
+      throw new InductiveError(
+        'io',
+        `graphit: cannot fetch the model ${MODEL_FILE_NAME} (${res.url}): HTTP ${res.status}`,
+      );
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
     return { model: ind.loadGraphitModel(bytes), fileBytes: bytes.length };
   })();
-  loading.catch(() => { loading = null; });
+  loading.catch(() => {
+    loading = null;
+  });
   return loading;
 }
 
 function info(m: Loaded): GraphitInfoResponse {
   const { model } = m;
   return {
-    method: 'graphit-info', fileName: MODEL_FILE_NAME, fileBytes: m.fileBytes, producer: model.producer,
-    nodeLabels: model.nodeLabels, labels: model.labels, layers: model.layers, heads: model.heads, dim: model.dim,
+    method: 'graphit-info',
+    fileName: MODEL_FILE_NAME,
+    fileBytes: m.fileBytes,
+    producer: model.producer,
+    nodeLabels: model.nodeLabels,
+    labels: model.labels,
+    layers: model.layers,
+    heads: model.heads,
+    dim: model.dim,
     kernel: model.kernel,
   };
 }
@@ -60,10 +77,21 @@ function analyse(m: Loaded, smiles: string): GraphitAnalyseResponse {
   const a = model.attention(smiles);
   const computeMs = performance.now() - start;
   return {
-    method: 'graphit-analyse', smiles, n: a.n, atoms: a.atoms, bonds: a.bonds,
-    probabilities: a.probabilities, labels: model.labels, classIndex: a.classIndex,
-    layers: a.layers.length, attention: pack(a.layers), saliency: pack(a.saliency), meanSaliency: a.meanSaliency,
-    kernel: a.kernel, refitted: refitted !== null, computeMs,
+    method: 'graphit-analyse',
+    smiles,
+    n: a.n,
+    atoms: a.atoms,
+    bonds: a.bonds,
+    probabilities: a.probabilities,
+    labels: model.labels,
+    classIndex: a.classIndex,
+    layers: a.layers.length,
+    attention: pack(a.layers),
+    saliency: pack(a.saliency),
+    meanSaliency: a.meanSaliency,
+    kernel: a.kernel,
+    refitted: refitted !== null,
+    computeMs,
   };
 }
 
@@ -84,9 +112,16 @@ function refit(m: Loaded, req: GraphitRefitRequest, progress: ProgressCallback):
   refitted?.dispose();
   refitted = next;
   return {
-    method: 'graphit-refit', classes: next.labels, classCounts: fit.classCounts, molecules: req.smiles.length,
-    lambda: fit.lambda, lambdaChoice: fit.lambdaChoice, trainAccuracy: fit.trainAccuracy,
-    cvAccuracy: fit.cvAccuracy ?? null, folds: fit.folds ?? null, computeMs,
+    method: 'graphit-refit',
+    classes: next.labels,
+    classCounts: fit.classCounts,
+    molecules: req.smiles.length,
+    lambda: fit.lambda,
+    lambdaChoice: fit.lambdaChoice,
+    trainAccuracy: fit.trainAccuracy,
+    cvAccuracy: fit.cvAccuracy ?? null,
+    folds: fit.folds ?? null,
+    computeMs,
   };
 }
 
@@ -94,19 +129,27 @@ function save(m: Loaded): GraphitSaveResponse {
   return { method: 'graphit-save', bytes: current(m).toBytes(), refitted: refitted !== null };
 }
 
-export async function solveGraphit(ind: Inductive, req: GraphitRequest, progress: ProgressCallback):
-  Promise<GraphitResponse> {
+export async function solveGraphit(
+  ind: Inductive,
+  req: GraphitRequest,
+  progress: ProgressCallback,
+): Promise<GraphitResponse> {
   const m = await loaded(ind);
   switch (req.method) {
-    case 'graphit-info': return info(m);
-    case 'graphit-analyse': return analyse(m, req.smiles);
-    case 'graphit-examples': return bbbpExamples(ind, m.model.nodeLabels, req.perClass);
-    case 'graphit-refit': return refit(m, req, progress);
+    case 'graphit-info':
+      return info(m);
+    case 'graphit-analyse':
+      return analyse(m, req.smiles);
+    case 'graphit-examples':
+      return bbbpExamples(ind, m.model.nodeLabels, req.perClass);
+    case 'graphit-refit':
+      return refit(m, req, progress);
     case 'graphit-reset':
       refitted?.dispose();
       refitted = null;
       return { method: 'graphit-reset' };
-    case 'graphit-save': return save(m);
+    case 'graphit-save':
+      return save(m);
   }
 }
 

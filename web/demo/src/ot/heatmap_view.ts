@@ -27,18 +27,37 @@ export class HeatmapView {
 
   constructor() {
     this.canvas = h('canvas', {
-      class: 'heatmap', role: 'img', 'data-testid': 'ot-heatmap', 'aria-label': 'Transport plan heatmap: no plan yet',
+      class: 'heatmap',
+      role: 'img',
+      'data-testid': 'ot-heatmap',
+      'aria-label': 'Transport plan heatmap: no plan yet',
     });
     this.maxLabel = h('span', { 'data-testid': 'ot-plan-max' }, '—');
     const ramp = h('span', { class: 'ramp', 'aria-hidden': 'true' });
     ramp.style.background = viridisGradient();
-    this.element = h('figure', { class: 'heatmap-figure' },
+    this.element = h(
+      'figure',
+      { class: 'heatmap-figure' },
       this.canvas,
-      h('figcaption', {},
-        h('div', { class: 'legend-ramp' }, h('span', {}, '0'), ramp, h('span', {}, 'max P', h('sub', {}, 'ij'), ' = '), this.maxLabel),
-        h('p', { class: 'caption-text' },
+      h(
+        'figcaption',
+        {},
+        h(
+          'div',
+          { class: 'legend-ramp' },
+          h('span', {}, '0'),
+          ramp,
+          h('span', {}, 'max P', h('sub', {}, 'ij'), ' = '),
+          this.maxLabel,
+        ),
+        h(
+          'p',
+          { class: 'caption-text' },
           'Rows: source points, columns: target points (both ordered by height). ',
-          'Strips: row sums (right, blue) and column sums (below, orange); black ticks mark the target marginals a and b.')));
+          'Strips: row sums (right, blue) and column sums (below, orange); black ticks mark the target marginals a and b.',
+        ),
+      ),
+    );
     this.resize();
     this.clear();
   }
@@ -83,8 +102,12 @@ export class HeatmapView {
   }
 
   /** Bars for the plan's sums with a tick at each target value, on a shared scale so deviations would show. */
-  private strip(ctx: CanvasRenderingContext2D, sums: Float64Array, targets: Float32Array,
-    at: { x: number; y: number; along: number; across: number; vertical: boolean; colour: string }): void {
+  private strip(
+    ctx: CanvasRenderingContext2D,
+    sums: Float64Array,
+    targets: Float32Array,
+    at: { x: number; y: number; along: number; across: number; vertical: boolean; colour: string },
+  ): void {
     const count = sums.length;
     let scale = 0;
     for (let k = 0; k < count; k++) scale = Math.max(scale, sums[k], targets[k]);

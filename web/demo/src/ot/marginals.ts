@@ -13,7 +13,13 @@ export interface MarginalCheck {
   mass: number;
 }
 
-export function checkMarginals(plan: Float32Array, n: number, p: number, a: Float32Array, b: Float32Array): MarginalCheck {
+export function checkMarginals(
+  plan: Float32Array,
+  n: number,
+  p: number,
+  a: Float32Array,
+  b: Float32Array,
+): MarginalCheck {
   // Float64 accumulation: the deviations we report are ~1e-7, the size of float32 rounding in the sums themselves.
   const rowSums = new Float64Array(n);
   const colSums = new Float64Array(p);

@@ -31,17 +31,48 @@ interface OtJob {
 export function mountOtPanel(container: HTMLElement, ctx: PanelContext): void {
   let clouds: Clouds = randomClouds(SEED_DEFAULT);
 
-  const seedInput = h('input', { id: 'ot-seed', 'data-testid': 'ot-seed', type: 'number', min: 0, step: 1, value: SEED_DEFAULT, inputmode: 'numeric' });
+  const seedInput = h('input', {
+    id: 'ot-seed',
+    'data-testid': 'ot-seed',
+    type: 'number',
+    min: 0,
+    step: 1,
+    value: SEED_DEFAULT,
+    inputmode: 'numeric',
+  });
   const randomButton = h('button', { type: 'button', id: 'ot-random', 'data-testid': 'ot-random' }, 'Random');
-  const clearButton = h('button', { type: 'button', id: 'ot-clear', 'data-testid': 'ot-clear', class: 'secondary' }, 'Clear points');
+  const clearButton = h(
+    'button',
+    { type: 'button', id: 'ot-clear', 'data-testid': 'ot-clear', class: 'secondary' },
+    'Clear points',
+  );
   const nCount = h('output', { id: 'ot-n', 'data-testid': 'ot-n' });
   const pCount = h('output', { id: 'ot-p', 'data-testid': 'ot-p' });
   const epsInput = h('input', {
-    id: 'ot-eps', 'data-testid': 'ot-eps', type: 'range', min: EPS_STEP_MIN, max: EPS_STEP_MAX, step: 1, value: EPS_STEP_DEFAULT,
+    id: 'ot-eps',
+    'data-testid': 'ot-eps',
+    type: 'range',
+    min: EPS_STEP_MIN,
+    max: EPS_STEP_MAX,
+    step: 1,
+    value: EPS_STEP_DEFAULT,
   });
   const epsOutput = h('output', { id: 'ot-eps-value', 'data-testid': 'ot-eps-value', for: 'ot-eps' });
-  const maxIterInput = h('input', { id: 'ot-max-iter', 'data-testid': 'ot-max-iter', type: 'number', min: 1, step: 1, value: MAX_ITER_DEFAULT });
-  const tolInput = h('input', { id: 'ot-tol', 'data-testid': 'ot-tol', type: 'number', step: 'any', value: TOL_DEFAULT.toExponential() });
+  const maxIterInput = h('input', {
+    id: 'ot-max-iter',
+    'data-testid': 'ot-max-iter',
+    type: 'number',
+    min: 1,
+    step: 1,
+    value: MAX_ITER_DEFAULT,
+  });
+  const tolInput = h('input', {
+    id: 'ot-tol',
+    'data-testid': 'ot-tol',
+    type: 'number',
+    step: 'any',
+    value: TOL_DEFAULT.toExponential(),
+  });
 
   const scene = new SceneView((x, y, toTarget) => {
     // A clicked point gets weight 1, the mean weight of the random clouds, so it looks like its neighbours.
@@ -51,44 +82,88 @@ export function mountOtPanel(container: HTMLElement, ctx: PanelContext): void {
   const heatmap = new HeatmapView();
   const results = new ResultView();
 
-  const controls = h('section', { class: 'card controls', 'aria-labelledby': 'ot-controls-title' },
+  const controls = h(
+    'section',
+    { class: 'card controls', 'aria-labelledby': 'ot-controls-title' },
     h('h3', { id: 'ot-controls-title' }, 'Inputs'),
-    h('fieldset', {},
+    h(
+      'fieldset',
+      {},
       h('legend', {}, 'Point clouds'),
-      h('div', { class: 'row' },
-        h('label', { for: 'ot-seed' }, 'Seed'), seedInput, randomButton),
-      h('p', { class: 'counts' },
-        h('span', { class: 'swatch swatch-source', 'aria-hidden': 'true' }), nCount, ' source · ',
-        h('span', { class: 'swatch swatch-target', 'aria-hidden': 'true' }), pCount, ' target'),
-      clearButton),
-    h('fieldset', {},
+      h('div', { class: 'row' }, h('label', { for: 'ot-seed' }, 'Seed'), seedInput, randomButton),
+      h(
+        'p',
+        { class: 'counts' },
+        h('span', { class: 'swatch swatch-source', 'aria-hidden': 'true' }),
+        nCount,
+        ' source · ',
+        h('span', { class: 'swatch swatch-target', 'aria-hidden': 'true' }),
+        pCount,
+        ' target',
+      ),
+      clearButton,
+    ),
+    h(
+      'fieldset',
+      {},
       h('legend', {}, 'Sinkhorn'),
-      h('div', { class: 'field' },
-        h('label', { for: 'ot-eps' }, 'Regularisation ε'), epsOutput),
+      h('div', { class: 'field' }, h('label', { for: 'ot-eps' }, 'Regularisation ε'), epsOutput),
       epsInput,
-      h('div', { class: 'scale', 'aria-hidden': 'true' }, h('span', {}, '0.001'), h('span', {}, '0.1'), h('span', {}, '10')),
+      h(
+        'div',
+        { class: 'scale', 'aria-hidden': 'true' },
+        h('span', {}, '0.001'),
+        h('span', {}, '0.1'),
+        h('span', {}, '10'),
+      ),
       h('div', { class: 'field' }, h('label', { for: 'ot-max-iter' }, 'Max iterations'), maxIterInput),
-      h('div', { class: 'field' }, h('label', { for: 'ot-tol' }, 'Tolerance (L1)'), tolInput)));
+      h('div', { class: 'field' }, h('label', { for: 'ot-tol' }, 'Tolerance (L1)'), tolInput),
+    ),
+  );
 
   container.append(
-    h('header', { class: 'panel-header' },
+    h(
+      'header',
+      { class: 'panel-header' },
       h('h2', {}, 'Optimal transport'),
-      h('p', {},
+      h(
+        'p',
+        {},
         'Entropic optimal transport between two weighted point clouds: the plan P minimises ⟨P, C⟩ − ε·H(P) ',
         'subject to P1 = a and Pᵀ1 = b, with C the squared Euclidean distance. It is solved by log-domain Sinkhorn ',
-        'in the inductive WebAssembly core, inside a Web Worker.')),
+        'in the inductive WebAssembly core, inside a Web Worker.',
+      ),
+    ),
     results.errorBox,
-    h('div', { class: 'ot-layout' },
+    h(
+      'div',
+      { class: 'ot-layout' },
       h('div', { class: 'column' }, controls, results.element),
-      h('section', { class: 'card', 'aria-labelledby': 'ot-scene-title' },
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'ot-scene-title' },
         h('h3', { id: 'ot-scene-title' }, 'Points and transport'),
         scene.element,
-        h('p', { class: 'hint' },
-          h('span', { class: 'swatch swatch-source', 'aria-hidden': 'true' }), 'source a: click to add',
-          h('span', { class: 'swatch swatch-target', 'aria-hidden': 'true' }), 'target b: Shift+click',
-          h('span', { class: 'swatch swatch-line', 'aria-hidden': 'true' }), 'opacity ∝ P', h('sub', {}, 'ij'))),
-      h('section', { class: 'card', 'aria-labelledby': 'ot-heatmap-title' },
-        h('h3', { id: 'ot-heatmap-title' }, 'Transport plan P'), heatmap.element)));
+        h(
+          'p',
+          { class: 'hint' },
+          h('span', { class: 'swatch swatch-source', 'aria-hidden': 'true' }),
+          'source a: click to add',
+          h('span', { class: 'swatch swatch-target', 'aria-hidden': 'true' }),
+          'target b: Shift+click',
+          h('span', { class: 'swatch swatch-line', 'aria-hidden': 'true' }),
+          'opacity ∝ P',
+          h('sub', {}, 'ij'),
+        ),
+      ),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'ot-heatmap-title' },
+        h('h3', { id: 'ot-heatmap-title' }, 'Transport plan P'),
+        heatmap.element,
+      ),
+    ),
+  );
 
   const runner = new LatestOnly<OtJob, OtResponse>((job) => ctx.solver.solve(job.request), {
     onBusy: () => results.setBusy(),
@@ -99,7 +174,15 @@ export function mountOtPanel(container: HTMLElement, ctx: PanelContext): void {
         const check = checkMarginals(res.plan, res.n, res.p, request.a, request.b);
         results.showResult(res, check, request, latest);
         scene.setPlan({ source, target, plan: res.plan });
-        heatmap.draw({ plan: res.plan, n: res.n, p: res.p, rowSums: check.rowSums, colSums: check.colSums, a: request.a, b: request.b });
+        heatmap.draw({
+          plan: res.plan,
+          n: res.n,
+          p: res.p,
+          rowSums: check.rowSums,
+          colSums: check.colSums,
+          a: request.a,
+          b: request.b,
+        });
       } else if (latest) {
         // A failure for an input the user has already moved past is not worth showing; the newest one is.
         results.showError(outcome.error, eps);
@@ -121,13 +204,20 @@ export function mountOtPanel(container: HTMLElement, ctx: PanelContext): void {
     const source = clouds.source.slice();
     const target = clouds.target.slice();
     runner.submit({
-      source, target, eps,
+      source,
+      target,
+      eps,
       request: {
-        method: 'ot', sourceXy: packXy(source), targetXy: packXy(target),
-        a: normalisedWeights(source), b: normalisedWeights(target),
+        method: 'ot',
+        sourceXy: packXy(source),
+        targetXy: packXy(target),
+        a: normalisedWeights(source),
+        b: normalisedWeights(target),
         // Passed through as typed, even when empty or out of range: the library validates and the page shows
         // its error, rather than the page silently substituting a value.
-        eps, maxIter: maxIterInput.valueAsNumber, tol: tolInput.valueAsNumber,
+        eps,
+        maxIter: maxIterInput.valueAsNumber,
+        tol: tolInput.valueAsNumber,
       },
     });
   }

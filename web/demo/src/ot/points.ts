@@ -29,12 +29,18 @@ export function randomClouds(seed: number, n = N_SOURCE_DEFAULT, p = P_TARGET_DE
   const weight = (): number => rng.uniform(0.4, 1.6);
 
   const blobs = [0, 1].map(() => ({
-    x: rng.uniform(0.12, 0.32), y: rng.uniform(0.25, 0.75), sd: rng.uniform(0.06, 0.1),
+    x: rng.uniform(0.12, 0.32),
+    y: rng.uniform(0.25, 0.75),
+    sd: rng.uniform(0.06, 0.1),
   }));
   const source: Point[] = [];
   for (let i = 0; i < n; i++) {
     const blob = blobs[i % 2];
-    source.push({ x: clamp01(blob.x + blob.sd * rng.normal()), y: clamp01(blob.y + blob.sd * rng.normal()), w: weight() });
+    source.push({
+      x: clamp01(blob.x + blob.sd * rng.normal()),
+      y: clamp01(blob.y + blob.sd * rng.normal()),
+      w: weight(),
+    });
   }
   source.sort((u, v) => u.y - v.y);
 
@@ -56,7 +62,10 @@ export function randomClouds(seed: number, n = N_SOURCE_DEFAULT, p = P_TARGET_DE
 /** Interleaved x0, y0, x1, y1, ... as the worker protocol expects. */
 export function packXy(points: readonly Point[]): Float32Array {
   const xy = new Float32Array(2 * points.length);
-  points.forEach((pt, i) => { xy[2 * i] = pt.x; xy[2 * i + 1] = pt.y; });
+  points.forEach((pt, i) => {
+    xy[2 * i] = pt.x;
+    xy[2 * i + 1] = pt.y;
+  });
   return xy;
 }
 

@@ -8,7 +8,15 @@ import type { SolverError } from '../solver_client';
 import type { MarginalCheck } from './marginals';
 
 type StatKey =
-  | 'size' | 'iterations' | 'converged' | 'marginal-error' | 'row-dev' | 'col-dev' | 'mass' | 'cost' | 'reg-cost'
+  | 'size'
+  | 'iterations'
+  | 'converged'
+  | 'marginal-error'
+  | 'row-dev'
+  | 'col-dev'
+  | 'mass'
+  | 'cost'
+  | 'reg-cost'
   | 'time-ms';
 
 const STATS: ReadonlyArray<[StatKey, string, string]> = [
@@ -17,7 +25,11 @@ const STATS: ReadonlyArray<[StatKey, string, string]> = [
   ['converged', 'Converged', 'Whether the marginal error reached the tolerance within the iteration limit'],
   ['marginal-error', 'Marginal error (solver)', 'L1 marginal error ‖P1 − a‖₁ + ‖Pᵀ1 − b‖₁ reported by the library'],
   ['row-dev', 'max |P1 − a|', 'Largest deviation of a row sum of the plan from its source weight, checked in the page'],
-  ['col-dev', 'max |Pᵀ1 − b|', 'Largest deviation of a column sum of the plan from its target weight, checked in the page'],
+  [
+    'col-dev',
+    'max |Pᵀ1 − b|',
+    'Largest deviation of a column sum of the plan from its target weight, checked in the page',
+  ],
   ['mass', 'Total mass ΣP', 'Sum of all plan entries (1 for a valid plan)'],
   ['cost', 'Transport cost ⟨P, C⟩', 'Cost of the plan under squared Euclidean distance'],
   ['reg-cost', 'Regularised ⟨P, C⟩ − εH(P)', 'The entropic objective at the solution, as reported by the library'],
@@ -38,23 +50,42 @@ export class ResultView {
   private seq = 0;
 
   constructor() {
-    this.status = h('p', {
-      id: 'ot-status', class: 'status', 'data-testid': 'ot-status', 'data-state': 'loading', 'data-seq': 0,
-      role: 'status', 'aria-live': 'polite',
-    }, 'Loading the WebAssembly core…');
+    this.status = h(
+      'p',
+      {
+        id: 'ot-status',
+        class: 'status',
+        'data-testid': 'ot-status',
+        'data-state': 'loading',
+        'data-seq': 0,
+        role: 'status',
+        'aria-live': 'polite',
+      },
+      'Loading the WebAssembly core…',
+    );
     const list = h('dl', { class: 'stats' });
     for (const [key, label, help] of STATS) {
       const value = h('dd', { id: `ot-${key}`, 'data-testid': `ot-${key}` }, '—');
       this.values.set(key, value);
       list.append(h('div', { class: 'stat', title: help }, h('dt', {}, label), value));
     }
-    this.element = h('section', { class: 'card results', 'aria-labelledby': 'ot-results-title' },
-      h('h3', { id: 'ot-results-title' }, 'Result'), this.status, list);
+    this.element = h(
+      'section',
+      { class: 'card results', 'aria-labelledby': 'ot-results-title' },
+      h('h3', { id: 'ot-results-title' }, 'Result'),
+      this.status,
+      list,
+    );
 
     this.errorCode = h('code', { id: 'ot-error-code', 'data-testid': 'ot-error-code' });
     this.errorMessage = h('span', { id: 'ot-error-message', 'data-testid': 'ot-error-message' });
-    this.errorBox = h('div', { id: 'ot-error', class: 'error-box', 'data-testid': 'ot-error', role: 'alert', hidden: true },
-      h('strong', {}, 'The computation failed '), this.errorCode, h('p', {}, this.errorMessage));
+    this.errorBox = h(
+      'div',
+      { id: 'ot-error', class: 'error-box', 'data-testid': 'ot-error', role: 'alert', hidden: true },
+      h('strong', {}, 'The computation failed '),
+      this.errorCode,
+      h('p', {}, this.errorMessage),
+    );
   }
 
   setBusy(): void {
@@ -77,10 +108,16 @@ export class ResultView {
     if (!final) return;
     this.errorBox.hidden = true;
     // Say why it did not converge: the iteration limit, or a final error just above tol after an early stop.
-    const note = res.converged ? ''
-      : res.nIter >= request.maxIter ? `; the limit of ${request.maxIter} iterations was reached first`
-      : `; its marginal error ${formatSmall(res.marginalError)} ended above the tolerance ${request.tol}`;
-    this.settle('done', `Solved ${res.n} × ${res.p} with ε = ${request.eps} in ${res.nIter} iterations${note}.`, request.eps);
+    const note = res.converged
+      ? ''
+      : res.nIter >= request.maxIter
+        ? `; the limit of ${request.maxIter} iterations was reached first`
+        : `; its marginal error ${formatSmall(res.marginalError)} ended above the tolerance ${request.tol}`;
+    this.settle(
+      'done',
+      `Solved ${res.n} × ${res.p} with ε = ${request.eps} in ${res.nIter} iterations${note}.`,
+      request.eps,
+    );
   }
 
   showError(err: SolverError, eps: number): void {

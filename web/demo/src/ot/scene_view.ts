@@ -28,13 +28,23 @@ export class SceneView {
     this.lines = svg('g', { class: 'plan-lines' });
     this.targets = svg('g', { class: 'cloud cloud-target' });
     this.sources = svg('g', { class: 'cloud cloud-source' });
-    this.element = svg('svg', {
-      viewBox: `0 0 ${SIZE} ${SIZE}`, class: 'scene', role: 'img', 'data-testid': 'ot-scene',
-      'aria-label': 'Source and target point clouds with transport plan lines. Click to add a source point, '
-        + 'Shift+click to add a target point.',
-    },
-    svg('rect', { class: 'scene-bg', x: 0, y: 0, width: SIZE, height: SIZE }),
-    this.grid(), this.lines, this.targets, this.sources);
+    this.element = svg(
+      'svg',
+      {
+        viewBox: `0 0 ${SIZE} ${SIZE}`,
+        class: 'scene',
+        role: 'img',
+        'data-testid': 'ot-scene',
+        'aria-label':
+          'Source and target point clouds with transport plan lines. Click to add a source point, ' +
+          'Shift+click to add a target point.',
+      },
+      svg('rect', { class: 'scene-bg', x: 0, y: 0, width: SIZE, height: SIZE }),
+      this.grid(),
+      this.lines,
+      this.targets,
+      this.sources,
+    );
 
     this.element.addEventListener('click', (event) => {
       const ctm = this.element.getScreenCTM();
@@ -68,21 +78,28 @@ export class SceneView {
     for (const [k, mass] of pairs) {
       const s = source[Math.floor(k / p)];
       const t = target[k % p];
-      this.lines.append(svg('line', {
-        x1: s.x * SIZE, y1: s.y * SIZE, x2: t.x * SIZE, y2: t.y * SIZE,
-        // Opacity ∝ mass, capped below 1 so that crossing heavy lines still show the points under them.
-        'stroke-opacity': ((0.85 * mass) / max).toFixed(3),
-      }));
+      this.lines.append(
+        svg('line', {
+          x1: s.x * SIZE,
+          y1: s.y * SIZE,
+          x2: t.x * SIZE,
+          y2: t.y * SIZE,
+          // Opacity ∝ mass, capped below 1 so that crossing heavy lines still show the points under them.
+          'stroke-opacity': ((0.85 * mass) / max).toFixed(3),
+        }),
+      );
     }
   }
 
   private drawCloud(group: SVGGElement, points: readonly Point[]): void {
     const total = points.reduce((s, pt) => s + pt.w, 0);
-    group.replaceChildren(...points.map((pt) => {
-      // Area ∝ weight; the average point gets radius 6 whatever the cloud size.
-      const r = Math.min(13, Math.max(2.5, 6 * Math.sqrt((pt.w * points.length) / total)));
-      return svg('circle', { cx: (pt.x * SIZE).toFixed(1), cy: (pt.y * SIZE).toFixed(1), r: r.toFixed(2) });
-    }));
+    group.replaceChildren(
+      ...points.map((pt) => {
+        // Area ∝ weight; the average point gets radius 6 whatever the cloud size.
+        const r = Math.min(13, Math.max(2.5, 6 * Math.sqrt((pt.w * points.length) / total)));
+        return svg('circle', { cx: (pt.x * SIZE).toFixed(1), cy: (pt.y * SIZE).toFixed(1), r: r.toFixed(2) });
+      }),
+    );
   }
 
   private grid(): SVGGElement {

@@ -20,8 +20,16 @@ export function context(canvas: HTMLCanvasElement, width: number, height: number
 }
 
 /** Draws a rows × cols matrix whose cell colour is colour(r, c) into the rectangle (x, y, w, h). */
-export function drawCells(ctx: CanvasRenderingContext2D, rows: number, cols: number,
-  colour: (r: number, c: number) => Rgb, x: number, y: number, w: number, h: number): void {
+export function drawCells(
+  ctx: CanvasRenderingContext2D,
+  rows: number,
+  cols: number,
+  colour: (r: number, c: number) => Rgb,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+): void {
   if (rows === 0 || cols === 0) return;
   const image = new ImageData(cols, rows);
   for (let r = 0; r < rows; r++) {
@@ -37,7 +45,7 @@ export function drawCells(ctx: CanvasRenderingContext2D, rows: number, cols: num
 export function diverging(t: number): Rgb {
   const x = Math.max(-1, Math.min(1, Number.isFinite(t) ? t : 0));
   const [r, g, b]: Rgb = x < 0 ? [37, 99, 235] : [220, 38, 38];
-  const a = Math.abs(x) ** 0.8;  // a little lift, so small coordinates still show
+  const a = Math.abs(x) ** 0.8; // a little lift, so small coordinates still show
   return [255 + a * (r - 255), 255 + a * (g - 255), 255 + a * (b - 255)];
 }
 

@@ -7,7 +7,8 @@ import { context, DIVERGING_GRADIENT, diverging, drawCells, placeholder, sizeCan
 
 const WIDTH = 640;
 // Square cells where that fits in [90, 240] CSS pixels of height.
-const heightFor = (p: number, anchors: number): number => Math.round(Math.max(90, Math.min(240, (WIDTH * p) / anchors)));
+const heightFor = (p: number, anchors: number): number =>
+  Math.round(Math.max(90, Math.min(240, (WIDTH * p) / anchors)));
 
 export interface EmbeddingData {
   /** q × p × K */
@@ -27,7 +28,10 @@ export class EmbeddingView {
 
   constructor() {
     this.canvas = h('canvas', {
-      class: 'otke-embedding', role: 'img', 'data-testid': 'otke-embedding', 'data-drawn': 'false',
+      class: 'otke-embedding',
+      role: 'img',
+      'data-testid': 'otke-embedding',
+      'data-drawn': 'false',
       'aria-label': 'Embedding heatmap: no embedding yet',
     });
     sizeCanvas(this.canvas, WIDTH, this.height);
@@ -35,13 +39,24 @@ export class EmbeddingView {
     this.shape = h('span', { 'data-testid': 'otke-embedding-shape' }, '');
     const ramp = h('span', { class: 'ramp', 'aria-hidden': 'true' });
     ramp.style.background = DIVERGING_GRADIENT;
-    this.element = h('figure', { class: 'heatmap-figure' },
+    this.element = h(
+      'figure',
+      { class: 'heatmap-figure' },
       this.canvas,
-      h('figcaption', {},
+      h(
+        'figcaption',
+        {},
         h('div', { class: 'legend-ramp' }, h('span', {}, '−m'), ramp, h('span', {}, '+m, m = '), this.maxLabel),
-        h('p', { class: 'caption-text' },
-          'Φ(x) of reference 1: rows are supports, columns Nyström anchors (', this.shape, '). This vector, flattened, ',
-          'is what the linear head reads.')));
+        h(
+          'p',
+          { class: 'caption-text' },
+          'Φ(x) of reference 1: rows are supports, columns Nyström anchors (',
+          this.shape,
+          '). This vector, flattened, ',
+          'is what the linear head reads.',
+        ),
+      ),
+    );
     placeholder(context(this.canvas, WIDTH, this.height), 'no embedding yet', WIDTH, this.height);
   }
 
@@ -62,7 +77,10 @@ export class EmbeddingView {
     this.maxLabel.textContent = formatValue(m, 3);
     this.shape.textContent = `p × K = ${d.p} × ${d.anchors}`;
     this.canvas.dataset.drawn = 'true';
-    this.canvas.setAttribute('aria-label', `Embedding heatmap: ${d.p} supports × ${d.anchors} anchors, largest |value| ${formatValue(m, 3)}`);
+    this.canvas.setAttribute(
+      'aria-label',
+      `Embedding heatmap: ${d.p} supports × ${d.anchors} anchors, largest |value| ${formatValue(m, 3)}`,
+    );
   }
 
   clear(text: string): void {

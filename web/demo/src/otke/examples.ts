@@ -24,10 +24,16 @@ function parseFasta(text: string): { header: string; sequence: string }[] {
 // Promoter headers look like "ECK120010673__aldAp__forward__1486214": the middle field names the promoter.
 const promoterName = (header: string, i: number): string => header.split('__')[1] || `promoter ${i + 1}`;
 
-const PROMOTERS: Example[] = parseFasta(promotersFa)
-  .map((r, i) => ({ name: promoterName(r.header, i), sequence: r.sequence, truth: 'promoter' as const }));
-const NON_PROMOTERS: Example[] = parseFasta(nonPromotersFa)
-  .map((r, i) => ({ name: `non-promoter ${i + 1}`, sequence: r.sequence, truth: 'non-promoter' as const }));
+const PROMOTERS: Example[] = parseFasta(promotersFa).map((r, i) => ({
+  name: promoterName(r.header, i),
+  sequence: r.sequence,
+  truth: 'promoter' as const,
+}));
+const NON_PROMOTERS: Example[] = parseFasta(nonPromotersFa).map((r, i) => ({
+  name: `non-promoter ${i + 1}`,
+  sequence: r.sequence,
+  truth: 'non-promoter' as const,
+}));
 
 /** Every vendored sequence of each file, for learning a model in the page. */
 export const PROMOTER_RECORDS: { name: string; sequence: string }[] = PROMOTERS;
@@ -37,10 +43,16 @@ export const NON_PROMOTER_RECORDS: { name: string; sequence: string }[] = NON_PR
 export const PICKER_EXAMPLES: Example[] = [...PROMOTERS.slice(0, 4), ...NON_PROMOTERS.slice(0, 4)];
 
 /** For labelling: the next six of each, alternating, so that a few clicks give both classes. */
-export const LABEL_EXAMPLES: Example[] = Array.from({ length: 12 },
-  (_, i) => (i % 2 === 0 ? PROMOTERS : NON_PROMOTERS)[4 + Math.floor(i / 2)]);
+export const LABEL_EXAMPLES: Example[] = Array.from(
+  { length: 12 },
+  (_, i) => (i % 2 === 0 ? PROMOTERS : NON_PROMOTERS)[4 + Math.floor(i / 2)],
+);
 
 /** FASTA text or plain letters -> the letters: header lines and white space dropped, nothing else changed. */
 export function sequenceFromInput(text: string): string {
-  return text.split(/\r?\n/).filter((line) => !line.trimStart().startsWith('>')).join('').replace(/\s+/g, '');
+  return text
+    .split(/\r?\n/)
+    .filter((line) => !line.trimStart().startsWith('>'))
+    .join('')
+    .replace(/\s+/g, '');
 }

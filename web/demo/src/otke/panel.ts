@@ -8,7 +8,11 @@ import { formatValue } from '../format';
 import { LatestOnly } from '../latest_only';
 import type { PanelContext } from '../panels';
 import type {
-  OtkeAnalyseRequest, OtkeAnalyseResponse, OtkeFitHeadResponse, OtkeInfoResponse, OtkeLearnResponse,
+  OtkeAnalyseRequest,
+  OtkeAnalyseResponse,
+  OtkeFitHeadResponse,
+  OtkeInfoResponse,
+  OtkeLearnResponse,
 } from '../protocol';
 import { toSolverError } from '../solver_client';
 import { EmbeddingView } from './embedding_view';
@@ -21,17 +25,30 @@ import { PredictionView } from './prediction_view';
 const CUSTOM = 'custom';
 
 export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void {
-  const picker = h('select', { id: 'otke-example', 'data-testid': 'otke-example' },
+  const picker = h(
+    'select',
+    { id: 'otke-example', 'data-testid': 'otke-example' },
     ...PICKER_EXAMPLES.map((ex, i) => h('option', { value: i }, `${ex.name} (${ex.truth})`)),
-    h('option', { value: CUSTOM }, 'your sequence'));
+    h('option', { value: CUSTOM }, 'your sequence'),
+  );
   const input = h('textarea', {
-    id: 'otke-sequence', 'data-testid': 'otke-sequence', rows: 4, spellcheck: 'false', autocomplete: 'off',
+    id: 'otke-sequence',
+    'data-testid': 'otke-sequence',
+    rows: 4,
+    spellcheck: 'false',
+    autocomplete: 'off',
     'aria-describedby': 'otke-sequence-hint',
   });
-  const modelInfo = h('dl', { class: 'otke-model', 'data-testid': 'otke-model-info' },
-    h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')));
+  const modelInfo = h(
+    'dl',
+    { class: 'otke-model', 'data-testid': 'otke-model-info' },
+    h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'loading…')),
+  );
   const modelFile = h('input', {
-    type: 'file', id: 'otke-model-file', 'data-testid': 'otke-model-file', accept: '.safetensors',
+    type: 'file',
+    id: 'otke-model-file',
+    'data-testid': 'otke-model-file',
+    accept: '.safetensors',
   });
   const prediction = new PredictionView();
   const planView = new PlanView();
@@ -43,22 +60,27 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   const showModel = (rows: [string, string][]): void => {
     modelInfo.replaceChildren(...rows.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))));
   };
-  const showFileModel = (): void => { if (fileInfo) showModel(describeModel(fileInfo)); };
+  const showFileModel = (): void => {
+    if (fileInfo) showModel(describeModel(fileInfo));
+  };
 
   const labels = new LabelsView(LABEL_EXAMPLES, {
     show: (ex) => showExample(ex, -1),
     fit: (sequences, names, classes) => {
       labels.setBusy(`Fitting a head on ${sequences.length} labelled sequences…`);
-      ctx.solver.solve({ method: 'otke-fit-head', sequences, names, labels: classes }).then((res) => {
-        fitted = res;
-        learnt = null;
-        labels.showFit(res);
-        analyse();
-      }, (err: unknown) => {
-        const e = toSolverError(err);
-        prediction.showSideError(e);
-        labels.showError(e.code);
-      });
+      ctx.solver.solve({ method: 'otke-fit-head', sequences, names, labels: classes }).then(
+        (res) => {
+          fitted = res;
+          learnt = null;
+          labels.showFit(res);
+          analyse();
+        },
+        (err: unknown) => {
+          const e = toSolverError(err);
+          prediction.showSideError(e);
+          labels.showError(e.code);
+        },
+      );
     },
     reset: () => {
       reset();
@@ -69,17 +91,25 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   const learn = new LearnView({
     learn: (request, onProgress) => {
       learning = new AbortController();
-      ctx.solver.solve(request, { onProgress, signal: learning.signal }).then((res) => {
-        learnt = res;
-        fitted = null;
-        learn.showLearnt(res);
-        showModel(describeLearnt(res));
-        analyse();
-      }, (err: unknown) => {
-        const e = toSolverError(err);
-        if (e.code === 'cancelled') learn.showCancelled(ctx.solver.cancelMode === 'restart-worker');
-        else learn.showError(e.code, e.message);
-      }).finally(() => { learning = null; });
+      ctx.solver
+        .solve(request, { onProgress, signal: learning.signal })
+        .then(
+          (res) => {
+            learnt = res;
+            fitted = null;
+            learn.showLearnt(res);
+            showModel(describeLearnt(res));
+            analyse();
+          },
+          (err: unknown) => {
+            const e = toSolverError(err);
+            if (e.code === 'cancelled') learn.showCancelled(ctx.solver.cancelMode === 'restart-worker');
+            else learn.showError(e.code, e.message);
+          },
+        )
+        .finally(() => {
+          learning = null;
+        });
     },
     cancel: () => learning?.abort(),
     reset: () => reset(),
@@ -90,63 +120,109 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
     fitted = null;
     learnt = null;
     // A restarted worker holds the committed model again, whatever file was opened before.
-    ctx.solver.solve({ method: 'otke-info' }).then((info) => {
-      fileInfo = info;
-      showFileModel();
-    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    ctx.solver.solve({ method: 'otke-info' }).then(
+      (info) => {
+        fileInfo = info;
+        showFileModel();
+      },
+      (err: unknown) => prediction.showSideError(toSolverError(err)),
+    );
     labels.showReset();
     analyse();
   });
 
   function reset(): void {
-    ctx.solver.solve({ method: 'otke-reset-head' }).then(() => {
-      fitted = null;
-      learnt = null;
-      showFileModel();
-      labels.showReset();
-      learn.showReset();
-      analyse();
-    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    ctx.solver.solve({ method: 'otke-reset-head' }).then(
+      () => {
+        fitted = null;
+        learnt = null;
+        showFileModel();
+        labels.showReset();
+        learn.showReset();
+        analyse();
+      },
+      (err: unknown) => prediction.showSideError(toSolverError(err)),
+    );
   }
 
   function save(): void {
-    ctx.solver.solve({ method: 'otke-save' }).then((res) => {
-      const name = res.learnt ? 'otke-learnt.safetensors'
-        : res.fitted ? 'otke-promoters-ecoli.fitted-head.safetensors' : 'otke-promoters-ecoli.safetensors';
-      download(res.bytes, name);
-    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    ctx.solver.solve({ method: 'otke-save' }).then(
+      (res) => {
+        const name = res.learnt
+          ? 'otke-learnt.safetensors'
+          : res.fitted
+            ? 'otke-promoters-ecoli.fitted-head.safetensors'
+            : 'otke-promoters-ecoli.safetensors';
+        download(res.bytes, name);
+      },
+      (err: unknown) => prediction.showSideError(toSolverError(err)),
+    );
   }
 
   container.append(
-    h('header', { class: 'panel-header' },
+    h(
+      'header',
+      { class: 'panel-header' },
       h('h2', {}, 'Sequences (OTKE)'),
-      h('p', {},
+      h(
+        'p',
+        {},
         'The optimal transport kernel embedding of a DNA sequence: its one-hot k-mers go through a Nyström kernel ',
         'map, are transported (entropic OT, log-domain Sinkhorn) onto a learned reference of p supports, and pooled ',
         'along the plan into one vector Φ(x) for a linear classifier. The model, fitted natively on E. coli ',
-        'promoters, runs in the WebAssembly core inside a Web Worker.')),
+        'promoters, runs in the WebAssembly core inside a Web Worker.',
+      ),
+    ),
     prediction.errorBox,
-    h('div', { class: 'otke-layout' },
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'otke-input-title' },
+    h(
+      'div',
+      { class: 'otke-layout' },
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'otke-input-title' },
           h('h3', { id: 'otke-input-title' }, 'Sequence'),
           h('div', { class: 'row' }, h('label', { for: 'otke-example' }, 'Example'), picker),
           input,
-          h('p', { class: 'hint', id: 'otke-sequence-hint' },
+          h(
+            'p',
+            { class: 'hint', id: 'otke-sequence-hint' },
             'Paste DNA letters (A, C, G, T, any case) or FASTA: header lines and white space are dropped, ',
-            'everything else goes to the library as typed.')),
+            'everything else goes to the library as typed.',
+          ),
+        ),
         prediction.element,
-        h('section', { class: 'card', 'aria-labelledby': 'otke-model-title' },
-          h('h3', { id: 'otke-model-title' }, 'Model'), modelInfo,
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'otke-model-title' },
+          h('h3', { id: 'otke-model-title' }, 'Model'),
+          modelInfo,
           h('div', { class: 'row' }, h('label', { for: 'otke-model-file' }, 'Open a model file'), modelFile),
-          h('p', { class: 'hint' }, 'One that inductive otke fit or train wrote (natively, on a GPU, or in a page).'))),
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'otke-plan-title' },
-          h('h3', { id: 'otke-plan-title' }, 'Transport plan: sequence positions × reference supports'), planView.element),
-        h('section', { class: 'card', 'aria-labelledby': 'otke-embedding-title' },
-          h('h3', { id: 'otke-embedding-title' }, 'Embedding Φ(x)'), embeddingView.element)),
+          h('p', { class: 'hint' }, 'One that inductive otke fit or train wrote (natively, on a GPU, or in a page).'),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'otke-plan-title' },
+          h('h3', { id: 'otke-plan-title' }, 'Transport plan: sequence positions × reference supports'),
+          planView.element,
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'otke-embedding-title' },
+          h('h3', { id: 'otke-embedding-title' }, 'Embedding Φ(x)'),
+          embeddingView.element,
+        ),
+      ),
       labels.element,
-      learn.element));
+      learn.element,
+    ),
+  );
 
   let inputName = PICKER_EXAMPLES[0].name;
   const runner = new LatestOnly<OtkeAnalyseRequest, OtkeAnalyseResponse>((req) => ctx.solver.solve(req), {
@@ -154,8 +230,12 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
     onSettled: (outcome, latest) => {
       if (outcome.ok) {
         const res = outcome.response;
-        const head = learnt !== null ? `learnt here with the model (${learnt.labelled} labelled sequences, λ = ${learnt.lambda})`
-          : fitted === null ? null : LabelsView.describe(fitted);
+        const head =
+          learnt !== null
+            ? `learnt here with the model (${learnt.labelled} labelled sequences, λ = ${learnt.lambda})`
+            : fitted === null
+              ? null
+              : LabelsView.describe(fitted);
         prediction.showResult(res, outcome.request.name, head, latest);
         planView.draw({ sequence: outcome.request.sequence, plans: res.plans, n: res.n, p: res.p, q: res.q, k: res.k });
         embeddingView.draw({ embedding: res.embedding, p: res.p, q: res.q, anchors: res.anchors, reference: 0 });
@@ -192,30 +272,36 @@ export function mountOtkePanel(container: HTMLElement, ctx: PanelContext): void 
   modelFile.addEventListener('change', () => {
     const file = modelFile.files?.[0];
     if (!file) return;
-    ctx.solver.solve({ method: 'otke-open', file, name: file.name }).then((res) => {
-      fileInfo = res.info;
-      fitted = null;
-      learnt = null;
-      showFileModel();
-      labels.setClasses(res.info.labels);
-      labels.showReset();
-      learn.showReset();
-      analyse();
-    }, (err: unknown) => prediction.showSideError(toSolverError(err)));
+    ctx.solver.solve({ method: 'otke-open', file, name: file.name }).then(
+      (res) => {
+        fileInfo = res.info;
+        fitted = null;
+        learnt = null;
+        showFileModel();
+        labels.setClasses(res.info.labels);
+        labels.showReset();
+        learn.showReset();
+        analyse();
+      },
+      (err: unknown) => prediction.showSideError(toSolverError(err)),
+    );
   });
 
   input.value = PICKER_EXAMPLES[0].sequence;
-  ctx.solver.solve({ method: 'otke-info' }).then((info) => {
-    fileInfo = info;
-    showModel(describeModel(info));
-    labels.setClasses(info.labels);
-    analyse();
-  }, (err: unknown) => {
-    prediction.showError(toSolverError(err));
-    modelInfo.replaceChildren(h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'could not be loaded')));
-    planView.clear('no model');
-    embeddingView.clear('no model');
-  });
+  ctx.solver.solve({ method: 'otke-info' }).then(
+    (info) => {
+      fileInfo = info;
+      showModel(describeModel(info));
+      labels.setClasses(info.labels);
+      analyse();
+    },
+    (err: unknown) => {
+      prediction.showError(toSolverError(err));
+      modelInfo.replaceChildren(h('div', {}, h('dt', {}, 'file'), h('dd', {}, 'could not be loaded')));
+      planView.clear('no model');
+      embeddingView.clear('no model');
+    },
+  );
 }
 
 /** What the model is, as term/value pairs (numbers as the file stores them, float32 noise rounded off). */
@@ -225,8 +311,11 @@ function describeModel(info: OtkeInfoResponse): [string, string][] {
     ['written by', info.producer],
     ['local features', `one-hot k-mers, k = ${info.k}`],
     ['Nyström anchors', `K = ${info.anchors}`],
-    ['references', `${info.q} × ${info.p} supports, ε = ${formatValue(info.eps, 3)}, ${info.iters} Sinkhorn iterations`
-      + (info.sigmaPos > 0 ? `, positional σ = ${formatValue(info.sigmaPos, 3)}` : '')],
+    [
+      'references',
+      `${info.q} × ${info.p} supports, ε = ${formatValue(info.eps, 3)}, ${info.iters} Sinkhorn iterations` +
+        (info.sigmaPos > 0 ? `, positional σ = ${formatValue(info.sigmaPos, 3)}` : ''),
+    ],
     ['embedding Φ', `${info.outputDim} dimensions`],
     ['classes', info.labels.join(', ')],
   ];

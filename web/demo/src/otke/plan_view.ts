@@ -10,9 +10,9 @@ import { context, drawCells, placeholder, sizeCanvas } from './canvas';
 const WIDTH = 760;
 const LEFT = 46;
 const RIGHT = 8;
-const TOP = 30;     // letters track
-const BOTTOM = 30;  // position axis
-const PLOT_HEIGHT = 300;  // CSS pixels for all supports, within [6, 24] per support
+const TOP = 30; // letters track
+const BOTTOM = 30; // position axis
+const PLOT_HEIGHT = 300; // CSS pixels for all supports, within [6, 24] per support
 
 const rowHeight = (p: number): number => Math.max(6, Math.min(24, PLOT_HEIGHT / Math.max(1, p)));
 
@@ -39,24 +39,47 @@ export class PlanView {
 
   constructor() {
     this.canvas = h('canvas', {
-      class: 'otke-plan', role: 'img', 'data-testid': 'otke-plan', 'data-drawn': 'false',
+      class: 'otke-plan',
+      role: 'img',
+      'data-testid': 'otke-plan',
+      'data-drawn': 'false',
       'aria-label': 'Transport plan heatmap: no plan yet',
     });
     this.maxLabel = h('span', { 'data-testid': 'otke-plan-max' }, '—');
     this.reference = h('select', { id: 'otke-reference', 'data-testid': 'otke-reference' });
-    this.referenceField = h('div', { class: 'row', hidden: true },
-      h('label', { for: 'otke-reference' }, 'Reference'), this.reference);
+    this.referenceField = h(
+      'div',
+      { class: 'row', hidden: true },
+      h('label', { for: 'otke-reference' }, 'Reference'),
+      this.reference,
+    );
     const ramp = h('span', { class: 'ramp', 'aria-hidden': 'true' });
     ramp.style.background = viridisGradient();
-    this.element = h('figure', { class: 'heatmap-figure' },
+    this.element = h(
+      'figure',
+      { class: 'heatmap-figure' },
       this.referenceField,
       this.canvas,
-      h('figcaption', {},
-        h('div', { class: 'legend-ramp' }, h('span', {}, '0'), ramp, h('span', {}, 'max P', h('sub', {}, 'ij'), ' = '), this.maxLabel),
-        h('p', { class: 'caption-text' },
+      h(
+        'figcaption',
+        {},
+        h(
+          'div',
+          { class: 'legend-ramp' },
+          h('span', {}, '0'),
+          ramp,
+          h('span', {}, 'max P', h('sub', {}, 'ij'), ' = '),
+          this.maxLabel,
+        ),
+        h(
+          'p',
+          { class: 'caption-text' },
           'Columns: the k-mers of the sequence, each under the centre of its k letters; rows: the supports of the ',
           'reference. Each k-mer sends mass 1/n, each support receives 1/p; bright cells show which stretch of the ',
-          'sequence a support pools into the embedding.')));
+          'sequence a support pools into the embedding.',
+        ),
+      ),
+    );
     this.reference.addEventListener('change', () => this.redraw());
     sizeCanvas(this.canvas, WIDTH, this.height);
     this.clear('no plan yet');
@@ -65,7 +88,9 @@ export class PlanView {
   draw(data: PlanData): void {
     this.data = data;
     if (this.reference.options.length !== data.q) {
-      this.reference.replaceChildren(...Array.from({ length: data.q }, (_, r) => h('option', { value: r }, `z${r + 1}`)));
+      this.reference.replaceChildren(
+        ...Array.from({ length: data.q }, (_, r) => h('option', { value: r }, `z${r + 1}`)),
+      );
     }
     this.referenceField.hidden = data.q <= 1;
     const height = TOP + BOTTOM + Math.round(data.p * rowHeight(data.p));
@@ -114,8 +139,16 @@ export class PlanView {
     // The plan, transposed to supports × k-mers; k-mer i spans letters [i + (k-1)/2, i + (k+1)/2).
     ctx.fillStyle = '#f1f5f9';
     ctx.fillRect(LEFT, TOP, plotW, plotH);
-    drawCells(ctx, d.p, d.n, (j, i) => viridis(max > 0 ? plan[i * d.p + j] / max : 0),
-      LEFT + ((d.k - 1) / 2) * cw, TOP, d.n * cw, plotH);
+    drawCells(
+      ctx,
+      d.p,
+      d.n,
+      (j, i) => viridis(max > 0 ? plan[i * d.p + j] / max : 0),
+      LEFT + ((d.k - 1) / 2) * cw,
+      TOP,
+      d.n * cw,
+      plotH,
+    );
     ctx.strokeStyle = '#cbd5e1';
     ctx.strokeRect(LEFT + 0.5, TOP + 0.5, plotW - 1, plotH - 1);
 
@@ -144,7 +177,9 @@ export class PlanView {
 
     this.maxLabel.textContent = formatValue(max, 3);
     this.canvas.dataset.drawn = 'true';
-    this.canvas.setAttribute('aria-label',
-      `Transport plan heatmap of reference ${r + 1}: ${d.n} k-mers × ${d.p} supports, largest entry ${formatValue(max, 3)}`);
+    this.canvas.setAttribute(
+      'aria-label',
+      `Transport plan heatmap of reference ${r + 1}: ${d.n} k-mers × ${d.p} supports, largest entry ${formatValue(max, 3)}`,
+    );
   }
 }

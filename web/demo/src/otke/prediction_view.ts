@@ -23,23 +23,43 @@ export class PredictionView {
   private seq = 0;
 
   constructor() {
-    this.status = h('p', {
-      id: 'otke-status', class: 'status', 'data-testid': 'otke-status', 'data-state': 'loading', 'data-seq': 0,
-      role: 'status', 'aria-live': 'polite',
-    }, 'Loading the model…');
+    this.status = h(
+      'p',
+      {
+        id: 'otke-status',
+        class: 'status',
+        'data-testid': 'otke-status',
+        'data-state': 'loading',
+        'data-seq': 0,
+        role: 'status',
+        'aria-live': 'polite',
+      },
+      'Loading the model…',
+    );
     this.predicted = h('strong', { 'data-testid': 'otke-predicted-label' }, '—');
     this.bars = h('div', { class: 'otke-bars', 'data-testid': 'otke-probabilities' });
     this.headNote = h('p', { class: 'hint', 'data-testid': 'otke-head-note' }, '');
     this.details = h('p', { class: 'hint', 'data-testid': 'otke-details' }, '');
-    this.element = h('section', { class: 'card', 'aria-labelledby': 'otke-prediction-title' },
+    this.element = h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'otke-prediction-title' },
       h('h3', { id: 'otke-prediction-title' }, 'Prediction'),
       h('p', { class: 'otke-predicted' }, 'Predicted class: ', this.predicted),
-      this.bars, this.headNote, this.details, this.status);
+      this.bars,
+      this.headNote,
+      this.details,
+      this.status,
+    );
 
     this.errorCode = h('code', { id: 'otke-error-code', 'data-testid': 'otke-error-code' });
     this.errorMessage = h('span', { id: 'otke-error-message', 'data-testid': 'otke-error-message' });
-    this.errorBox = h('div', { id: 'otke-error', class: 'error-box', 'data-testid': 'otke-error', role: 'alert', hidden: true },
-      h('strong', {}, 'The computation failed '), this.errorCode, h('p', {}, this.errorMessage));
+    this.errorBox = h(
+      'div',
+      { id: 'otke-error', class: 'error-box', 'data-testid': 'otke-error', role: 'alert', hidden: true },
+      h('strong', {}, 'The computation failed '),
+      this.errorCode,
+      h('p', {}, this.errorMessage),
+    );
   }
 
   setBusy(text = 'Computing…'): void {
@@ -49,25 +69,36 @@ export class PredictionView {
   /** `fitted`: a short description of the page's head, or null for the committed one. */
   showResult(res: OtkeAnalyseResponse, name: string, fitted: string | null, final: boolean): void {
     let best = 0;
-    res.probabilities.forEach((v, c) => { if (v > res.probabilities[best]) best = c; });
+    res.probabilities.forEach((v, c) => {
+      if (v > res.probabilities[best]) best = c;
+    });
     this.predicted.textContent = res.labels[best] ?? '—';
-    this.bars.replaceChildren(...res.labels.map((label, c) => {
-      const value = res.probabilities[c];
-      const fill = h('span', { class: 'otke-bar-fill' });
-      fill.style.width = percent(value);
-      const original = res.originalProbabilities?.[c];
-      const marker = original === undefined ? null : h('span', { class: 'otke-bar-marker', title: `committed head: ${percent(original)}` });
-      if (marker) marker.style.left = percent(original!);
-      return h('div', { class: `otke-bar${c === best ? ' best' : ''}` },
-        h('span', { class: 'otke-bar-label' }, label),
-        h('span', { class: 'otke-bar-track' }, fill, marker),
-        h('output', { 'data-testid': `otke-prob-${c}`, 'data-value': String(value) }, percent(value)));
-    }));
-    this.headNote.textContent = fitted === null
-      ? 'Head: the one in the model file.'
-      : `Head: ${fitted}. Ticks mark the model file's head: ${res.labels.map((l, c) => `${l} ${percent(res.originalProbabilities?.[c] ?? NaN)}`).join(', ')}.`;
-    this.details.textContent = `${res.length} letters, ${res.n} k-mers of length ${res.k}; `
-      + `${formatMs(res.computeMs)} ms in the worker.`;
+    this.bars.replaceChildren(
+      ...res.labels.map((label, c) => {
+        const value = res.probabilities[c];
+        const fill = h('span', { class: 'otke-bar-fill' });
+        fill.style.width = percent(value);
+        const original = res.originalProbabilities?.[c];
+        const marker =
+          original === undefined
+            ? null
+            : h('span', { class: 'otke-bar-marker', title: `committed head: ${percent(original)}` });
+        if (marker) marker.style.left = percent(original!);
+        return h(
+          'div',
+          { class: `otke-bar${c === best ? ' best' : ''}` },
+          h('span', { class: 'otke-bar-label' }, label),
+          h('span', { class: 'otke-bar-track' }, fill, marker),
+          h('output', { 'data-testid': `otke-prob-${c}`, 'data-value': String(value) }, percent(value)),
+        );
+      }),
+    );
+    this.headNote.textContent =
+      fitted === null
+        ? 'Head: the one in the model file.'
+        : `Head: ${fitted}. Ticks mark the model file's head: ${res.labels.map((l, c) => `${l} ${percent(res.originalProbabilities?.[c] ?? NaN)}`).join(', ')}.`;
+    this.details.textContent =
+      `${res.length} letters, ${res.n} k-mers of length ${res.k}; ` + `${formatMs(res.computeMs)} ms in the worker.`;
     if (!final) return;
     this.errorBox.hidden = true;
     this.settle('done', `Analysed “${name}”.`);

@@ -14,7 +14,11 @@ export const IH = H - M.top - M.bottom;
 
 export function frame(testid: string, label: string): SVGSVGElement {
   return svg('svg', {
-    class: 'screening-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, 'data-testid': testid,
+    class: 'screening-chart',
+    viewBox: `0 0 ${W} ${H}`,
+    role: 'img',
+    'aria-label': label,
+    'data-testid': testid,
     'data-drawn': 'false',
   });
 }
@@ -35,21 +39,43 @@ export function ticks(lo: number, hi: number, count: number): number[] {
   return out;
 }
 
-export function axes(xs: number[], sx: (v: number) => number, ys: number[], sy: (v: number) => number,
-  xLabel: string, yLabel: string, yFormat: (v: number) => string = (v) => formatValue(v, 3)): SVGGElement {
+export function axes(
+  xs: number[],
+  sx: (v: number) => number,
+  ys: number[],
+  sy: (v: number) => number,
+  xLabel: string,
+  yLabel: string,
+  yFormat: (v: number) => string = (v) => formatValue(v, 3),
+): SVGGElement {
   const g = svg('g', { class: 'axes' });
   g.append(svg('rect', { x: M.left, y: M.top, width: IW, height: IH, class: 'chart-bg' }));
   for (const v of ys) {
-    g.append(svg('line', { x1: M.left, x2: M.left + IW, y1: sy(v), y2: sy(v), class: 'grid' }),
-      svg('text', { x: M.left - 6, y: sy(v) + 4, 'text-anchor': 'end' }, yFormat(v)));
+    g.append(
+      svg('line', { x1: M.left, x2: M.left + IW, y1: sy(v), y2: sy(v), class: 'grid' }),
+      svg('text', { x: M.left - 6, y: sy(v) + 4, 'text-anchor': 'end' }, yFormat(v)),
+    );
   }
   for (const v of xs) {
-    g.append(svg('line', { x1: sx(v), x2: sx(v), y1: M.top + IH, y2: M.top + IH + 4, class: 'tick' }),
-      svg('text', { x: sx(v), y: M.top + IH + 16, 'text-anchor': 'middle' }, formatValue(v, 3)));
+    g.append(
+      svg('line', { x1: sx(v), x2: sx(v), y1: M.top + IH, y2: M.top + IH + 4, class: 'tick' }),
+      svg('text', { x: sx(v), y: M.top + IH + 16, 'text-anchor': 'middle' }, formatValue(v, 3)),
+    );
   }
-  g.append(svg('text', { x: M.left + IW / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-label' }, xLabel),
-    svg('text', { x: 12, y: M.top + IH / 2, 'text-anchor': 'middle', class: 'axis-label',
-      transform: `rotate(-90 12 ${M.top + IH / 2})` }, yLabel));
+  g.append(
+    svg('text', { x: M.left + IW / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-label' }, xLabel),
+    svg(
+      'text',
+      {
+        x: 12,
+        y: M.top + IH / 2,
+        'text-anchor': 'middle',
+        class: 'axis-label',
+        transform: `rotate(-90 12 ${M.top + IH / 2})`,
+      },
+      yLabel,
+    ),
+  );
   return g;
 }
 
@@ -81,23 +107,61 @@ export class HistoryChart {
     const gaps = Array.from(d.gap).filter((g) => g > 0 && Number.isFinite(g));
     const gHi = Math.ceil(Math.log10(Math.max(...gaps, 1e-300)));
     const gLo = Math.min(gHi - 1, Math.floor(Math.log10(Math.min(...gaps, 1))));
-    const sg = (g: number): number => M.top + IH * (gHi - Math.log10(g)) / (gHi - gLo);
+    const sg = (g: number): number => M.top + (IH * (gHi - Math.log10(g))) / (gHi - gLo);
 
-    const children: SVGElement[] = [axes(ticks(0, last, 6), sx, [0, 0.25, 0.5, 0.75, 1], sy, 'epoch',
-      'fraction screened', (v) => `${Math.round(v * 100)}%`)];
+    const children: SVGElement[] = [
+      axes(
+        ticks(0, last, 6),
+        sx,
+        [0, 0.25, 0.5, 0.75, 1],
+        sy,
+        'epoch',
+        'fraction screened',
+        (v) => `${Math.round(v * 100)}%`,
+      ),
+    ];
     const decades = ticks(gLo, gHi, 5).filter((v) => Number.isInteger(v));
     for (const k of decades) {
       children.push(svg('text', { x: M.left + IW + 6, y: sg(10 ** k) + 4, class: 'gap-tick' }, `1e${k}`));
     }
-    children.push(svg('text', { x: W - 10, y: M.top + IH / 2, 'text-anchor': 'middle', class: 'axis-label gap-tick',
-      transform: `rotate(90 ${W - 10} ${M.top + IH / 2})` }, 'duality gap'));
+    children.push(
+      svg(
+        'text',
+        {
+          x: W - 10,
+          y: M.top + IH / 2,
+          'text-anchor': 'middle',
+          class: 'axis-label gap-tick',
+          transform: `rotate(90 ${W - 10} ${M.top + IH / 2})`,
+        },
+        'duality gap',
+      ),
+    );
     if (gaps.length > 1) {
-      const pts = Array.from(d.epochs).map((e, i) => [e, d.gap[i]] as const).filter(([, g]) => g > 0 && Number.isFinite(g));
+      const pts = Array.from(d.epochs)
+        .map((e, i) => [e, d.gap[i]] as const)
+        .filter(([, g]) => g > 0 && Number.isFinite(g));
       children.push(svg('polyline', { class: 'gap-line', points: pts.map(([e, g]) => `${sx(e)},${sg(g)}`).join(' ') }));
     }
-    children.push(svg('line', { class: 'final-line', x1: M.left, x2: M.left + IW, y1: sy(d.finalFraction), y2: sy(d.finalFraction) }),
-      svg('text', { class: 'final-label', x: M.left + IW - 4, y: sy(d.finalFraction) + (d.finalFraction > 0.9 ? 14 : -5),
-        'text-anchor': 'end' }, `final ${(100 * d.finalFraction).toFixed(1)}% (with the static test)`));
+    children.push(
+      svg('line', {
+        class: 'final-line',
+        x1: M.left,
+        x2: M.left + IW,
+        y1: sy(d.finalFraction),
+        y2: sy(d.finalFraction),
+      }),
+      svg(
+        'text',
+        {
+          class: 'final-label',
+          x: M.left + IW - 4,
+          y: sy(d.finalFraction) + (d.finalFraction > 0.9 ? 14 : -5),
+          'text-anchor': 'end',
+        },
+        `final ${(100 * d.finalFraction).toFixed(1)}% (with the static test)`,
+      ),
+    );
     // A step line from epoch 0 (nothing screened) through every gap check.
     const steps = [`${sx(0)},${sy(0)}`];
     fractions.forEach((f, i) => {
@@ -108,8 +172,17 @@ export class HistoryChart {
     const every = Math.ceil(count / 150);
     const dots = svg('g', { class: 'fraction-dots' });
     for (let i = 0; i < count; i += every) {
-      dots.append(svg('circle', { cx: sx(d.epochs[i]), cy: sy(fractions[i]), r: 2.6 },
-        svg('title', {}, `epoch ${d.epochs[i]}: ${(100 * fractions[i]).toFixed(1)}% screened, gap ${formatValue(d.gap[i], 3)}`)));
+      dots.append(
+        svg(
+          'circle',
+          { cx: sx(d.epochs[i]), cy: sy(fractions[i]), r: 2.6 },
+          svg(
+            'title',
+            {},
+            `epoch ${d.epochs[i]}: ${(100 * fractions[i]).toFixed(1)}% screened, gap ${formatValue(d.gap[i], 3)}`,
+          ),
+        ),
+      );
     }
     children.push(dots);
     root.replaceChildren(...children);
@@ -129,7 +202,9 @@ export class ScoreHistogram {
   draw(scores: Float32Array, screened: Uint8Array): void {
     const root = this.element;
     const finite: number[] = [];
-    scores.forEach((s) => { if (Number.isFinite(s)) finite.push(s); });
+    scores.forEach((s) => {
+      if (Number.isFinite(s)) finite.push(s);
+    });
     if (finite.length === 0) {
       message(root, 'no finite score: this loss has no flat region, nothing can be screened');
       return;
@@ -139,7 +214,10 @@ export class ScoreHistogram {
     const q = (f: number): number => sorted[Math.min(sorted.length - 1, Math.floor(f * (sorted.length - 1)))];
     let lo = Math.min(q(0.01), 0);
     let hi = Math.max(q(0.99), 0);
-    if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
+    if (hi - lo < 1e-9) {
+      lo -= 1;
+      hi += 1;
+    }
     const BINS = 40;
     const width = (hi - lo) / BINS;
     lo = Math.floor(lo / width) * width;
@@ -161,22 +239,40 @@ export class ScoreHistogram {
       const w = Math.max(0.5, sx(lo + (b + 1) * width) - sx(lo + b * width) - 1);
       const range = `[${formatValue(lo + b * width, 3)}, ${formatValue(lo + (b + 1) * width, 3)})`;
       if (kept[b] > 0) {
-        bars.append(svg('rect', { class: 'bar-kept', x, width: w, y: sy(kept[b]), height: sy(0) - sy(kept[b]) },
-          svg('title', {}, `${range}: ${kept[b]} kept`)));
+        bars.append(
+          svg(
+            'rect',
+            { class: 'bar-kept', x, width: w, y: sy(kept[b]), height: sy(0) - sy(kept[b]) },
+            svg('title', {}, `${range}: ${kept[b]} kept`),
+          ),
+        );
         count += 1;
       }
       if (gone[b] > 0) {
-        bars.append(svg('rect', { class: 'bar-screened', x, width: w, y: sy(kept[b] + gone[b]), height: sy(0) - sy(gone[b]) },
-          svg('title', {}, `${range}: ${gone[b]} screened`)));
+        bars.append(
+          svg(
+            'rect',
+            { class: 'bar-screened', x, width: w, y: sy(kept[b] + gone[b]), height: sy(0) - sy(gone[b]) },
+            svg('title', {}, `${range}: ${gone[b]} screened`),
+          ),
+        );
         count += 1;
       }
     }
     root.replaceChildren(
-      axes(ticks(lo, lo + bins * width, 6), sx, ticks(0, top, 4), sy, 'static score at the solution (> 0: screened)',
-        'samples', (v) => String(v)),
+      axes(
+        ticks(lo, lo + bins * width, 6),
+        sx,
+        ticks(0, top, 4),
+        sy,
+        'static score at the solution (> 0: screened)',
+        'samples',
+        (v) => String(v),
+      ),
       bars,
       svg('line', { class: 'zero-line', x1: sx(0), x2: sx(0), y1: M.top, y2: M.top + IH }),
-      svg('text', { class: 'final-label', x: sx(0) + 4, y: M.top + 12 }, 'threshold 0'));
+      svg('text', { class: 'final-label', x: sx(0) + 4, y: M.top + 12 }, 'threshold 0'),
+    );
     root.dataset.drawn = 'true';
     root.dataset.bars = String(count);
     root.dataset.nonFinite = String(scores.length - finite.length);
@@ -198,14 +294,23 @@ export interface IntervalData {
 
 /** (c) One feature: each sample's interval [y - mu, y + mu], the fitted line w x + b, screened vs kept. */
 export class IntervalPicture {
-  readonly element = frame('screening-picture', 'interval regression: the samples, their intervals and the fitted line');
+  readonly element = frame(
+    'screening-picture',
+    'interval regression: the samples, their intervals and the fitted line',
+  );
 
   draw(d: IntervalData): void {
     const root = this.element;
     let lo = Infinity;
     let hi = -Infinity;
-    d.y.forEach((v) => { lo = Math.min(lo, v - d.mu); hi = Math.max(hi, v + d.mu); });
-    for (const x of [-1, 1]) { lo = Math.min(lo, d.slope * x + d.intercept); hi = Math.max(hi, d.slope * x + d.intercept); }
+    d.y.forEach((v) => {
+      lo = Math.min(lo, v - d.mu);
+      hi = Math.max(hi, v + d.mu);
+    });
+    for (const x of [-1, 1]) {
+      lo = Math.min(lo, d.slope * x + d.intercept);
+      hi = Math.max(hi, d.slope * x + d.intercept);
+    }
     const pad = 0.05 * (hi - lo || 1);
     lo -= pad;
     hi += pad;
@@ -214,29 +319,47 @@ export class IntervalPicture {
     const segments = svg('g', { class: 'intervals' });
     d.x.forEach((x, i) => {
       const cls = d.screened[i] ? 'screened' : 'kept';
-      segments.append(svg('g', { class: cls },
-        svg('line', { x1: sx(x), x2: sx(x), y1: sy(d.y[i] - d.mu), y2: sy(d.y[i] + d.mu) }),
-        svg('circle', { cx: sx(x), cy: sy(d.y[i]), r: 2.2 }),
-        svg('title', {}, `x ${formatValue(x, 3)}, y ${formatValue(d.y[i], 3)}: ${cls}`)));
+      segments.append(
+        svg(
+          'g',
+          { class: cls },
+          svg('line', { x1: sx(x), x2: sx(x), y1: sy(d.y[i] - d.mu), y2: sy(d.y[i] + d.mu) }),
+          svg('circle', { cx: sx(x), cy: sy(d.y[i]), r: 2.2 }),
+          svg('title', {}, `x ${formatValue(x, 3)}, y ${formatValue(d.y[i], 3)}: ${cls}`),
+        ),
+      );
     });
     // In the corner away from the line: bottom right for a rising fit, top right for a falling one.
     const lx = M.left + IW - 250;
     const top = d.slope >= 0 ? M.top + IH - 52 : M.top + 3;
     const legendY = top + 9;
-    const legend = svg('g', { class: 'legend' },
+    const legend = svg(
+      'g',
+      { class: 'legend' },
       svg('rect', { x: lx - 8, y: top, width: 254, height: 49, class: 'legend-bg' }),
       svg('line', { class: 'legend-screened', x1: lx, x2: lx, y1: legendY - 6, y2: legendY + 4 }),
       svg('text', { x: lx + 8, y: legendY + 3 }, 'screened (easy): the line passes inside'),
       svg('line', { class: 'legend-kept', x1: lx, x2: lx, y1: legendY + 10, y2: legendY + 20 }),
       svg('text', { x: lx + 8, y: legendY + 19 }, 'kept (hard): interval [y − μ, y + μ]'),
       svg('line', { class: 'fit-line', x1: lx - 4, x2: lx + 4, y1: legendY + 30, y2: legendY + 30 }),
-      svg('text', { x: lx + 8, y: legendY + 34 },
-        `fit: ${formatValue(d.slope, 3)} x ${d.intercept < 0 ? '−' : '+'} ${formatValue(Math.abs(d.intercept), 3)}`));
+      svg(
+        'text',
+        { x: lx + 8, y: legendY + 34 },
+        `fit: ${formatValue(d.slope, 3)} x ${d.intercept < 0 ? '−' : '+'} ${formatValue(Math.abs(d.intercept), 3)}`,
+      ),
+    );
     root.replaceChildren(
       axes(ticks(-1, 1, 4), sx, ticks(lo, hi, 5), sy, 'x', 'y'),
       segments,
-      svg('line', { class: 'fit-line', x1: sx(-1), x2: sx(1), y1: sy(d.intercept - d.slope), y2: sy(d.intercept + d.slope) }),
-      legend);
+      svg('line', {
+        class: 'fit-line',
+        x1: sx(-1),
+        x2: sx(1),
+        y1: sy(d.intercept - d.slope),
+        y2: sy(d.intercept + d.slope),
+      }),
+      legend,
+    );
     root.dataset.drawn = 'true';
     root.dataset.segments = String(d.x.length);
   }

@@ -23,15 +23,18 @@ export interface BuiltinSource {
 
 export const BUILTIN_SOURCES: BuiltinSource[] = [
   {
-    id: 'digits', title: 'Digits: 9 vs rest (1797 × 64)',
+    id: 'digits',
+    title: 'Digits: 9 vs rest (1797 × 64)',
     defaults: { loss: 'squared_hinge', penalty: 'l2', lambda: 1, mu: 0, intercept: false, positive: 9 },
   },
   {
-    id: 'breast-cancer', title: 'Breast cancer (569 × 30, standardised)',
+    id: 'breast-cancer',
+    title: 'Breast cancer (569 × 30, standardised)',
     defaults: { loss: 'squared_hinge', penalty: 'l2', lambda: 0.01, mu: 0, intercept: true, positive: null },
   },
   {
-    id: 'interval', title: 'Interval regression (synthetic)',
+    id: 'interval',
+    title: 'Interval regression (synthetic)',
     defaults: { loss: 'interval_regression', penalty: 'l2', lambda: 0.001, mu: 0.2, intercept: true, positive: null },
   },
 ];
@@ -62,7 +65,11 @@ export function intervalData(seed: number): { x: Float32Array; y: Float32Array }
  * raw features would shrink the small-scale ones to nothing.
  */
 export function standardisedCsv(text: string): { x: Float32Array; y: Float32Array; n: number; p: number } {
-  const rows = text.trim().split(/\r?\n/).slice(1).map((line) => line.split(',').map(Number));
+  const rows = text
+    .trim()
+    .split(/\r?\n/)
+    .slice(1)
+    .map((line) => line.split(',').map(Number));
   const n = rows.length;
   const p = (rows[0]?.length ?? 1) - 1;
   const x = new Float32Array(n * p);
@@ -73,9 +80,13 @@ export function standardisedCsv(text: string): { x: Float32Array; y: Float32Arra
     let variance = 0;
     for (const r of rows) variance += (r[j] - mean) ** 2 / n;
     const sd = Math.sqrt(variance) || 1;
-    rows.forEach((r, i) => { x[i * p + j] = (r[j] - mean) / sd; });
+    rows.forEach((r, i) => {
+      x[i * p + j] = (r[j] - mean) / sd;
+    });
   }
-  rows.forEach((r, i) => { y[i] = r[p]; });
+  rows.forEach((r, i) => {
+    y[i] = r[p];
+  });
   return { x, y, n, p };
 }
 

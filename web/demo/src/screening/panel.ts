@@ -44,8 +44,13 @@ interface Settings {
 export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): void {
   const first = BUILTIN_SOURCES[0];
   const s: Settings = {
-    source: first.id, seed: 7, loss: first.defaults.loss, penalty: first.defaults.penalty,
-    lambdaStep: stepOf(first.defaults.lambda), mu: first.defaults.mu, intercept: first.defaults.intercept,
+    source: first.id,
+    seed: 7,
+    loss: first.defaults.loss,
+    penalty: first.defaults.penalty,
+    lambdaStep: stepOf(first.defaults.lambda),
+    mu: first.defaults.mu,
+    intercept: first.defaults.intercept,
     positive: first.defaults.positive,
   };
   /** The last description of each source's dataset (labels for the one-vs-rest choice). */
@@ -53,112 +58,267 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
 
   // ---- inputs ----
   const fileOption = h('option', { value: 'file', disabled: true }, 'your file (drop one below)');
-  const source = h('select', { id: 'screening-source', 'data-testid': 'screening-source' },
-    ...BUILTIN_SOURCES.map((src) => h('option', { value: src.id }, src.title)), fileOption);
-  const seed = h('input', { id: 'screening-seed', 'data-testid': 'screening-seed', type: 'number', min: 0, step: 1, value: s.seed });
-  const seedRow = h('div', { class: 'row', hidden: true }, h('label', { for: 'screening-seed' }, 'Seed'), seed,
-    h('span', { class: 'hint inline' }, `y = 0.7 x + 0.2 + noise`));
+  const source = h(
+    'select',
+    { id: 'screening-source', 'data-testid': 'screening-source' },
+    ...BUILTIN_SOURCES.map((src) => h('option', { value: src.id }, src.title)),
+    fileOption,
+  );
+  const seed = h('input', {
+    id: 'screening-seed',
+    'data-testid': 'screening-seed',
+    type: 'number',
+    min: 0,
+    step: 1,
+    value: s.seed,
+  });
+  const seedRow = h(
+    'div',
+    { class: 'row', hidden: true },
+    h('label', { for: 'screening-seed' }, 'Seed'),
+    seed,
+    h('span', { class: 'hint inline' }, `y = 0.7 x + 0.2 + noise`),
+  );
   const fileInput = h('input', {
-    id: 'screening-file', 'data-testid': 'screening-file', type: 'file',
+    id: 'screening-file',
+    'data-testid': 'screening-file',
+    type: 'file',
     accept: '.csv,.gz,.txt,.svm,.libsvm,.svmlight,.data,text/plain,text/csv,application/gzip',
   });
-  const format = h('select', { id: 'screening-format', 'data-testid': 'screening-format' },
-    h('option', { value: 'auto' }, 'format from the name'), h('option', { value: 'libsvm' }, 'LIBSVM'),
-    h('option', { value: 'csv' }, 'CSV (label last)'));
+  const format = h(
+    'select',
+    { id: 'screening-format', 'data-testid': 'screening-format' },
+    h('option', { value: 'auto' }, 'format from the name'),
+    h('option', { value: 'libsvm' }, 'LIBSVM'),
+    h('option', { value: 'csv' }, 'CSV (label last)'),
+  );
   const header = h('input', { id: 'screening-header', 'data-testid': 'screening-header', type: 'checkbox' });
-  const drop = h('div', { class: 'screening-drop', 'data-testid': 'screening-drop' },
-    h('p', {}, 'Drop a LIBSVM or CSV file here (gzip allowed), or ', h('label', { for: 'screening-file', class: 'file-label' }, 'choose one'), '.'),
+  const drop = h(
+    'div',
+    { class: 'screening-drop', 'data-testid': 'screening-drop' },
+    h(
+      'p',
+      {},
+      'Drop a LIBSVM or CSV file here (gzip allowed), or ',
+      h('label', { for: 'screening-file', class: 'file-label' }, 'choose one'),
+      '.',
+    ),
     fileInput,
-    h('div', { class: 'row' }, format, h('label', {}, header, ' CSV header line')));
+    h('div', { class: 'row' }, format, h('label', {}, header, ' CSV header line')),
+  );
 
-  const loss = h('select', { id: 'screening-loss', 'data-testid': 'screening-loss' },
-    ...LOSSES.map((l) => h('option', { value: l }, l.replace('_', ' '))));
-  const penalty = h('select', { id: 'screening-penalty', 'data-testid': 'screening-penalty' },
-    ...PENALTIES.map((p) => h('option', { value: p }, p.replace('_', ' '))));
+  const loss = h(
+    'select',
+    { id: 'screening-loss', 'data-testid': 'screening-loss' },
+    ...LOSSES.map((l) => h('option', { value: l }, l.replace('_', ' '))),
+  );
+  const penalty = h(
+    'select',
+    { id: 'screening-penalty', 'data-testid': 'screening-penalty' },
+    ...PENALTIES.map((p) => h('option', { value: p }, p.replace('_', ' '))),
+  );
   const lambda = h('input', {
-    id: 'screening-lambda', 'data-testid': 'screening-lambda', type: 'range', min: LAMBDA_STEP_MIN, max: LAMBDA_STEP_MAX,
-    step: 1, value: s.lambdaStep, 'aria-describedby': 'screening-lambda-value',
+    id: 'screening-lambda',
+    'data-testid': 'screening-lambda',
+    type: 'range',
+    min: LAMBDA_STEP_MIN,
+    max: LAMBDA_STEP_MAX,
+    step: 1,
+    value: s.lambdaStep,
+    'aria-describedby': 'screening-lambda-value',
   });
-  const lambdaValue = h('output', { id: 'screening-lambda-value', 'data-testid': 'screening-lambda-value', for: 'screening-lambda' });
-  const mu = h('input', { id: 'screening-mu', 'data-testid': 'screening-mu', type: 'range', min: 0, max: 0.95, step: 0.01, value: s.mu });
+  const lambdaValue = h('output', {
+    id: 'screening-lambda-value',
+    'data-testid': 'screening-lambda-value',
+    for: 'screening-lambda',
+  });
+  const mu = h('input', {
+    id: 'screening-mu',
+    'data-testid': 'screening-mu',
+    type: 'range',
+    min: 0,
+    max: 0.95,
+    step: 0.01,
+    value: s.mu,
+  });
   const muValue = h('output', { id: 'screening-mu-value', 'data-testid': 'screening-mu-value', for: 'screening-mu' });
   const intercept = h('input', { id: 'screening-intercept', 'data-testid': 'screening-intercept', type: 'checkbox' });
   const positive = h('select', { id: 'screening-positive', 'data-testid': 'screening-positive' });
 
   // ---- outputs ----
-  const status = h('p', {
-    id: 'screening-status', class: 'status', 'data-testid': 'screening-status', 'data-state': 'loading', 'data-seq': 0,
-    role: 'status', 'aria-live': 'polite',
-  }, 'Loading…');
+  const status = h(
+    'p',
+    {
+      id: 'screening-status',
+      class: 'status',
+      'data-testid': 'screening-status',
+      'data-state': 'loading',
+      'data-seq': 0,
+      role: 'status',
+      'aria-live': 'polite',
+    },
+    'Loading…',
+  );
   const errorCode = h('code', { id: 'screening-error-code', 'data-testid': 'screening-error-code' });
   const errorMessage = h('span', { id: 'screening-error-message', 'data-testid': 'screening-error-message' });
-  const errorBox = h('div', { id: 'screening-error', class: 'error-box', 'data-testid': 'screening-error', role: 'alert', hidden: true },
-    h('strong', {}, 'The computation failed '), errorCode, h('p', {}, errorMessage));
+  const errorBox = h(
+    'div',
+    { id: 'screening-error', class: 'error-box', 'data-testid': 'screening-error', role: 'alert', hidden: true },
+    h('strong', {}, 'The computation failed '),
+    errorCode,
+    h('p', {}, errorMessage),
+  );
   const stats = h('dl', { class: 'stats', 'data-testid': 'screening-stats' });
   // Large dropped files take seconds: the run in flight can be cancelled (the library's solver stops at its next
   // gap check; without shared memory the worker restarts and a dropped file must be dropped again).
-  const cancelButton = h('button', { type: 'button', class: 'secondary', 'data-testid': 'screening-cancel', disabled: true },
-    'Cancel');
+  const cancelButton = h(
+    'button',
+    { type: 'button', class: 'secondary', 'data-testid': 'screening-cancel', disabled: true },
+    'Cancel',
+  );
   const progress = h('progress', { 'data-testid': 'screening-progress', max: 1, value: 0, hidden: true });
-  const bigFraction = h('output', { class: 'screening-big', 'data-testid': 'screening-fraction', 'data-value': '' }, '—');
+  const bigFraction = h(
+    'output',
+    { class: 'screening-big', 'data-testid': 'screening-fraction', 'data-value': '' },
+    '—',
+  );
   const history = new HistoryChart();
   const histogram = new ScoreHistogram();
   const picture = new IntervalPicture();
   const pictureNote = h('p', { class: 'hint', 'data-testid': 'screening-picture-note' });
   // The path runs with the settings of the moment it is started (the state `s`, read on click).
   const pathView = new PathView({
-    run: (onProgress, signal) => ctx.solver.solve({
-      method: 'screening-path', source: s.source, seed: s.seed, loss: s.loss, penalty: s.penalty,
-      mu: WITH_MU.has(s.loss) ? s.mu : null, intercept: s.intercept, positive: s.positive, tol: TOL,
-      maxEpochs: MAX_EPOCHS, lambdaMax: 1, ratio: 1e-3, count: 20,
-    }, { onProgress, signal }),
+    run: (onProgress, signal) =>
+      ctx.solver.solve(
+        {
+          method: 'screening-path',
+          source: s.source,
+          seed: s.seed,
+          loss: s.loss,
+          penalty: s.penalty,
+          mu: WITH_MU.has(s.loss) ? s.mu : null,
+          intercept: s.intercept,
+          positive: s.positive,
+          tol: TOL,
+          maxEpochs: MAX_EPOCHS,
+          lambdaMax: 1,
+          ratio: 1e-3,
+          count: 20,
+        },
+        { onProgress, signal },
+      ),
   });
 
   container.append(
-    h('header', { class: 'panel-header' },
+    h(
+      'header',
+      { class: 'panel-header' },
       h('h2', {}, 'Safe sample screening'),
-      h('p', {},
+      h(
+        'p',
+        {},
         'Regularised empirical risk minimisation with a loss that is flat where a sample is fitted well enough: ',
         'such a sample has a zero dual variable at the optimum and can be removed without changing the solution. ',
         'The WebAssembly core solves the problem to a certified duality gap, removes samples as soon as a gap-safe ',
         'region around the iterate proves them flat (dynamic screening), then applies the static test at the ',
-        'solution. Every sample reported as screened is certified, never guessed.')),
+        'solution. Every sample reported as screened is certified, never guessed.',
+      ),
+    ),
     errorBox,
-    h('div', { class: 'screening-layout' },
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'screening-data-title' },
+    h(
+      'div',
+      { class: 'screening-layout' },
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-data-title' },
           h('h3', { id: 'screening-data-title' }, 'Data'),
           h('div', { class: 'row' }, h('label', { for: 'screening-source' }, 'Dataset'), source),
-          seedRow, drop),
-        h('section', { class: 'card', 'aria-labelledby': 'screening-problem-title' },
+          seedRow,
+          drop,
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-problem-title' },
           h('h3', { id: 'screening-problem-title' }, 'Problem: 1/n Σ loss(tᵢ) + λ R(w)'),
           h('div', { class: 'row' }, h('label', { for: 'screening-loss' }, 'Loss'), loss),
-          h('div', { class: 'row' }, h('label', { for: 'screening-penalty' }, 'Penalty R'), penalty,
-            h('label', {}, intercept, ' intercept')),
+          h(
+            'div',
+            { class: 'row' },
+            h('label', { for: 'screening-penalty' }, 'Penalty R'),
+            penalty,
+            h('label', {}, intercept, ' intercept'),
+          ),
           h('div', { class: 'field' }, h('label', { for: 'screening-lambda' }, 'λ (log scale)'), lambdaValue),
           lambda,
           h('div', { class: 'scale' }, h('span', {}, '1e-5'), h('span', {}, '10')),
-          h('div', { class: 'field' }, h('label', { for: 'screening-mu' }, 'μ: flat region (t > 1 − μ, or |t| < μ)'), muValue),
+          h(
+            'div',
+            { class: 'field' },
+            h('label', { for: 'screening-mu' }, 'μ: flat region (t > 1 − μ, or |t| < μ)'),
+            muValue,
+          ),
           mu,
-          h('div', { class: 'row' }, h('label', { for: 'screening-positive' }, 'Positive class (one vs rest)'), positive),
-          h('p', { class: 'hint' }, `R = ‖w‖² (no ½) or ‖w‖₁; stopped at a relative duality gap of ${TOL}.`)),
-        h('section', { class: 'card', 'aria-labelledby': 'screening-result-title' },
+          h(
+            'div',
+            { class: 'row' },
+            h('label', { for: 'screening-positive' }, 'Positive class (one vs rest)'),
+            positive,
+          ),
+          h('p', { class: 'hint' }, `R = ‖w‖² (no ½) or ‖w‖₁; stopped at a relative duality gap of ${TOL}.`),
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-result-title' },
           h('h3', { id: 'screening-result-title' }, 'Result'),
           h('p', { class: 'screening-headline' }, bigFraction, h('span', {}, ' of the samples screened')),
-          h('div', { class: 'row' }, status, cancelButton), progress, stats)),
-      h('div', { class: 'column' },
-        h('section', { class: 'card', 'aria-labelledby': 'screening-history-title' },
-          h('h3', { id: 'screening-history-title' }, 'Fraction screened over the epochs'), history.element,
-          h('p', { class: 'hint' }, 'After each duality-gap check: 1 − active / n (left axis); the gap (grey, log scale, ',
-            'right axis). The dashed line adds the static test at the solution.')),
-        h('section', { class: 'card', 'aria-labelledby': 'screening-histogram-title' },
-          h('h3', { id: 'screening-histogram-title' }, 'Static screening scores at the solution'), histogram.element,
-          h('p', { class: 'hint' }, h('span', { class: 'swatch swatch-screened' }), 'screened ',
-            h('span', { class: 'swatch swatch-kept' }), 'kept. A score > 0 proves the sample flat at the optimum.')),
-        h('section', { class: 'card', 'aria-labelledby': 'screening-picture-title' },
-          h('h3', { id: 'screening-picture-title' }, 'Interval regression: easy and hard samples'), picture.element,
-          pictureNote),
-        pathView.element)));
+          h('div', { class: 'row' }, status, cancelButton),
+          progress,
+          stats,
+        ),
+      ),
+      h(
+        'div',
+        { class: 'column' },
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-history-title' },
+          h('h3', { id: 'screening-history-title' }, 'Fraction screened over the epochs'),
+          history.element,
+          h(
+            'p',
+            { class: 'hint' },
+            'After each duality-gap check: 1 − active / n (left axis); the gap (grey, log scale, ',
+            'right axis). The dashed line adds the static test at the solution.',
+          ),
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-histogram-title' },
+          h('h3', { id: 'screening-histogram-title' }, 'Static screening scores at the solution'),
+          histogram.element,
+          h(
+            'p',
+            { class: 'hint' },
+            h('span', { class: 'swatch swatch-screened' }),
+            'screened ',
+            h('span', { class: 'swatch swatch-kept' }),
+            'kept. A score > 0 proves the sample flat at the optimum.',
+          ),
+        ),
+        h(
+          'section',
+          { class: 'card', 'aria-labelledby': 'screening-picture-title' },
+          h('h3', { id: 'screening-picture-title' }, 'Interval regression: easy and hard samples'),
+          picture.element,
+          pictureNote,
+        ),
+        pathView.element,
+      ),
+    ),
+  );
 
   // ---- behaviour ----
   let seq = 0;
@@ -210,8 +370,10 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   function syncPositive(): void {
     const labels = infos.get(s.source)?.labels ?? [];
     const values = [...new Set([...labels, ...(s.positive === null ? [] : [s.positive])])].sort((a, b) => a - b);
-    positive.replaceChildren(h('option', { value: NONE }, 'none: labels as given'),
-      ...values.map((v) => h('option', { value: String(v) }, `${v} vs rest`)));
+    positive.replaceChildren(
+      h('option', { value: NONE }, 'none: labels as given'),
+      ...values.map((v) => h('option', { value: String(v) }, `${v} vs rest`)),
+    );
     positive.value = s.positive === null ? NONE : String(s.positive);
   }
 
@@ -221,19 +383,21 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     inFlight = controller;
     cancelButton.disabled = false;
     progress.value = 0;
-    return ctx.solver.solve(req, {
-      signal: controller.signal,
-      onProgress: (_, fraction) => {
-        progress.hidden = false;
-        progress.value = fraction;
-        progress.dataset.stage = 'solve';
-      },
-    }).finally(() => {
-      if (inFlight !== controller) return;
-      inFlight = null;
-      cancelButton.disabled = true;
-      progress.hidden = true;
-    });
+    return ctx.solver
+      .solve(req, {
+        signal: controller.signal,
+        onProgress: (_, fraction) => {
+          progress.hidden = false;
+          progress.value = fraction;
+          progress.dataset.stage = 'solve';
+        },
+      })
+      .finally(() => {
+        if (inFlight !== controller) return;
+        inFlight = null;
+        cancelButton.disabled = true;
+        progress.hidden = true;
+      });
   };
   cancelButton.addEventListener('click', () => inFlight?.abort());
   ctx.solver.onRestart(() => {
@@ -280,7 +444,10 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       h('div', { class: 'stat' }, h('dt', {}, term), h('dd', { 'data-testid': testid, ...extra }, value));
     stats.replaceChildren(
       row('dataset', d.name, 'screening-dataset'),
-      row('samples n × features p', `${d.n} × ${d.p}`, 'screening-shape', { 'data-n': String(d.n), 'data-p': String(d.p) }),
+      row('samples n × features p', `${d.n} × ${d.p}`, 'screening-shape', {
+        'data-n': String(d.n),
+        'data-p': String(d.p),
+      }),
       row('storage', d.sparse ? `sparse, ${d.nnz} non-zeros` : 'dense', 'screening-storage'),
       row('screened', `${res.nScreened} of ${d.n}`, 'screening-n-screened', { 'data-value': String(res.nScreened) }),
       row('  by dynamic screening / static test', `${res.nDynamic} / ${res.nStatic}`, 'screening-split'),
@@ -288,31 +455,50 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       row('converged', String(res.converged), 'screening-converged', { 'data-converged': String(res.converged) }),
       row('duality gap', res.gap === null ? '—' : formatSmall(res.gap), 'screening-gap'),
       row('objective P(w)', res.primal === null ? '—' : formatValue(res.primal, 6), 'screening-primal'),
-      row('solve / screen / worker', `${formatMs(1000 * res.solveSeconds)} / ${formatMs(1000 * res.screenSeconds)} / `
-        + `${formatMs(res.computeMs)} ms`, 'screening-time'));
-    history.draw({ n: d.n, epochs: res.historyEpoch, active: res.historyActive, gap: res.historyGap,
-      finalFraction: res.fractionScreened });
+      row(
+        'solve / screen / worker',
+        `${formatMs(1000 * res.solveSeconds)} / ${formatMs(1000 * res.screenSeconds)} / ` +
+          `${formatMs(res.computeMs)} ms`,
+        'screening-time',
+      ),
+    );
+    history.draw({
+      n: d.n,
+      epochs: res.historyEpoch,
+      active: res.historyActive,
+      gap: res.historyGap,
+      finalFraction: res.fractionScreened,
+    });
     histogram.draw(res.scores, res.screened);
     if (req.source === 'interval' && d.p === 1) {
       const { x, y } = intervalData(req.seed);
       const width = req.mu ?? 0;
       picture.draw({ x, y, mu: width, slope: res.coefficients[0], intercept: res.intercept, screened: res.screened });
-      pictureNote.textContent = `${res.nScreened} of ${d.n} intervals screened: the fitted line passes strictly inside `
-        + `them (|w x + b − y| < μ = ${width}), so they do not affect the fit. `
-        + (req.loss === 'interval_regression' ? '' : 'Pick the interval regression loss to see the thesis\' picture.');
+      pictureNote.textContent =
+        `${res.nScreened} of ${d.n} intervals screened: the fitted line passes strictly inside ` +
+        `them (|w x + b − y| < μ = ${width}), so they do not affect the fit. ` +
+        (req.loss === 'interval_regression' ? '' : "Pick the interval regression loss to see the thesis' picture.");
     } else {
       picture.clear('drawn for the synthetic interval-regression set');
-      pictureNote.textContent = 'Pick “Interval regression (synthetic)” above: one feature, so each sample is an interval '
-        + '[y − μ, y + μ] above its x, and the fit a line.';
+      pictureNote.textContent =
+        'Pick “Interval regression (synthetic)” above: one feature, so each sample is an interval ' +
+        '[y − μ, y + μ] above its x, and the fit a line.';
     }
   }
 
-
   function run(): void {
     runner.submit({
-      method: 'screening-run', source: s.source, seed: s.seed, loss: s.loss, penalty: s.penalty,
-      lambda: lambdaOf(s.lambdaStep), mu: WITH_MU.has(s.loss) ? s.mu : null, intercept: s.intercept,
-      positive: s.positive, tol: TOL, maxEpochs: MAX_EPOCHS,
+      method: 'screening-run',
+      source: s.source,
+      seed: s.seed,
+      loss: s.loss,
+      penalty: s.penalty,
+      lambda: lambdaOf(s.lambdaStep),
+      mu: WITH_MU.has(s.loss) ? s.mu : null,
+      intercept: s.intercept,
+      positive: s.positive,
+      tol: TOL,
+      maxEpochs: MAX_EPOCHS,
     });
   }
 
@@ -336,8 +522,10 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     setStatus('computing', `Reading ${file.name}…`, false);
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
-      const res = await ctx.solver.solve({ method: 'screening-load-file', name: file.name, bytes, format: fmt, header: header.checked },
-        { transfer: [bytes.buffer] });
+      const res = await ctx.solver.solve(
+        { method: 'screening-load-file', name: file.name, bytes, format: fmt, header: header.checked },
+        { transfer: [bytes.buffer] },
+      );
       const d = res.dataset;
       infos.set('file', d);
       fileOption.disabled = false;
@@ -369,8 +557,14 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     syncInputs();
     run();
   });
-  penalty.addEventListener('change', () => { s.penalty = penalty.value; run(); });
-  intercept.addEventListener('change', () => { s.intercept = intercept.checked; run(); });
+  penalty.addEventListener('change', () => {
+    s.penalty = penalty.value;
+    run();
+  });
+  intercept.addEventListener('change', () => {
+    s.intercept = intercept.checked;
+    run();
+  });
   positive.addEventListener('change', () => {
     s.positive = positive.value === NONE ? null : Number(positive.value);
     run();

@@ -4,8 +4,15 @@
 
 import { InductiveError, type Inductive, type ProgressCallback, type ScreeningDataset } from 'inductive';
 import type {
-  ScreeningDatasetInfo, ScreeningLoadFileRequest, ScreeningPathRequest, ScreeningPathResponse, ScreeningRequest,
-  ScreeningResponse, ScreeningRunRequest, ScreeningRunResponse, ScreeningSourceId,
+  ScreeningDatasetInfo,
+  ScreeningLoadFileRequest,
+  ScreeningPathRequest,
+  ScreeningPathResponse,
+  ScreeningRequest,
+  ScreeningResponse,
+  ScreeningRunRequest,
+  ScreeningRunResponse,
+  ScreeningSourceId,
 } from '../protocol';
 import { BREAST_CANCER_URL, DIGITS_URL, intervalData, INTERVAL_N, standardisedCsv } from './datasets';
 
@@ -47,12 +54,19 @@ async function dataset(ind: Inductive, req: Pick<ScreeningRunRequest, 'source' |
       const text = new TextDecoder().decode(await fetchBytes(BREAST_CANCER_URL, 'breast_cancer.csv'));
       const { x, y, n, p } = standardisedCsv(text);
       const d = ind.datasetFromArrays(x, n, p, y);
-      return keep('breast-cancer', { dataset: d, info: describe('breast-cancer', 'breast_cancer.csv (standardised)', d) });
+      return keep('breast-cancer', {
+        dataset: d,
+        info: describe('breast-cancer', 'breast_cancer.csv (standardised)', d),
+      });
     }
     case 'interval': {
       const { x, y } = intervalData(req.seed);
       const d = ind.datasetFromArrays(x, INTERVAL_N, 1, y);
-      return keep('interval', { dataset: d, info: describe('interval', `synthetic, seed ${req.seed}`, d), seed: req.seed });
+      return keep('interval', {
+        dataset: d,
+        info: describe('interval', `synthetic, seed ${req.seed}`, d),
+        seed: req.seed,
+      });
     }
     case 'file':
       throw new InductiveError('invalid_argument', 'screening: no file loaded yet: drop a LIBSVM or CSV file first');
@@ -72,61 +86,114 @@ function loadFile(ind: Inductive, req: ScreeningLoadFileRequest): ScreeningRespo
   return { method: 'screening-load-file', dataset: entry.info };
 }
 
-async function run(ind: Inductive, req: ScreeningRunRequest, progress: ProgressCallback): Promise<ScreeningRunResponse> {
+async function run(
+  ind: Inductive,
+  req: ScreeningRunRequest,
+  progress: ProgressCallback,
+): Promise<ScreeningRunResponse> {
   const start = performance.now();
   const { dataset: d, info } = await dataset(ind, req);
   // The settings go to the library as typed: it is the validator, and the page shows what it reports.
   const r = d.screen({
-    loss: req.loss as never, penalty: req.penalty as never, lambda: req.lambda, intercept: req.intercept,
-    ...(req.mu === null ? {} : { mu: req.mu }), positive: req.positive, tol: req.tol, maxEpochs: req.maxEpochs,
+    loss: req.loss as never,
+    penalty: req.penalty as never,
+    lambda: req.lambda,
+    intercept: req.intercept,
+    ...(req.mu === null ? {} : { mu: req.mu }),
+    positive: req.positive,
+    tol: req.tol,
+    maxEpochs: req.maxEpochs,
     // The solver reports after each gap check; a cancel from the page stops it there.
     onProgress: (p) => progress('solve', p.fractionScreened) !== false,
   });
   if (r.cancelled) throw new InductiveError('cancelled', 'screen: cancelled');
   const computeMs = performance.now() - start;
   return {
-    method: 'screening-run', dataset: info, fractionScreened: r.fractionScreened, nScreened: r.nScreened,
-    nDynamic: r.nDynamic, nStatic: r.nStatic, epochs: r.epochs, converged: r.converged, gap: r.gap, primal: r.primal,
-    solveSeconds: r.solveSeconds, screenSeconds: r.screenSeconds,
-    historyEpoch: r.history.epoch, historyActive: r.history.active, historyGap: r.history.gap,
-    screened: r.screened, scores: r.scores, margins: r.margins, coefficients: r.coefficients, intercept: r.intercept,
+    method: 'screening-run',
+    dataset: info,
+    fractionScreened: r.fractionScreened,
+    nScreened: r.nScreened,
+    nDynamic: r.nDynamic,
+    nStatic: r.nStatic,
+    epochs: r.epochs,
+    converged: r.converged,
+    gap: r.gap,
+    primal: r.primal,
+    solveSeconds: r.solveSeconds,
+    screenSeconds: r.screenSeconds,
+    historyEpoch: r.history.epoch,
+    historyActive: r.history.active,
+    historyGap: r.history.gap,
+    screened: r.screened,
+    scores: r.scores,
+    margins: r.margins,
+    coefficients: r.coefficients,
+    intercept: r.intercept,
     computeMs,
   };
 }
 
 // The path twice, with screening then without, so that the page can show what screening saves at every lambda.
-async function path(ind: Inductive, req: ScreeningPathRequest, progress: ProgressCallback): Promise<ScreeningPathResponse> {
+async function path(
+  ind: Inductive,
+  req: ScreeningPathRequest,
+  progress: ProgressCallback,
+): Promise<ScreeningPathResponse> {
   const { dataset: d, info } = await dataset(ind, req);
   const settings = {
-    loss: req.loss as never, penalty: req.penalty as never, intercept: req.intercept,
-    ...(req.mu === null ? {} : { mu: req.mu }), positive: req.positive, tol: req.tol, maxEpochs: req.maxEpochs,
-    lambdaMax: req.lambdaMax, ratio: req.ratio, count: req.count,
+    loss: req.loss as never,
+    penalty: req.penalty as never,
+    intercept: req.intercept,
+    ...(req.mu === null ? {} : { mu: req.mu }),
+    positive: req.positive,
+    tol: req.tol,
+    maxEpochs: req.maxEpochs,
+    lambdaMax: req.lambdaMax,
+    ratio: req.ratio,
+    count: req.count,
   };
   const half = (offset: number, name: string) => (_: string, fraction: number) => progress(name, offset + fraction / 2);
   const screened = d.path({ ...settings, onProgress: half(0, 'with screening') });
   const plain = d.path({ ...settings, screening: false, onProgress: half(0.5, 'without screening') });
   return {
-    method: 'screening-path', dataset: info, lambdas: screened.points.map((p) => p.lambda),
+    method: 'screening-path',
+    dataset: info,
+    lambdas: screened.points.map((p) => p.lambda),
     fraction: screened.points.map((p) => p.fractionScreened),
-    epochsWith: screened.points.map((p) => p.epochs), secondsWith: screened.points.map((p) => p.seconds),
-    epochsWithout: plain.points.map((p) => p.epochs), secondsWithout: plain.points.map((p) => p.seconds),
+    epochsWith: screened.points.map((p) => p.epochs),
+    secondsWith: screened.points.map((p) => p.seconds),
+    epochsWithout: plain.points.map((p) => p.epochs),
+    secondsWithout: plain.points.map((p) => p.seconds),
     converged: [...screened.points, ...plain.points].every((p) => p.converged),
   };
 }
 
-export async function solveScreening(ind: Inductive, req: ScreeningRequest, progress: ProgressCallback):
-  Promise<ScreeningResponse> {
+export async function solveScreening(
+  ind: Inductive,
+  req: ScreeningRequest,
+  progress: ProgressCallback,
+): Promise<ScreeningResponse> {
   switch (req.method) {
-    case 'screening-load-file': return loadFile(ind, req);
-    case 'screening-run': return run(ind, req, progress);
-    case 'screening-path': return path(ind, req, progress);
+    case 'screening-load-file':
+      return loadFile(ind, req);
+    case 'screening-run':
+      return run(ind, req, progress);
+    case 'screening-path':
+      return path(ind, req, progress);
   }
 }
 
 /** The buffers a response can hand over to the page without copying (each its own: the library returns fresh arrays). */
 export function screeningTransferables(res: ScreeningResponse): Transferable[] {
   if (res.method !== 'screening-run') return [];
-  const arrays = [res.historyEpoch, res.historyActive, res.historyGap, res.screened, res.scores, res.margins,
-    res.coefficients];
+  const arrays = [
+    res.historyEpoch,
+    res.historyActive,
+    res.historyGap,
+    res.screened,
+    res.scores,
+    res.margins,
+    res.coefficients,
+  ];
   return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
