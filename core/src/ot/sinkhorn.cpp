@@ -92,10 +92,11 @@ void sinkhorn_log(const SinkhornProblem<T>& pr, const SinkhornOptions& o, const 
     T* f = out.f ? out.f + static_cast<int64_t>(bi) * pr.n_max : nullptr;
     T* g = out.g ? out.g + static_cast<int64_t>(bi) * pr.p_max : nullptr;
     OneResult r;
-    const bool scaled = !tape && detail::domain_override == 0 && detail::solve_scaling(s, o, out.plan + off, f, g, r);
+    const bool scaled =
+        !tape && o.domain == SinkhornOptions::Domain::kAuto && detail::solve_scaling(s, o, out.plan + off, f, g, r);
     if (!scaled) {
-      r = detail::solve_narrow(s) ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
-                                  : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
+      r = detail::solve_narrow(s, o) ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
+                                     : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
     }
     detail::zero_padding(out.plan + off, pr.n_max, pr.p_max, s.n, s.p);
     if (f) std::fill(f + s.n, f + pr.n_max, T(0));

@@ -99,7 +99,7 @@ void sinkhorn_log_backward(const SinkhornProblem<T>& pr, const SinkhornOptions& 
     const auto s = detail::slice(pr, bi);
     const int64_t off = static_cast<int64_t>(bi) * pr.n_max * pr.p_max;
     const T* lse = tape.lse.data() + tape.offset[bi];
-    if (detail::solve_narrow(s))
+    if (detail::solve_narrow(s, o))
       detail::backward_columns(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
     else
       backward_one(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);

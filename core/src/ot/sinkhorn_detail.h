@@ -73,11 +73,10 @@ void zero_padding(T* x, int rows, int cols, int n, int p) {
 // update streams along n (full SIMD vectors) instead of calling a kernel per row on p values (at p = 10 with 16
 // lanes a row is a single padded vector, and the per-row call, reductions and log dominate). Same iterates, same
 // tape, same outputs, to float rounding.
-// Tests set `layout_override` (1: always rows, 2: always columns) to check that both layouts agree; 0 = automatic.
-inline int layout_override = 0;
+// SinkhornOptions::layout forces one layout (tests check that both agree).
 template <typename T>
-bool solve_narrow(const ProblemSlice<T>& s) {
-  if (layout_override) return layout_override == 2;
+bool solve_narrow(const ProblemSlice<T>& s, const SinkhornOptions& o) {
+  if (o.layout != SinkhornOptions::Layout::kAuto) return o.layout == SinkhornOptions::Layout::kColumns;
   return s.p <= 32 && s.n > s.p;
 }
 
@@ -87,10 +86,6 @@ struct OneResult {
   double cost_value = 0;
   bool met_tol = false;  // the loop stopped because the column error fell below tol
 };
-
-// Where the forward pass may run in the scaling domain (sinkhorn_scaling.cpp): 0 = automatic (whenever no tape is
-// recorded and the problem is inside its proven range), 1 = always the log domain (tests compare the two).
-inline int domain_override = 0;
 
 // The scaling-domain forward pass; false (outputs unspecified, `plan` overwritten) when the problem is outside the
 // range where it is exact-equivalent to the log domain, which must then solve it.

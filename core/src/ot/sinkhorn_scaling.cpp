@@ -85,7 +85,7 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
   for (int i = 0; i < n; ++i) kern.exp_shift(plan + i * ld, kmax, plan + i * ld, p);  // E, in the plan buffer
 
   // Narrow problems (solve_narrow) stream along n instead: E^T [p, n] in a scratch copy.
-  const bool narrow = solve_narrow(s);
+  const bool narrow = solve_narrow(s, o);
   std::vector<T> et;
   if (narrow) {
     et.resize(static_cast<size_t>(n) * p);

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "inductive/sinkhorn.h"
-#include "ot/sinkhorn_detail.h"
 #include "masked_batch.h"
 
 namespace inductive {
@@ -163,7 +162,8 @@ TEST(SinkhornLayouts, RowsAndColumnsAgree) {
       std::vector<int32_t> iters;
     } out[2];
     for (int layout : {1, 2}) {
-      detail::layout_override = layout;
+      SinkhornOptions forced = o;
+      forced.layout = layout == 1 ? SinkhornOptions::Layout::kRows : SinkhornOptions::Layout::kColumns;
       Out& r = out[layout - 1];
       r.plan.resize(bt.cost.size());
       r.f.resize(bt.a.size());
@@ -173,13 +173,12 @@ TEST(SinkhornLayouts, RowsAndColumnsAgree) {
       r.iters.resize(bt.batch);
       r.grad.resize(bt.cost.size());
       SinkhornTape<double> tape;
-      sinkhorn_log(bt.problem(bt.cost), o,
+      sinkhorn_log(bt.problem(bt.cost), forced,
                    SinkhornOutput<double>{r.plan.data(), r.f.data(), r.g.data(), r.iters.data(), r.err.data(), nullptr,
                                           r.value.data()},
                    &tape);
-      sinkhorn_log_backward(bt.problem(bt.cost), o, tape, r.plan.data(), w.data(), r.grad.data());
+      sinkhorn_log_backward(bt.problem(bt.cost), forced, tape, r.plan.data(), w.data(), r.grad.data());
     }
-    detail::layout_override = 0;
     for (size_t k = 0; k < bt.cost.size(); ++k) {
       EXPECT_NEAR(out[0].plan[k], out[1].plan[k], 1e-14) << "plan " << k;
       EXPECT_NEAR(out[0].grad[k], out[1].grad[k], 1e-10) << "grad " << k;

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include "inductive/sinkhorn.h"
-#include "ot/sinkhorn_detail.h"
 #include "masked_batch.h"
 
 namespace inductive {
@@ -26,8 +25,8 @@ struct Outputs {
   }
 };
 
-// Solves `pr` with the domain chosen automatically (0) or forced to the log domain (1); `layout` as
-// detail::layout_override (0: automatic, 1: rows, 2: columns).
+// Solves `pr` with the domain chosen automatically (0) or forced to the log domain (1); `layout` 0: automatic,
+// 1: rows, 2: columns (SinkhornOptions::domain and ::layout).
 template <typename T>
 Outputs<T> solve(const SinkhornProblem<T>& pr, const SinkhornOptions& o, int domain, int layout = 0,
                  SinkhornTape<T>* tape = nullptr) {
@@ -40,14 +39,13 @@ Outputs<T> solve(const SinkhornProblem<T>& pr, const SinkhornOptions& o, int dom
   r.value.resize(pr.batch);
   r.iters.resize(pr.batch);
   r.converged.resize(pr.batch);
-  detail::domain_override = domain;
-  detail::layout_override = layout;
-  sinkhorn_log(pr, o,
+  SinkhornOptions forced = o;
+  forced.domain = domain ? SinkhornOptions::Domain::kLog : SinkhornOptions::Domain::kAuto;
+  forced.layout = static_cast<SinkhornOptions::Layout>(layout);
+  sinkhorn_log(pr, forced,
                SinkhornOutput<T>{r.plan.data(), r.f.data(), r.g.data(), r.iters.data(), r.err.data(),
                                  r.converged.data(), r.value.data()},
                tape);
-  detail::domain_override = 0;
-  detail::layout_override = 0;
   return r;
 }
 
