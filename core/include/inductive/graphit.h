@@ -220,6 +220,9 @@ inline constexpr int kMaxGraphitNodes = 1024;
 inline constexpr int kMaxGraphitNodes = 4096;
 #endif
 
+// The "graphit" model-file kind (registered in core/src/models/model_kinds.cpp, as otke_model_schema).
+ModelSchema graphit_model_schema();
+
 class GraphitModel {
  public:
   GraphitConfig config;

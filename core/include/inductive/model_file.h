@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/files.h"
+
 #include "inductive/error.h"
 
 namespace inductive {
@@ -98,14 +100,13 @@ struct ModelContents {
 // null data, a config that is not an object or does not survive JSON (NaN), or a schema violation.
 std::vector<uint8_t> write_model(const ModelContents& contents);
 
-// File helpers (native, and wasm with a file system): read the whole file (Error{kIo} naming the path when
-// unreadable, a directory included) / serialise, then write atomically (temp file + rename): a model that fails
-// to serialise never touches `path`, and a failed write leaves nothing behind.
-std::vector<uint8_t> read_file_bytes(const std::string& path);
+// Serialises, then writes atomically (temp file + rename): a model that fails to serialise never touches `path`,
+// and a failed write leaves nothing behind. (Reading: read_file_bytes, inductive/files.h.)
 void save_model_file(const std::string& path, const ModelContents& contents);
 
 // What a model kind expects: validates its config and lists the tensors (name, dtype, shape) the config implies.
-// Registered once per kind (e.g. by the OTKE module); read_model checks files of that kind against it, and turns
+// core registers its kinds (otke, graphit) in core/src/models/model_kinds.cpp, above io; others may register more.
+// read_model checks files of a registered kind against its schema, and turns
 // whatever the two functions throw into Error{kBadModelFile} naming the kind. Thread-safe. Registering a kind
 // again replaces it for later lookups; pointers returned earlier stay valid (schemas are never freed).
 struct TensorSpec {

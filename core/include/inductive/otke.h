@@ -65,6 +65,10 @@ struct OtkeConfig {
   static OtkeConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
 };
 
+// The "otke" model-file kind: config validation and the tensors a config implies (registered in
+// core/src/models/model_kinds.cpp, above io, so every reader checks otke files against it).
+ModelSchema otke_model_schema();
+
 class OtkeModel {
  public:
   OtkeConfig config;

@@ -1,4 +1,5 @@
-// inductive/sequence.h - biological sequences: alphabets, FASTA, and k-mer local features (thesis ch. 2, §1.1).
+// inductive/sequence.h - biological sequences: alphabets and k-mer local features (thesis ch. 2, §1.1); FASTA
+// files are read by inductive/fasta.h (method-neutral, included here).
 //
 // A sequence of length L over an alphabet of size A becomes n = L - k + 1 local features, the one-hot k-mers
 // x_i = onehot(s_i .. s_{i+k-1}) in R^{k A}, L2-normalised (every one-hot k-mer has norm sqrt(k), so x_i is the
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "inductive/error.h"
+#include "inductive/fasta.h"
 #include "inductive/set_batch.h"
 
 namespace inductive {
@@ -35,16 +37,6 @@ class Alphabet {
   std::string letters_;
   std::array<int8_t, 256> index_{};
 };
-
-struct FastaRecord {
-  std::string name;      // header without '>' (may be empty)
-  std::string sequence;  // letters as in the file, line breaks and spaces removed
-};
-
-// Parses FASTA text; `what` names the source in messages. Errors (kInvalidArgument): no record, text before the
-// first header, a record with an empty sequence (named with its header and line).
-std::vector<FastaRecord> parse_fasta(const std::string& text, const std::string& what);
-std::vector<FastaRecord> read_fasta(const std::string& path);
 
 // Letters -> indices. An invalid letter throws kInvalidArgument naming `what`, the position and the letter.
 std::vector<int8_t> encode_sequence(const Alphabet& alphabet, const std::string& sequence, const std::string& what);

@@ -1,16 +1,15 @@
 // gzip (RFC 1952) and raw deflate (RFC 1951) decoding, written for this library so that the native and the
-// WebAssembly builds read .gz datasets with the same code (see inductive/screening/datasets.h).
+// WebAssembly builds read .gz datasets with the same code (see inductive/gzip.h).
 //
 // Huffman codes are decoded canonically, one bit at a time against per-length counts: simple and plenty fast for
 // datasets (tens of MB/s); correctness over speed.
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/files.h"
+#include "inductive/gzip.h"
 
 namespace inductive {
 namespace {
@@ -286,10 +285,7 @@ std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string
 }
 
 std::vector<uint8_t> read_dataset_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  INDUCTIVE_CHECK(in.good(), ErrorCode::kIo, path, ": cannot open file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  INDUCTIVE_CHECK(!in.bad(), ErrorCode::kIo, path, ": read failed");
+  std::vector<uint8_t> bytes = read_file_bytes(path);
   if (is_gzip(bytes.data(), bytes.size())) return gunzip(bytes.data(), bytes.size(), path);
   return bytes;
 }

@@ -2,11 +2,11 @@
 #include "inductive/graph_cache.h"
 
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include "inductive/atomic_file.h"
+#include "inductive/files.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -255,10 +255,9 @@ CachedGraphData load_or_precompute(const std::string& path, const GraphDataset& 
   o.validate(ds.n_graphs());
   const std::string key = graph_cache_key(ds, o);
   CachedGraphData result;
-  std::ifstream in(path, std::ios::binary);
-  if (in.good()) {
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (file_exists(path)) {
     try {
+      const std::vector<uint8_t> bytes = read_file_bytes(path, "graph cache");
       PrecomputedDataset data = parse_graph_cache(bytes.data(), bytes.size(), key, o, path);
       // The key fixes the dataset, so a well-formed cache must agree with it on every graph's shape.
       bool shapes = data.graphs.size() == ds.graphs.size();

@@ -4,7 +4,8 @@
 #include "data/text_lines.h"
 #include "inductive/error.h"
 #include "inductive/graph.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/files.h"
+#include "inductive/gzip.h"
 
 namespace inductive {
 

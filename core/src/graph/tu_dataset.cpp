@@ -1,13 +1,13 @@
 // TU benchmark text-format reader (see inductive/graph.h and the README.txt of each TU dataset).
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <map>
 
 #include "data/text_lines.h"
 #include "inductive/error.h"
 #include "inductive/graph.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/files.h"
+#include "inductive/gzip.h"
 
 namespace inductive {
 
@@ -70,8 +70,6 @@ std::vector<int64_t> vocabulary(const std::vector<int64_t>& values) {
 int32_t index_of(const std::vector<int64_t>& vocab, int64_t value) {
   return static_cast<int32_t>(std::lower_bound(vocab.begin(), vocab.end(), value) - vocab.begin());
 }
-
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
 
 std::string read_text(const std::string& path) {
   const auto bytes = read_dataset_bytes(path);

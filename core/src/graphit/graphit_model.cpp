@@ -5,7 +5,6 @@
 #include "inductive/error.h"
 #include "inductive/graphit.h"
 #include "inductive/parallel.h"
-#include "io/builtin_schemas.h"
 
 namespace inductive {
 

@@ -1,11 +1,11 @@
 // GraphiT training loop with schedules, metrics and resumable checkpoints (see inductive/graphit_train.h).
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <numeric>
 
 #include "inductive/atomic_file.h"
+#include "inductive/files.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graphit_train.h"
@@ -112,8 +112,6 @@ void save_checkpoint(const std::string& path, const GraphitModel& model, const A
   }
   save_model_file(path, ck);
 }
-
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
 
 bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, int& epoch, const GraphitTrainOptions& o,
                      std::vector<GraphitEpoch>& history) {

@@ -1,7 +1,6 @@
-// The model file: inductive's metadata contract on top of the safetensors container (io/safetensors.h), the schema
-// registry, typed views, and the only two functions of the file that touch the file system.
+// The model file: inductive's metadata contract on top of the safetensors container (io/safetensors.h), typed
+// views, and writing files. The schema registry it consults is above io, with the model kinds (models/).
 #include "inductive/model_file.h"
-#include "io/builtin_schemas.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -37,49 +36,6 @@ int64_t TensorInfo::numel() const {
   INDUCTIVE_CHECK(safetensors::byte_size(shape, dtype, &bytes), ErrorCode::kInvalidArgument, "tensor '", name,
                   "': shape ", shape_string(shape), " is negative or overflows");
   return static_cast<int64_t>(bytes / safetensors::dtype_size(dtype));
-}
-
-// ---- schema registry ---------------------------------------------------------------------------------------------
-
-namespace {
-
-// Schemas are immutable once registered and never freed, so the pointer find_model_schema returns stays valid and
-// race-free; registering a kind again makes later lookups see the new schema.
-struct Registry {
-  std::mutex mutex;
-  std::deque<ModelSchema> all;
-  std::map<std::string, const ModelSchema*> by_kind;
-};
-// The kinds core itself defines are registered on first use, so every reader (CLI, wasm, tests) checks them.
-Registry& registry() {
-  static Registry* r = [] {
-    auto* fresh = new Registry;
-    for (ModelSchema& schema : builtin_model_schemas()) {
-      fresh->all.push_back(std::move(schema));
-      fresh->by_kind[fresh->all.back().model] = &fresh->all.back();
-    }
-    return fresh;
-  }();
-  return *r;
-}
-
-}  // namespace
-
-void register_model_schema(ModelSchema schema) {
-  INDUCTIVE_CHECK(!schema.model.empty(), ErrorCode::kInvalidArgument, "register_model_schema: model kind is empty");
-  INDUCTIVE_CHECK(schema.tensors != nullptr, ErrorCode::kInvalidArgument, "register_model_schema: schema '",
-                  schema.model, "' has no tensors function");
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.all.push_back(std::move(schema));
-  r.by_kind[r.all.back().model] = &r.all.back();
-}
-
-const ModelSchema* find_model_schema(const std::string& model) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  const auto it = r.by_kind.find(model);
-  return it == r.by_kind.end() ? nullptr : it->second;
 }
 
 // ---- reading -----------------------------------------------------------------------------------------------------
@@ -243,23 +199,6 @@ std::vector<uint8_t> write_model(const ModelContents& contents) {
 }
 
 // ---- files -------------------------------------------------------------------------------------------------------
-
-std::vector<uint8_t> read_file_bytes(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) INDUCTIVE_FAIL(ErrorCode::kIo, "read '", path, "': ", std::strerror(errno));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, &std::fclose);
-  std::vector<uint8_t> bytes;  // operator new memory: aligned for the float views read_model hands out
-  for (;;) {
-    const size_t old = bytes.size();
-    bytes.resize(old + (size_t(1) << 20));
-    const size_t got = std::fread(bytes.data() + old, 1, size_t(1) << 20, f);
-    bytes.resize(old + got);
-    if (got == 0) break;
-  }
-  // fopen succeeds on a directory; the read is what fails (EISDIR).
-  if (std::ferror(f)) INDUCTIVE_FAIL(ErrorCode::kIo, "read '", path, "': ", std::strerror(errno));
-  return bytes;
-}
 
 void save_model_file(const std::string& path, const ModelContents& contents) {
   write_file_atomic(path, write_model(contents));  // serialise first: a bad model never creates a file

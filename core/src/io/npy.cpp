@@ -5,12 +5,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <sstream>
 
 #include "inductive/atomic_file.h"
+#include "inductive/files.h"
 
 namespace inductive {
 
@@ -211,9 +211,7 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& what) {
 }
 
 NpyArray load_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  INDUCTIVE_CHECK(in.good(), ErrorCode::kIo, path, ": cannot open file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = read_file_bytes(path, "npy file");
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 

@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "inductive/otke.h"
-#include "io/builtin_schemas.h"
 #include "ot/sinkhorn_detail.h"
 
 namespace inductive {

@@ -2,13 +2,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <numeric>
 #include <random>
 
 #include "inductive/backend.h"
 #include "inductive/communicator.h"
+#include "inductive/files.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
 
@@ -125,8 +125,6 @@ OtkeModel model_from_prefix(const ModelView& ck, const std::string& prefix) {
     }
   return OtkeModel::from_view(v);
 }
-
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
 
 bool load_checkpoint(const std::string& path, OtkeModel& model, OtkeModel& best, Adam& adam, State& st,
                      std::vector<OtkeEpoch>& history) {

@@ -1,5 +1,5 @@
-// inductive/screening/datasets.h - datasets for ERM and screening: LIBSVM/svmlight, CSV, MNIST idx readers,
-// gzip, label transforms.
+// inductive/screening/datasets.h - datasets for ERM and screening: LIBSVM/svmlight, CSV, MNIST idx readers and
+// label transforms (gzip and file reading are method-neutral: inductive/gzip.h, inductive/files.h).
 //
 // Readers parse bytes (so the browser build can hand over a fetched buffer) and have path conveniences. gzip input
 // is recognised by its magic bytes and inflated by the library's own inflater (RFC 1951/1952, CRC-checked), the
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "inductive/gzip.h"  // gunzip, read_dataset_bytes (general; declared there)
 #include "inductive/screening/design_matrix.h"
 
 namespace inductive {
@@ -27,17 +28,6 @@ struct Dataset {
   int n() const { return x ? x->rows() : 0; }
   int p() const { return x ? x->cols() : 0; }
 };
-
-// ---- gzip ------------------------------------------------------------------------------------------------------
-bool is_gzip(const uint8_t* bytes, size_t size);
-// Default bound on inflated sizes: 4 GiB, or the whole address space of a 32-bit (wasm) build.
-inline constexpr size_t kMaxGunzipOutput =
-    static_cast<size_t>(std::min<unsigned long long>(1ull << 32, std::numeric_limits<size_t>::max()));
-// Inflates every member of a gzip stream; checks CRC-32 and sizes. `max_output` bounds the result (bombs).
-std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string& what,
-                            size_t max_output = kMaxGunzipOutput);
-// Reads a whole file, inflating it when it is gzip.
-std::vector<uint8_t> read_dataset_bytes(const std::string& path);
 
 // ---- LIBSVM / svmlight -----------------------------------------------------------------------------------------
 // "label idx:val idx:val ... [# comment]"; blank lines and comment lines are skipped; "qid:N" is ignored.

@@ -6,7 +6,7 @@
 
 #include "inductive/error.h"
 #include "inductive/screening/datasets.h"
-#include "text_lines.h"
+#include "data/text_lines.h"
 
 namespace inductive {
 

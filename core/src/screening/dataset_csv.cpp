@@ -1,7 +1,7 @@
 // CSV reader (see inductive/screening/datasets.h).
 #include "inductive/error.h"
 #include "inductive/screening/datasets.h"
-#include "text_lines.h"
+#include "data/text_lines.h"
 
 namespace inductive {
 

@@ -1,11 +1,8 @@
-// FASTA reading and alphabets (see inductive/sequence.h).
+// Alphabets and sequence encoding (see inductive/sequence.h).
 #include <cctype>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "inductive/sequence.h"
-#include "inductive/text_lines.h"
 
 namespace inductive {
 
@@ -40,43 +37,6 @@ std::string Alphabet::name() const {
   if (letters_ == "ACGT") return "dna";
   if (letters_ == "ARNDCQEGHILKMFPSTWYV") return "protein";
   return "letters:" + letters_;
-}
-
-std::vector<FastaRecord> parse_fasta(const std::string& text, const std::string& what) {
-  std::vector<FastaRecord> records;
-  std::vector<size_t> header_line;
-  LineReader lines(text);
-  std::string line;
-  while (lines.next(line)) {
-    const size_t line_no = lines.number();
-    if (line.empty()) continue;
-    if (line[0] == '>') {
-      size_t b = 1;
-      while (b < line.size() && std::isspace(static_cast<unsigned char>(line[b]))) ++b;
-      records.push_back({line.substr(b), {}});
-      header_line.push_back(line_no);
-      continue;
-    }
-    if (line[0] == ';') continue;  // old-style comment line
-    INDUCTIVE_CHECK(!records.empty(), ErrorCode::kInvalidArgument, what, ": line ", line_no,
-                    ": sequence data before the first '>' header (is this a FASTA file?)");
-    for (char c : line)
-      if (!std::isspace(static_cast<unsigned char>(c))) records.back().sequence.push_back(c);
-  }
-  INDUCTIVE_CHECK(!records.empty(), ErrorCode::kInvalidArgument, what, ": no FASTA record (expected '>name' lines)");
-  for (size_t r = 0; r < records.size(); ++r)
-    INDUCTIVE_CHECK(!records[r].sequence.empty(), ErrorCode::kInvalidArgument, what, ": record '", records[r].name,
-                    "' (line ", header_line[r], ") has an empty sequence");
-  return records;
-}
-
-std::vector<FastaRecord> read_fasta(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  INDUCTIVE_CHECK(in.good(), ErrorCode::kIo, path, ": cannot open FASTA file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  INDUCTIVE_CHECK(!in.bad(), ErrorCode::kIo, path, ": read failed");
-  return parse_fasta(buf.str(), path);
 }
 
 std::vector<int8_t> encode_sequence(const Alphabet& alphabet, const std::string& sequence, const std::string& what) {
