@@ -267,23 +267,23 @@ class OtkeHandle {
       INDUCTIVE_CHECK(model.config.classes == 0, inductive::ErrorCode::kInvalidArgument,
                       "fitOtke: the unsupervised fit makes a model without a head; fit one with fitHead");
       INDUCTIVE_CHECK(c.batch >= 1, inductive::ErrorCode::kInvalidArgument, "fitOtke: no training sample given");
-      inductive::SetBatch features;
-      if (c.sequences) {
-        INDUCTIVE_CHECK(model.config.input_type == "sequence", inductive::ErrorCode::kInvalidArgument,
-                        "fitOtke: sequences need input type 'sequence'");
-        features = model.sequence_features(unpack_strings(c.bytes, c.offsets, c.batch),
-                                           unpack_strings(c.name_bytes, c.name_offsets, c.batch));
-      } else {
-        features = inductive::SetBatch(c.batch, c.n_max, c.dim);
-        if (!features.x.empty()) std::copy_n(ptr<const float>(c.x), features.x.size(), features.x.data());
-        if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
-      }
       inductive::OtkeFitOptions options;
       options.seed = static_cast<uint64_t>(f.seed);
       options.kmeans_iters = f.kmeans_iters;
       options.max_samples = static_cast<int64_t>(f.max_samples);
       options.progress = inductive::wasm::js_progress(progress, "fitOtke");
-      inductive::fit_otke_unsupervised(model, features, options);
+      if (c.sequences) {
+        INDUCTIVE_CHECK(model.config.input_type == "sequence", inductive::ErrorCode::kInvalidArgument,
+                        "fitOtke: sequences need input type 'sequence'");
+        // Only the sampled k-mers are built: a million sequences fit in the tab (core: inductive/otke.h).
+        inductive::fit_otke_unsupervised(model, unpack_strings(c.bytes, c.offsets, c.batch),
+                                         unpack_strings(c.name_bytes, c.name_offsets, c.batch), options);
+      } else {
+        inductive::SetBatch features(c.batch, c.n_max, c.dim);
+        if (!features.x.empty()) std::copy_n(ptr<const float>(c.x), features.x.size(), features.x.data());
+        if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
+        inductive::fit_otke_unsupervised(model, features, options);
+      }
       model_ = std::move(model);
       format_version_ = inductive::kFormatVersion;
       producer_ = inductive::producer();

@@ -78,15 +78,10 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   return c;
 }
 
-// Local features of the labelled and unlabelled samples together: the unsupervised stage sees all of them.
+// Local features of the labelled and unlabelled samples together (text and vector sets; sequences are sampled
+// straight from their letters): the unsupervised stage sees all of them.
 SetBatch unsupervised_features(const OtkeModel& model, const OtkeInputs& labelled, const OtkeInputs& unlabelled) {
   if (labelled.text) return model.sequence_features(labelled.sequences, labelled.names);
-  if (!labelled.vectors) {
-    std::vector<std::string> seqs = labelled.sequences, names = labelled.names;
-    seqs.insert(seqs.end(), unlabelled.sequences.begin(), unlabelled.sequences.end());
-    names.insert(names.end(), unlabelled.names.begin(), unlabelled.names.end());
-    return model.sequence_features(seqs, names);
-  }
   const SetBatch& a = labelled.sets;
   if (unlabelled.size() == 0) return a;
   const SetBatch& b = unlabelled.sets;
@@ -129,15 +124,21 @@ void run(const FitArgs& a) {
   stratified_split(in.labels, in.class_names, a.val_fraction, a.seed, train, val);
   timings["load"] = progress.lap();
 
-  {  // Unsupervised stage; the features of every sample are released once the anchors and references exist.
-    const SetBatch features = unsupervised_features(model, in, unl);
+  {  // Unsupervised stage, on the labelled and unlabelled samples together.
     OtkeFitOptions fo;
     fo.max_samples = a.max_samples;
     fo.kmeans_iters = a.kmeans_iters;
     fo.seed = a.seed;
     fo.progress = [&](const std::string& stage, double f) { progress(stage, f); };
     fo.communicator = comm.get();
-    fit_otke_unsupervised(model, features, fo);
+    if (!in.vectors && !in.text) {  // sequences: only the sampled k-mers are ever built
+      std::vector<std::string> seqs = in.sequences, names = in.names;
+      seqs.insert(seqs.end(), unl.sequences.begin(), unl.sequences.end());
+      names.insert(names.end(), unl.names.begin(), unl.names.end());
+      fit_otke_unsupervised(model, seqs, names, fo);
+    } else {  // the features of every sample are released once the anchors and references exist
+      fit_otke_unsupervised(model, unsupervised_features(model, in, unl), fo);
+    }
   }
   timings["unsupervised"] = progress.lap();
 

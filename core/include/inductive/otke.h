@@ -122,6 +122,12 @@ struct OtkeFitOptions {
 // model gets its table first: N(0, 1/E) entries (seeded; rows of norm about 1), unless it already has one of shape
 // V x E; `features` are then token indices (see OtkeModel).
 void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options);
+// The same fit from sequences (the same model, bit for bit, as from sequence_features(sequences, names)), building
+// only the max_samples sampled k-mers' features rather than every sequence's: memory O(max_samples k A + letters),
+// so a million sequences fit in a browser tab. q > 1 (the Wasserstein k-means needs every set) and tokens go through
+// sequence_features.
+void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& sequences,
+                           const std::vector<std::string>& names, const OtkeFitOptions& options);
 
 // Pools with mean or max over the valid elements of each set (the thesis' baselines).
 MatF mean_pool(const SetBatch& x);

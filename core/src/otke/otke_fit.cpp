@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 
 #include "inductive/communicator.h"
 #include "inductive/kmeans.h"
@@ -15,18 +16,66 @@ namespace inductive {
 
 namespace {
 
+// `take` = min(total, limit) of 0..total-1, drawn uniformly without replacement: a partial Fisher-Yates over a
+// virtual 0..total-1 whose displaced entries live in a hash map, so memory is O(take) whatever the total (a
+// million sequences have 10^8 k-mers). The same draws as the dense shuffle, hence the same picks.
+std::vector<int64_t> sample_indices(int64_t total, int64_t limit, std::mt19937_64& rng) {
+  const int64_t take = std::min(total, limit);
+  std::unordered_map<int64_t, int64_t> moved;
+  moved.reserve(static_cast<size_t>(2 * take));
+  auto at = [&](int64_t i) {
+    const auto it = moved.find(i);
+    return it == moved.end() ? i : it->second;
+  };
+  std::vector<int64_t> picks(static_cast<size_t>(take));
+  for (int64_t t = 0; t < take; ++t) {
+    const int64_t j = t + static_cast<int64_t>(uniform_below(rng, static_cast<uint64_t>(total - t)));
+    const int64_t vt = at(t), vj = at(j);
+    moved[j] = vt;
+    moved[t] = vj;
+    picks[static_cast<size_t>(t)] = vj;
+  }
+  return picks;
+}
+
+// Where flat index i of rows enumerated set by set (counts[b] rows in set b) lies: (set, row).
+struct RowIndex {
+  std::vector<int64_t> start;  // prefix sums, size sets + 1
+  explicit RowIndex(const std::vector<int64_t>& counts) : start(counts.size() + 1, 0) {
+    for (size_t b = 0; b < counts.size(); ++b) start[b + 1] = start[b] + counts[b];
+  }
+  int64_t total() const { return start.back(); }
+  std::pair<int, int64_t> operator()(int64_t i) const {
+    const auto b = std::upper_bound(start.begin(), start.end(), i) - start.begin() - 1;
+    return {static_cast<int>(b), i - start[b]};
+  }
+};
+
 // Up to `limit` valid rows of a batch, drawn uniformly without replacement (all of them when there are fewer).
 MatF sample_rows(const SetBatch& x, int64_t limit, std::mt19937_64& rng) {
-  std::vector<std::pair<int32_t, int32_t>> where;
-  for (int b = 0; b < x.batch; ++b)
-    for (int i = 0; i < x.n[b]; ++i) where.emplace_back(b, i);
-  const int64_t total = static_cast<int64_t>(where.size());
-  const int64_t take = std::min(total, limit);
-  for (int64_t t = 0; t < take; ++t) {  // partial Fisher-Yates
-    std::swap(where[t], where[t + static_cast<int64_t>(uniform_below(rng, static_cast<uint64_t>(total - t)))]);
+  const RowIndex index(std::vector<int64_t>(x.n.begin(), x.n.end()));
+  const std::vector<int64_t> picks = sample_indices(index.total(), limit, rng);
+  MatF out(static_cast<Eigen::Index>(picks.size()), x.dim);
+  for (size_t t = 0; t < picks.size(); ++t) {
+    const auto [b, i] = index(picks[t]);
+    out.row(static_cast<Eigen::Index>(t)) = CMapF(x.row(b, static_cast<int>(i)), 1, x.dim);
   }
-  MatF out(take, x.dim);
-  for (int64_t t = 0; t < take; ++t) out.row(t) = CMapF(x.row(where[t].first, where[t].second), 1, x.dim);
+  return out;
+}
+
+// The same sample from sequences, building only the sampled k-mers' one-hot features (kmer_features' rows).
+MatF sample_kmers(const std::vector<std::vector<int8_t>>& encoded, int alphabet_size, int k, int64_t limit,
+                  std::mt19937_64& rng) {
+  std::vector<int64_t> counts(encoded.size());
+  for (size_t s = 0; s < encoded.size(); ++s) counts[s] = static_cast<int64_t>(encoded[s].size()) - k + 1;
+  const RowIndex index(counts);
+  const std::vector<int64_t> picks = sample_indices(index.total(), limit, rng);
+  const float value = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k)));  // unit-norm k-mers
+  MatF out = MatF::Zero(static_cast<Eigen::Index>(picks.size()), k * alphabet_size);
+  for (size_t t = 0; t < picks.size(); ++t) {
+    const auto [s, i] = index(picks[t]);
+    for (int j = 0; j < k; ++j) out(static_cast<Eigen::Index>(t), j * alphabet_size + encoded[s][i + j]) = value;
+  }
   return out;
 }
 
@@ -54,31 +103,14 @@ double w2_cost(const SetBatch& psi, int b, const MatF& z, double eps, int iters)
   return sinkhorn_log<float>(c.data(), n, static_cast<int>(z.rows()), nullptr, nullptr, o).cost_value;
 }
 
-}  // namespace
-
-void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options) {
+// Everything after the sample of local features: anchors (Nystrom), filters (conv), references. `features` (all
+// sets) is read only by the Wasserstein k-means of q > 1.
+void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, const OtkeFitOptions& options,
+                     std::mt19937_64& rng) {
   OtkeConfig& c = model.config;
-  c.validate();
-  features.validate("otke fit");
-  INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke fit: features have dimension ",
-                  features.dim, ", expected ", c.input_width());
-  INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
   auto progress = [&](const char* stage, double f) {
     if (options.progress) options.progress(stage, f);
   };
-  std::mt19937_64 rng(options.seed);
-  const auto V = static_cast<Eigen::Index>(c.tokens.size());
-  if (c.input_type == "tokens" && !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
-    // No pretrained vectors: N(0, 1/E) entries, so a row has norm about 1 and <x, z> / eps stays O(1) for eps ~ 1.
-    const double sd = 1.0 / std::sqrt(static_cast<double>(c.input_dim));
-    model.token_table.resize(V, c.input_dim);
-    for (Eigen::Index i = 0; i < model.token_table.size(); ++i)
-      model.token_table.data()[i] = static_cast<float>(sd * standard_normal(rng));
-  }
-  SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
-  if (c.input_type == "tokens") looked_up = model.local_features(features);
-  MatF sample = sample_rows(c.input_type == "tokens" ? looked_up : features, options.max_samples, rng);
-  looked_up = SetBatch();
 
   if (c.embedding == "nystrom") {
     INDUCTIVE_CHECK(sample.rows() >= c.anchors, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
@@ -123,19 +155,19 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   } else {
     // 2-Wasserstein k-means over sets: start from a random partition of the sets, then alternate assigning each set
     // to its nearest reference (entropic W2) and refitting each reference by k-means on its sets' elements.
-    INDUCTIVE_CHECK(features.batch >= q, ErrorCode::kInvalidArgument, "otke fit: ", features.batch,
+    INDUCTIVE_CHECK(features->batch >= q, ErrorCode::kInvalidArgument, "otke fit: ", features->batch,
                     " sets cannot make q = ", q, " references");
-    const SetBatch psi = model.embed_elements(features);
-    std::vector<int> order(features.batch);
+    const SetBatch psi = model.embed_elements(*features);
+    std::vector<int> order(features->batch);
     std::iota(order.begin(), order.end(), 0);
     shuffle_range(order.begin(), order.end(), rng);
-    std::vector<int> assign(features.batch);
-    for (int t = 0; t < features.batch; ++t) assign[order[t]] = t % q;
+    std::vector<int> assign(features->batch);
+    for (int t = 0; t < features->batch; ++t) assign[order[t]] = t % q;
     refs.assign(q, MatF());
     for (int it = 0; it <= options.wkmeans_iters; ++it) {
       for (int r = 0; r < q; ++r) {
         std::vector<int> members;
-        for (int b = 0; b < features.batch; ++b)
+        for (int b = 0; b < features->batch; ++b)
           if (assign[b] == r) members.push_back(b);
         if (members.empty()) members.push_back(order[r]);  // keep every reference alive
         MatF rows = all_rows(psi, members);
@@ -154,8 +186,8 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
       // Each rank assigns its share of the sets (all of them in one process); the assignments are then summed into
       // everyone's hands, and every rank updates alike.
       const int ranks = options.communicator ? options.communicator->size() : 1;
-      const Shard mine = shard_of(features.batch, options.communicator ? options.communicator->rank() : 0, ranks);
-      std::vector<double> nearest(features.batch, 0.0);
+      const Shard mine = shard_of(features->batch, options.communicator ? options.communicator->rank() : 0, ranks);
+      std::vector<double> nearest(features->batch, 0.0);
       for (int b = static_cast<int>(mine.begin); b < mine.end; ++b) {
         int best = 0;
         double best_cost = w2_cost(psi, b, refs[0], c.otk.eps, c.otk.iters);
@@ -165,9 +197,9 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
         }
         nearest[b] = best;
       }
-      if (ranks > 1) options.communicator->allreduce_sum(nearest.data(), features.batch);
+      if (ranks > 1) options.communicator->allreduce_sum(nearest.data(), features->batch);
       bool changed = false;
-      for (int b = 0; b < features.batch; ++b) {
+      for (int b = 0; b < features->batch; ++b) {
         changed |= assign[b] != static_cast<int>(nearest[b]);
         assign[b] = static_cast<int>(nearest[b]);
       }
@@ -177,6 +209,55 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   }
   model.pooling = OtkPooling(std::move(refs), c.otk);
   progress("reference (k-means)", 1.0);
+}
+
+}  // namespace
+
+void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const OtkeFitOptions& options) {
+  OtkeConfig& c = model.config;
+  c.validate();
+  features.validate("otke fit");
+  INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke fit: features have dimension ",
+                  features.dim, ", expected ", c.input_width());
+  INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
+  std::mt19937_64 rng(options.seed);
+  const auto V = static_cast<Eigen::Index>(c.tokens.size());
+  if (c.input_type == "tokens" && !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
+    // No pretrained vectors: N(0, 1/E) entries, so a row has norm about 1 and <x, z> / eps stays O(1) for eps ~ 1.
+    const double sd = 1.0 / std::sqrt(static_cast<double>(c.input_dim));
+    model.token_table.resize(V, c.input_dim);
+    for (Eigen::Index i = 0; i < model.token_table.size(); ++i)
+      model.token_table.data()[i] = static_cast<float>(sd * standard_normal(rng));
+  }
+  SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
+  if (c.input_type == "tokens") looked_up = model.local_features(features);
+  MatF sample = sample_rows(c.input_type == "tokens" ? looked_up : features, options.max_samples, rng);
+  looked_up = SetBatch();
+  fit_from_sample(model, std::move(sample), &features, options, rng);
+}
+
+void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& sequences,
+                           const std::vector<std::string>& names, const OtkeFitOptions& options) {
+  const OtkeConfig& c = model.config;
+  c.validate();
+  // Tokens look their rows up in a table, and q > 1 needs every set for the Wasserstein k-means: both go through
+  // the features of every sequence.
+  if (c.input_type != "sequence" || (c.pooling == "otk" && c.otk.q > 1))
+    return fit_otke_unsupervised(model, model.sequence_features(sequences, names), options);
+  INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
+  INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
+  const Alphabet alphabet = Alphabet::from_name(c.alphabet);
+  std::vector<std::vector<int8_t>> encoded(sequences.size());
+  for (size_t s = 0; s < sequences.size(); ++s) {
+    const std::string what = s < names.size() ? "sequence '" + names[s] + "'" : "sequence " + std::to_string(s);
+    encoded[s] = encode_sequence(alphabet, sequences[s], what);
+    INDUCTIVE_CHECK(static_cast<int>(encoded[s].size()) >= c.kmer, ErrorCode::kInvalidArgument, "k-mers: sequence ",
+                    (s < names.size() ? "'" + names[s] + "'" : std::to_string(s)), " is shorter than k: got length ",
+                    encoded[s].size(), ", expected >= ", c.kmer);
+  }
+  std::mt19937_64 rng(options.seed);
+  MatF sample = sample_kmers(encoded, alphabet.size(), c.kmer, options.max_samples, rng);
+  fit_from_sample(model, std::move(sample), nullptr, options, rng);
 }
 
 }  // namespace inductive

@@ -84,6 +84,45 @@ TEST(OtkeModel, UnsupervisedFitIsDeterministicAndSavesLoadsIdentically) {
   std::remove(path.c_str());
 }
 
+// From sequences the fit samples k-mer positions first and builds only those features; it must give the model the
+// features of every sequence give, bit for bit: fewer samples than k-mers (the sparse shuffle must draw what the
+// dense one drew), more samples than k-mers, a conv embedding (the generator continues into its initialisation)
+// and q = 2 (which goes through every set's features).
+TEST(OtkeModel, FittingFromSequencesEqualsFittingFromTheirFeatures) {
+  const auto seqs = random_dna(25, 40, 3);
+  std::vector<std::string> names;
+  for (size_t s = 0; s < seqs.size(); ++s) names.push_back("s" + std::to_string(s));
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    OtkeModel a, b;
+    a.config = small_config();
+    if (variant == 2) {
+      a.config.embedding = "conv";
+      a.config.filters = 6;
+    }
+    if (variant == 3) a.config.otk.q = 2;
+    b.config = a.config;
+    OtkeFitOptions fo;
+    fo.seed = 11;
+    fo.max_samples = variant == 1 ? 100000 : 200;  // 25 x 37 = 925 k-mers
+    fit_otke_unsupervised(a, a.sequence_features(seqs, names), fo);
+    fit_otke_unsupervised(b, seqs, names, fo);
+    EXPECT_EQ(a.to_bytes(), b.to_bytes());
+  }
+  OtkeModel m;
+  m.config = small_config();
+  expect_error(
+      [&] {
+        fit_otke_unsupervised(m, {"ACGTACGTAC", "ACGNACGTAC"}, {"x", "y"}, OtkeFitOptions{});
+      },
+      ErrorCode::kInvalidArgument, "sequence 'y': invalid letter 'N'");
+  expect_error(
+      [&] {
+        fit_otke_unsupervised(m, {"ACGTACGTAC", "AC"}, {}, OtkeFitOptions{});
+      },
+      ErrorCode::kInvalidArgument, "sequence 1 is shorter than k");
+}
+
 TEST(OtkeModel, MeanAndMaxPoolingBaselinesUseTrueLengths) {
   OtkeModel model;
   model.config = small_config();

@@ -236,12 +236,14 @@ async function hugeFasta(page) {
       if (now.state !== 'busy') return now;
       window.seenProgress = window.seenProgress ?? new Set();
       if (now.stage !== '') window.seenProgress.add(`${now.stage} ${now.value.toFixed(3)}`);
-      return window.seenProgress.size >= 3 ? now : null;
+      // The k-means stages: the library samples k-mer positions first and builds only their features (building
+      // every sequence's one-hot k-mers, as it did before, ran out of memory here within seconds).
+      return window.seenProgress.size >= 3 && /anchors|reference/.test(now.stage) ? now : null;
     },
     null,
     240_000,
   );
-  check(moving !== null, `a ${mb} MB FASTA of ${records} sequences: fewer than 3 progress updates in 240 s`);
+  check(moving !== null, `a ${mb} MB FASTA of ${records} sequences: the k-means stages did not start within 240 s`);
   check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker read the FASTA`);
   if (moving.state === 'busy') {
     await byTestId(page, 'otke-learn-cancel').click();
@@ -260,10 +262,7 @@ async function hugeFasta(page) {
         `${((Date.now() - started) / 1000).toFixed(1)} s, slowest round trip ${slowest} ms; cancelled: ${end.text}`,
     );
   } else {
-    check(
-      moving.state === 'done' || /out_of_memory|invalid_argument/.test(moving.text),
-      `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`,
-    );
+    check(moving.state === 'done', `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`);
     log(
       `a ${mb} MB FASTA of ${records} sequences ended after ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
         `${moving.state}: ${moving.text} (slowest main-thread round trip ${slowest} ms)`,
