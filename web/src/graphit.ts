@@ -10,6 +10,7 @@
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
+import { WasmObject } from './wasm-object.js';
 import { modelFileBytes, views, withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
 import type { HeadFitReport } from './otke.js';
@@ -156,9 +157,8 @@ export interface RefitHeadOptions {
 }
 
 /** A GraphiT model living in wasm memory. dispose() it (or `using`) when done; every method is synchronous. */
-export class GraphitModel {
+export class GraphitModel extends WasmObject<GraphitHandle> {
   readonly #module: InductiveModule;
-  #handle: GraphitHandle | null;
   /** The model's configuration, as in its file. */
   readonly config: GraphitConfig;
   /** The node-label vocabulary (atom types of a molecule model, e.g. C, N, O, F, I, Cl, Br). */
@@ -182,9 +182,9 @@ export class GraphitModel {
 
   /** @internal Use `ind.loadGraphitModel(bytes)`. */
   constructor(module: InductiveModule, handle: GraphitHandle, headFit: HeadFitReport | null = null) {
+    super(handle, 'GraphitModel');
     this.#module = module;
     this.headFit = headFit;
-    this.#handle = handle;
     const d = parseJson<Description>(handle.describe(), 'loadGraphitModel');
     this.config = d.config;
     if (this.config.graph) this.config.graph.atom_typing ??= 'element';
@@ -198,7 +198,6 @@ export class GraphitModel {
     this.kernel = d.kernel;
     this.formatVersion = d.formatVersion;
     this.producer = d.producer;
-    registry?.register(this, handle, this);
   }
 
   /** Number of classes (0 for regression). */
@@ -215,24 +214,25 @@ export class GraphitModel {
         ? [smiles]
         : checkStrings(where, 'smiles', smiles, 'a SMILES string or an array of them');
     const module = this.#module;
-    const handle = this.#live(where);
-    const outputs = this.outputs;
-    if (list.length === 0) throw invalid(`${where}: no molecule given`);
-    const chunk = options?.batchSize === undefined ? 256 : checkCount(where, 'batchSize', options.batchSize);
-    if (chunk === 0) throw invalid(`${where}: batchSize must be >= 1: got 0`);
-    const onProgress = checkProgress(where, options?.onProgress);
-    const probabilities = new Float32Array(list.length * outputs);
-    reportProgress(where, onProgress, 'predict', 0);
-    for (let start = 0; start < list.length; start += chunk) {
-      const part = list.slice(start, start + chunk);
-      withBlock(module, [{ type: 'f32', length: part.length * outputs }], where, (block) => {
-        // Molecules are numbered in the whole list in messages, whatever batch they are in.
-        if (!handle.predictSmiles(JSON.stringify(part), start, block.addresses[0] ?? 0)) throw lastError(module);
-        probabilities.set(block.readF32(0), start * outputs);
-      });
-      reportProgress(where, onProgress, 'predict', Math.min(1, (start + part.length) / list.length));
-    }
-    return this.#prediction(probabilities, list.length);
+    return this.use(where, (handle) => {
+      const outputs = this.outputs;
+      if (list.length === 0) throw invalid(`${where}: no molecule given`);
+      const chunk = options?.batchSize === undefined ? 256 : checkCount(where, 'batchSize', options.batchSize);
+      if (chunk === 0) throw invalid(`${where}: batchSize must be >= 1: got 0`);
+      const onProgress = checkProgress(where, options?.onProgress);
+      const probabilities = new Float32Array(list.length * outputs);
+      reportProgress(where, onProgress, 'predict', 0);
+      for (let start = 0; start < list.length; start += chunk) {
+        const part = list.slice(start, start + chunk);
+        withBlock(module, [{ type: 'f32', length: part.length * outputs }], where, (block) => {
+          // Molecules are numbered in the whole list in messages, whatever batch they are in.
+          if (!handle.predictSmiles(JSON.stringify(part), start, block.addresses[0] ?? 0)) throw lastError(module);
+          probabilities.set(block.readF32(0), start * outputs);
+        });
+        reportProgress(where, onProgress, 'predict', Math.min(1, (start + part.length) / list.length));
+      }
+      return this.#prediction(probabilities, list.length);
+    });
   }
 
   /** Predictions for one graph or several ({ n, edges, labels }). */
@@ -240,39 +240,40 @@ export class GraphitModel {
     const where = 'predictGraph';
     const list = Array.isArray(graph) ? (graph as readonly unknown[]) : [graph];
     const module = this.#module;
-    const handle = this.#live(where);
-    const outputs = this.outputs;
-    if (list.length === 0) throw invalid(`${where}: no graph given`);
-    const probabilities = new Float32Array(list.length * outputs);
-    list.forEach((g, i) => {
-      const what = list.length === 1 && !Array.isArray(graph) ? where : `${where}: graph ${i}`;
-      const input = checkGraph(what, g);
-      withBlock(
-        module,
-        [
-          { type: 'i32', length: input.edges.length },
-          { type: 'f32', length: outputs },
-        ],
-        what,
-        (block) => {
-          block.write(0, input.edges);
-          if (
-            !handle.predictGraph(
-              input.n,
-              block.addresses[0] ?? 0,
-              input.edges.length / 2,
-              JSON.stringify(input.labels),
-              block.addresses[1] ?? 0,
-            )
-          ) {
-            const e = lastError(module);
-            throw new InductiveError(e.code, e.message.replace(/^predictGraph: /, `${what}: `));
-          }
-          probabilities.set(block.readF32(1), i * outputs);
-        },
-      );
+    return this.use(where, (handle) => {
+      const outputs = this.outputs;
+      if (list.length === 0) throw invalid(`${where}: no graph given`);
+      const probabilities = new Float32Array(list.length * outputs);
+      list.forEach((g, i) => {
+        const what = list.length === 1 && !Array.isArray(graph) ? where : `${where}: graph ${i}`;
+        const input = checkGraph(what, g);
+        withBlock(
+          module,
+          [
+            { type: 'i32', length: input.edges.length },
+            { type: 'f32', length: outputs },
+          ],
+          what,
+          (block) => {
+            block.write(0, input.edges);
+            if (
+              !handle.predictGraph(
+                input.n,
+                block.addresses[0] ?? 0,
+                input.edges.length / 2,
+                JSON.stringify(input.labels),
+                block.addresses[1] ?? 0,
+              )
+            ) {
+              const e = lastError(module);
+              throw new InductiveError(e.code, e.message.replace(/^predictGraph: /, `${what}: `));
+            }
+            probabilities.set(block.readF32(1), i * outputs);
+          },
+        );
+      });
+      return this.#prediction(probabilities, list.length);
     });
-    return this.#prediction(probabilities, list.length);
   }
 
   /**
@@ -282,62 +283,63 @@ export class GraphitModel {
   attention(input: string | GraphInput): GraphitAttention {
     const where = 'attention';
     const module = this.#module;
-    const handle = this.#live(where);
-    let text: string;
-    if (typeof input === 'string') {
-      text = handle.analyseSmiles(input);
-    } else {
-      if (input === null || typeof input !== 'object') {
-        throw invalid(
-          `${where}: input must be a SMILES string or a graph { n, edges, labels }: got ${typeName(input)}`,
-        );
+    return this.use(where, (handle) => {
+      let text: string;
+      if (typeof input === 'string') {
+        text = handle.analyseSmiles(input);
+      } else {
+        if (input === null || typeof input !== 'object') {
+          throw invalid(
+            `${where}: input must be a SMILES string or a graph { n, edges, labels }: got ${typeName(input)}`,
+          );
+        }
+        const g = checkGraph(where, input);
+        text = withBlock(module, [{ type: 'i32', length: g.edges.length }], where, (block) => {
+          block.write(0, g.edges);
+          return handle.analyseGraph(g.n, block.addresses[0] ?? 0, g.edges.length / 2, JSON.stringify(g.labels));
+        });
       }
-      const g = checkGraph(where, input);
-      text = withBlock(module, [{ type: 'i32', length: g.edges.length }], where, (block) => {
-        block.write(0, g.edges);
-        return handle.analyseGraph(g.n, block.addresses[0] ?? 0, g.edges.length / 2, JSON.stringify(g.labels));
-      });
-    }
-    if (text === '') throw lastError(module);
-    try {
-      const s = parseJson<Summary>(text, where);
-      const { n, layers: L } = s;
-      const read = (which: number, length: number): Float32Array => {
-        const address = handle.resultAddress(which);
-        if (address === 0) throw new InductiveError('internal', `${where}: result ${which} is missing`);
-        return views(module).HEAPF32.slice(address >>> 2, (address >>> 2) + length);
-      };
-      const probabilities = read(0, s.outputs);
-      const attention = read(1, L * n * n);
-      const saliency = read(2, L * n);
-      const classIndex = s.classIndex ?? -1;
-      const molecule: Molecule | null =
-        s.bondOrders === undefined
-          ? null
-          : {
-              atoms: s.atoms,
-              bonds: s.bonds,
-              bondOrders: s.bondOrders,
-              aromatic: (s.aromatic ?? []).map((a) => a !== 0),
-              charges: s.charges ?? [],
-            };
-      return {
-        n,
-        probabilities,
-        classIndex,
-        prediction: classIndex >= 0 ? (this.labels[classIndex] ?? String(classIndex)) : '',
-        layers: Array.from({ length: L }, (_, l) => attention.slice(l * n * n, (l + 1) * n * n)),
-        saliency: Array.from({ length: L }, (_, l) => saliency.slice(l * n, (l + 1) * n)),
-        meanSaliency: read(3, n),
-        kernel: s.kernel ? read(4, n * n) : null,
-        atoms: s.atoms,
-        bonds: s.bonds,
-        edges: s.edges,
-        molecule,
-      };
-    } finally {
-      handle.releaseResult();
-    }
+      if (text === '') throw lastError(module);
+      try {
+        const s = parseJson<Summary>(text, where);
+        const { n, layers: L } = s;
+        const read = (which: number, length: number): Float32Array => {
+          const address = handle.resultAddress(which);
+          if (address === 0) throw new InductiveError('internal', `${where}: result ${which} is missing`);
+          return views(module).HEAPF32.slice(address >>> 2, (address >>> 2) + length);
+        };
+        const probabilities = read(0, s.outputs);
+        const attention = read(1, L * n * n);
+        const saliency = read(2, L * n);
+        const classIndex = s.classIndex ?? -1;
+        const molecule: Molecule | null =
+          s.bondOrders === undefined
+            ? null
+            : {
+                atoms: s.atoms,
+                bonds: s.bonds,
+                bondOrders: s.bondOrders,
+                aromatic: (s.aromatic ?? []).map((a) => a !== 0),
+                charges: s.charges ?? [],
+              };
+        return {
+          n,
+          probabilities,
+          classIndex,
+          prediction: classIndex >= 0 ? (this.labels[classIndex] ?? String(classIndex)) : '',
+          layers: Array.from({ length: L }, (_, l) => attention.slice(l * n * n, (l + 1) * n * n)),
+          saliency: Array.from({ length: L }, (_, l) => saliency.slice(l * n, (l + 1) * n)),
+          meanSaliency: read(3, n),
+          kernel: s.kernel ? read(4, n * n) : null,
+          atoms: s.atoms,
+          bonds: s.bonds,
+          edges: s.edges,
+          molecule,
+        };
+      } finally {
+        handle.releaseResult();
+      }
+    });
   }
 
   /**
@@ -354,62 +356,50 @@ export class GraphitModel {
     checkOptionsObject(where, options);
     const list = checkStrings(where, 'smiles', smiles, 'an array of SMILES strings');
     const module = this.#module;
-    const handle = this.#live(where);
-    const { y, names } = resolveLabels(where, labels, options?.classes, []);
-    if (list.length !== y.length) {
-      throw new InductiveError(
-        'shape_mismatch',
-        `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`,
-      );
-    }
-    const settings = JSON.stringify({
-      classes: names,
-      lambda: checkNumber(where, 'lambda', options?.lambda, 0),
-      minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
-      maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
-      maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
-      tol: checkNumber(where, 'tol', options?.tol, 1e-6),
-    });
-    const progress = safeProgress(where, options?.onProgress);
-    const out = new module.GraphitHandle();
-    try {
-      const report = withBlock(module, [{ type: 'i32', length: y.length }], where, (block) => {
-        block.write(0, y);
-        const text = handle.refitHead(
-          JSON.stringify(list),
-          block.addresses[0] ?? 0,
-          y.length,
-          settings,
-          out,
-          progress.callback,
+    return this.use(where, (handle) => {
+      const { y, names } = resolveLabels(where, labels, options?.classes, []);
+      if (list.length !== y.length) {
+        throw new InductiveError(
+          'shape_mismatch',
+          `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`,
         );
-        progress.rethrow();
-        if (text === '') throw lastError(module);
-        return parseJson<HeadFitReport>(text, where);
+      }
+      const settings = JSON.stringify({
+        classes: names,
+        lambda: checkNumber(where, 'lambda', options?.lambda, 0),
+        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
+        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
+        maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
+        tol: checkNumber(where, 'tol', options?.tol, 1e-6),
       });
-      return new GraphitModel(module, out, report);
-    } catch (e) {
-      out.delete();
-      throw e;
-    }
+      const progress = safeProgress(where, options?.onProgress);
+      const out = new module.GraphitHandle();
+      try {
+        const report = withBlock(module, [{ type: 'i32', length: y.length }], where, (block) => {
+          block.write(0, y);
+          const text = handle.refitHead(
+            JSON.stringify(list),
+            block.addresses[0] ?? 0,
+            y.length,
+            settings,
+            out,
+            progress.callback,
+          );
+          progress.rethrow();
+          if (text === '') throw lastError(module);
+          return parseJson<HeadFitReport>(text, where);
+        });
+        return new GraphitModel(module, out, report);
+      } catch (e) {
+        out.delete();
+        throw e;
+      }
+    });
   }
 
   /** The model file (.safetensors bytes): what `loadGraphitModel` and the native CLI read. */
   toBytes(): Uint8Array {
-    return modelFileBytes(this.#module, this.#live('toBytes'));
-  }
-
-  /** Frees the model's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
-  dispose(): void {
-    if (this.#handle === null) return;
-    registry?.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
-  }
-
-  /** Whether dispose() was called. */
-  get disposed(): boolean {
-    return this.#handle === null;
+    return modelFileBytes(this.#module, this.live('toBytes'));
   }
 
   #prediction(probabilities: Float32Array, batch: number): GraphitPrediction {
@@ -429,13 +419,6 @@ export class GraphitModel {
       labels.push(this.labels[best] ?? String(best));
     }
     return { batch, outputs, probabilities, classIndex, labels };
-  }
-
-  #live(where: string): GraphitHandle {
-    if (this.#handle === null) {
-      throw new InductiveError('backend', `${where}: this GraphitModel was disposed; load it again`);
-    }
-    return this.#handle;
   }
 }
 
@@ -475,14 +458,6 @@ export function parseSmiles(module: InductiveModule, smiles: unknown): Molecule 
   }>(text, where);
   return { ...m, aromatic: m.aromatic.map((a) => a !== 0) };
 }
-
-// Models that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry =
-  typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry<GraphitHandle>((handle) => {
-        if (!handle.isDeleted()) handle.delete();
-      })
-    : undefined;
 
 function checkStrings(where: string, name: string, x: unknown, what: string): string[] {
   if (!Array.isArray(x)) throw invalid(`${where}: ${name} must be ${what}: got ${typeName(x)}`);
@@ -552,14 +527,4 @@ function parseJson<T>(text: string, where: string): T {
   } catch (e) {
     throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
   }
-}
-
-// `using model = ind.loadGraphitModel(bytes)` where the runtime has explicit resource management.
-const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
-if (disposeSymbol !== undefined) {
-  Object.defineProperty(GraphitModel.prototype, disposeSymbol, {
-    value(this: GraphitModel): void {
-      this.dispose();
-    },
-  });
 }

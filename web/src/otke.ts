@@ -10,6 +10,7 @@
 import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
+import { WasmObject } from './wasm-object.js';
 import { modelFileBytes, withBlock, type Slot } from './heap.js';
 import { resolveLabels } from './labels.js';
 import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
@@ -154,9 +155,8 @@ interface Description {
 }
 
 /** An OTKE model living in wasm memory. dispose() it (or `using`) when done; every method is synchronous. */
-export class OtkeModel {
+export class OtkeModel extends WasmObject<OtkeHandle> {
   readonly #module: InductiveModule;
-  #handle: OtkeHandle | null;
   /** The model's configuration, as in its file. */
   readonly config: OtkeConfig;
   /** Class names of the head, one per class ([] without a head; "0", "1", ... when the file names none). */
@@ -175,8 +175,8 @@ export class OtkeModel {
 
   /** @internal Use `ind.loadOtkeModel(bytes)`. */
   constructor(module: InductiveModule, handle: OtkeHandle, headFit: HeadFitReport | null) {
+    super(handle, 'OtkeModel');
     this.#module = module;
-    this.#handle = handle;
     const d = parseJson<Description>(handle.describe(), 'loadOtkeModel');
     this.config = d.config;
     const classes = d.config.head.classes;
@@ -192,7 +192,6 @@ export class OtkeModel {
     this.formatVersion = d.formatVersion;
     this.producer = d.producer;
     this.headFit = headFit;
-    registry?.register(this, handle, this);
   }
 
   /** Classes of the head (0: an embedding-only model, which cannot predict until a head is fitted). */
@@ -264,28 +263,29 @@ export class OtkeModel {
   predictEmbeddings(embeddings: Float32Array): OtkePrediction {
     const where = 'predictEmbeddings';
     const module = this.#module;
-    const handle = this.#live(where);
-    const batch = this.#embeddingRows(where, embeddings);
-    const C = this.classes;
-    const slots: Slot[] = [
-      { type: 'f32', length: embeddings.length },
-      { type: 'f32', length: batch * C },
-      { type: 'f32', length: batch * C },
-    ];
-    const [logits, probabilities] = withBlock(module, slots, where, (block) => {
-      block.write(0, embeddings);
-      const at = block.addresses;
-      const ok = handle.predict({
-        x: at[0] ?? 0,
-        batch,
-        dim: this.outputDim,
-        logits: at[1] ?? 0,
-        probabilities: at[2] ?? 0,
+    return this.use(where, (handle) => {
+      const batch = this.#embeddingRows(where, embeddings);
+      const C = this.classes;
+      const slots: Slot[] = [
+        { type: 'f32', length: embeddings.length },
+        { type: 'f32', length: batch * C },
+        { type: 'f32', length: batch * C },
+      ];
+      const [logits, probabilities] = withBlock(module, slots, where, (block) => {
+        block.write(0, embeddings);
+        const at = block.addresses;
+        const ok = handle.predict({
+          x: at[0] ?? 0,
+          batch,
+          dim: this.outputDim,
+          logits: at[1] ?? 0,
+          probabilities: at[2] ?? 0,
+        });
+        if (!ok) throw lastError(module);
+        return [block.readF32(1), block.readF32(2)] as const;
       });
-      if (!ok) throw lastError(module);
-      return [block.readF32(1), block.readF32(2)] as const;
+      return this.#prediction(batch, logits, probabilities);
     });
-    return this.#prediction(batch, logits, probabilities);
   }
 
   /**
@@ -302,91 +302,72 @@ export class OtkeModel {
     const where = 'fitHead';
     checkOptionsObject(where, options);
     const module = this.#module;
-    const handle = this.#live(where);
-    const { y, names } = resolveLabels(where, labels, options?.classes, this.labels);
-    let embeddings: Float32Array;
-    if (input instanceof Float32Array) {
-      embeddings = input;
-      const rows = this.#embeddingRows(where, input);
-      if (rows !== y.length) {
-        throw new InductiveError(
-          'shape_mismatch',
-          `${where}: ${rows} embeddings for ${y.length} labels; expected one label per sample`,
-        );
-      }
-    } else {
-      const seqs = checkSequences(where, input);
-      if (seqs.length !== y.length) {
-        throw new InductiveError(
-          'shape_mismatch',
-          `${where}: ${seqs.length} sequences for ${y.length} labels; expected one label per sequence`,
-        );
-      }
-      embeddings = this.#runSequences(where, seqs, options, { embeddings: true }).embeddings;
-    }
-    const call = {
-      classes: names.length,
-      labelNames: JSON.stringify(names),
-      lambda: checkNumber(where, 'lambda', options?.lambda, 0),
-      minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
-      maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
-      maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
-      tol: checkNumber(where, 'tol', options?.tol, 1e-6),
-    };
-    const progress = safeProgress(where, options?.onProgress);
-    const batch = y.length;
-    const out = new module.OtkeHandle();
-    try {
-      const report = withBlock(
-        module,
-        [
-          { type: 'f32', length: embeddings.length },
-          { type: 'i32', length: batch },
-        ],
-        where,
-        (block) => {
-          block.write(0, embeddings);
-          block.write(1, y);
-          const text = handle.fitHead(
-            { ...call, x: block.addresses[0] ?? 0, labels: block.addresses[1] ?? 0, batch, dim: this.outputDim },
-            out,
-            progress.callback,
+    return this.use(where, (handle) => {
+      const { y, names } = resolveLabels(where, labels, options?.classes, this.labels);
+      let embeddings: Float32Array;
+      if (input instanceof Float32Array) {
+        embeddings = input;
+        const rows = this.#embeddingRows(where, input);
+        if (rows !== y.length) {
+          throw new InductiveError(
+            'shape_mismatch',
+            `${where}: ${rows} embeddings for ${y.length} labels; expected one label per sample`,
           );
-          progress.rethrow();
-          if (text === '') throw lastError(module);
-          return parseJson<HeadFitReport>(text, where);
-        },
-      );
-      return new OtkeModel(module, out, report);
-    } catch (e) {
-      out.delete();
-      throw e;
-    }
+        }
+      } else {
+        const seqs = checkSequences(where, input);
+        if (seqs.length !== y.length) {
+          throw new InductiveError(
+            'shape_mismatch',
+            `${where}: ${seqs.length} sequences for ${y.length} labels; expected one label per sequence`,
+          );
+        }
+        embeddings = this.#runSequences(where, seqs, options, { embeddings: true }).embeddings;
+      }
+      const call = {
+        classes: names.length,
+        labelNames: JSON.stringify(names),
+        lambda: checkNumber(where, 'lambda', options?.lambda, 0),
+        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
+        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
+        maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
+        tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+      };
+      const progress = safeProgress(where, options?.onProgress);
+      const batch = y.length;
+      const out = new module.OtkeHandle();
+      try {
+        const report = withBlock(
+          module,
+          [
+            { type: 'f32', length: embeddings.length },
+            { type: 'i32', length: batch },
+          ],
+          where,
+          (block) => {
+            block.write(0, embeddings);
+            block.write(1, y);
+            const text = handle.fitHead(
+              { ...call, x: block.addresses[0] ?? 0, labels: block.addresses[1] ?? 0, batch, dim: this.outputDim },
+              out,
+              progress.callback,
+            );
+            progress.rethrow();
+            if (text === '') throw lastError(module);
+            return parseJson<HeadFitReport>(text, where);
+          },
+        );
+        return new OtkeModel(module, out, report);
+      } catch (e) {
+        out.delete();
+        throw e;
+      }
+    });
   }
 
   /** The model file (.safetensors bytes), with the current head: what `loadOtkeModel` reads back. */
   toBytes(): Uint8Array {
-    return modelFileBytes(this.#module, this.#live('toBytes'));
-  }
-
-  /** Frees the model's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
-  dispose(): void {
-    if (this.#handle === null) return;
-    registry?.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
-  }
-
-  /** Whether dispose() was called. */
-  get disposed(): boolean {
-    return this.#handle === null;
-  }
-
-  #live(where: string): OtkeHandle {
-    if (this.#handle === null) {
-      throw new InductiveError('backend', `${where}: this OtkeModel was disposed; load it again`);
-    }
-    return this.#handle;
+    return modelFileBytes(this.#module, this.live('toBytes'));
   }
 
   #kmer(): number {
@@ -435,160 +416,162 @@ export class OtkeModel {
   ): RunResult {
     checkOptionsObject(where, options);
     const module = this.#module;
-    const handle = this.#live(where);
-    const seqs = checkSequences(where, sequences);
-    const names = options?.names === undefined ? undefined : checkNames(where, options.names, seqs.length);
-    const chunk = checkCount(where, 'batchSize', options?.batchSize ?? DEFAULT_BATCH_SIZE);
-    if (chunk === 0) throw new InductiveError('invalid_argument', `${where}: batchSize must be >= 1: got 0`);
-    const onProgress = checkProgress(where, options?.onProgress);
-    const encoder = new TextEncoder();
-    const encoded = seqs.map((s) => encoder.encode(s));
-    // Names by index when none are given, so that messages name the right sequence whatever chunk it is in.
-    const labelsForErrors = (names ?? seqs.map((_, i) => String(i))).map((s) => encoder.encode(s));
-    const B = seqs.length;
-    const k = this.#kmer();
-    const sequenceLengths = Int32Array.from(encoded, (e) => e.length);
-    const lengths = Int32Array.from(sequenceLengths, (L) => Math.max(0, L - k + 1));
-    const nMax = lengths.reduce((m, n) => Math.max(m, n), 0);
-    const D = this.outputDim;
-    const C = want.predictions ? this.classes : 0;
-    const pooling = this.config.pooling;
-    const q = want.plans && pooling.type === 'otk' ? pooling.q : 0;
-    const p = want.plans && pooling.type === 'otk' ? pooling.p : 0;
+    return this.use(where, (handle) => {
+      const seqs = checkSequences(where, sequences);
+      const names = options?.names === undefined ? undefined : checkNames(where, options.names, seqs.length);
+      const chunk = checkCount(where, 'batchSize', options?.batchSize ?? DEFAULT_BATCH_SIZE);
+      if (chunk === 0) throw new InductiveError('invalid_argument', `${where}: batchSize must be >= 1: got 0`);
+      const onProgress = checkProgress(where, options?.onProgress);
+      const encoder = new TextEncoder();
+      const encoded = seqs.map((s) => encoder.encode(s));
+      // Names by index when none are given, so that messages name the right sequence whatever chunk it is in.
+      const labelsForErrors = (names ?? seqs.map((_, i) => String(i))).map((s) => encoder.encode(s));
+      const B = seqs.length;
+      const k = this.#kmer();
+      const sequenceLengths = Int32Array.from(encoded, (e) => e.length);
+      const lengths = Int32Array.from(sequenceLengths, (L) => Math.max(0, L - k + 1));
+      const nMax = lengths.reduce((m, n) => Math.max(m, n), 0);
+      const D = this.outputDim;
+      const C = want.predictions ? this.classes : 0;
+      const pooling = this.config.pooling;
+      const q = want.plans && pooling.type === 'otk' ? pooling.q : 0;
+      const p = want.plans && pooling.type === 'otk' ? pooling.p : 0;
 
-    const result: RunResult = {
-      batch: B,
-      nMax,
-      lengths,
-      sequenceLengths,
-      embeddings: new Float32Array(want.embeddings ? B * D : 0),
-      plans: Array.from({ length: q }, () => new Float32Array(B * nMax * p)),
-      logits: new Float32Array(B * C),
-      probabilities: new Float32Array(B * C),
-    };
-    reportProgress(where, onProgress, 'embed', 0);
-    // One call even for no sequence at all: the core names that error.
-    for (let start = 0; start < B || start === 0; start += chunk) {
-      const end = Math.min(B, start + chunk);
-      const n = end - start;
-      const [bytes, offsets] = pack(encoded, start, end);
-      const [nameBytes, nameOffsets] = pack(labelsForErrors, start, end);
-      const slots: Slot[] = [
-        { type: 'u8', length: bytes.length },
-        { type: 'i32', length: offsets.length },
-        { type: 'u8', length: nameBytes.length },
-        { type: 'i32', length: nameOffsets.length },
-        { type: 'f32', length: want.embeddings ? n * D : 0 },
-        { type: 'f32', length: q * n * nMax * p },
-        { type: 'f32', length: n * C },
-        { type: 'f32', length: n * C },
-      ];
-      withBlock(module, slots, where, (block) => {
-        block.write(0, bytes);
-        block.write(1, offsets);
-        block.write(2, nameBytes);
-        block.write(3, nameOffsets);
-        const at = (i: number): number => block.addresses[i] ?? 0;
-        const ok = handle.embed({
-          batch: n,
-          sequences: true,
-          bytes: at(0),
-          offsets: at(1),
-          nameBytes: at(2),
-          nameOffsets: at(3),
-          x: 0,
-          lengths: 0,
-          nMax: 0,
-          dim: 0,
-          embeddings: at(4),
-          plans: at(5),
-          planStride: nMax,
-          predict: want.predictions === true,
-          logits: at(6),
-          probabilities: at(7),
-        });
-        if (!ok) throw lastError(module);
-        if (want.embeddings) result.embeddings.set(block.readF32(4), start * D);
-        if (q > 0) {
-          const plans = block.readF32(5);
-          for (let r = 0; r < q; ++r) {
-            result.plans[r]?.set(plans.subarray(r * n * nMax * p, (r + 1) * n * nMax * p), start * nMax * p);
+      const result: RunResult = {
+        batch: B,
+        nMax,
+        lengths,
+        sequenceLengths,
+        embeddings: new Float32Array(want.embeddings ? B * D : 0),
+        plans: Array.from({ length: q }, () => new Float32Array(B * nMax * p)),
+        logits: new Float32Array(B * C),
+        probabilities: new Float32Array(B * C),
+      };
+      reportProgress(where, onProgress, 'embed', 0);
+      // One call even for no sequence at all: the core names that error.
+      for (let start = 0; start < B || start === 0; start += chunk) {
+        const end = Math.min(B, start + chunk);
+        const n = end - start;
+        const [bytes, offsets] = pack(encoded, start, end);
+        const [nameBytes, nameOffsets] = pack(labelsForErrors, start, end);
+        const slots: Slot[] = [
+          { type: 'u8', length: bytes.length },
+          { type: 'i32', length: offsets.length },
+          { type: 'u8', length: nameBytes.length },
+          { type: 'i32', length: nameOffsets.length },
+          { type: 'f32', length: want.embeddings ? n * D : 0 },
+          { type: 'f32', length: q * n * nMax * p },
+          { type: 'f32', length: n * C },
+          { type: 'f32', length: n * C },
+        ];
+        withBlock(module, slots, where, (block) => {
+          block.write(0, bytes);
+          block.write(1, offsets);
+          block.write(2, nameBytes);
+          block.write(3, nameOffsets);
+          const at = (i: number): number => block.addresses[i] ?? 0;
+          const ok = handle.embed({
+            batch: n,
+            sequences: true,
+            bytes: at(0),
+            offsets: at(1),
+            nameBytes: at(2),
+            nameOffsets: at(3),
+            x: 0,
+            lengths: 0,
+            nMax: 0,
+            dim: 0,
+            embeddings: at(4),
+            plans: at(5),
+            planStride: nMax,
+            predict: want.predictions === true,
+            logits: at(6),
+            probabilities: at(7),
+          });
+          if (!ok) throw lastError(module);
+          if (want.embeddings) result.embeddings.set(block.readF32(4), start * D);
+          if (q > 0) {
+            const plans = block.readF32(5);
+            for (let r = 0; r < q; ++r) {
+              result.plans[r]?.set(plans.subarray(r * n * nMax * p, (r + 1) * n * nMax * p), start * nMax * p);
+            }
           }
-        }
-        if (C > 0) {
-          result.logits.set(block.readF32(6), start * C);
-          result.probabilities.set(block.readF32(7), start * C);
-        }
-      });
-      reportProgress(where, onProgress, 'embed', B === 0 ? 1 : end / B);
-      if (end >= B) break;
-    }
-    return result;
+          if (C > 0) {
+            result.logits.set(block.readF32(6), start * C);
+            result.probabilities.set(block.readF32(7), start * C);
+          }
+        });
+        reportProgress(where, onProgress, 'embed', B === 0 ? 1 : end / B);
+        if (end >= B) break;
+      }
+      return result;
+    });
   }
 
   #runSets(where: string, x: unknown, shape: SetShape, lengths: unknown, predictions: boolean): RunResult {
     const module = this.#module;
-    const handle = this.#live(where);
-    if (shape === null || typeof shape !== 'object') {
-      throw new InductiveError(
-        'invalid_argument',
-        `${where}: shape must be an object { batch, nMax, dim }: got ${typeName(shape)}`,
+    return this.use(where, (handle) => {
+      if (shape === null || typeof shape !== 'object') {
+        throw new InductiveError(
+          'invalid_argument',
+          `${where}: shape must be an object { batch, nMax, dim }: got ${typeName(shape)}`,
+        );
+      }
+      const batch = checkCount(where, 'batch', shape.batch);
+      const nMax = checkCount(where, 'nMax', shape.nMax);
+      const dim = checkCount(where, 'dim', shape.dim);
+      const data = checkArray(
+        where,
+        'x',
+        x,
+        Float32Array,
+        batch * nMax * dim,
+        `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`,
       );
-    }
-    const batch = checkCount(where, 'batch', shape.batch);
-    const nMax = checkCount(where, 'nMax', shape.nMax);
-    const dim = checkCount(where, 'dim', shape.dim);
-    const data = checkArray(
-      where,
-      'x',
-      x,
-      Float32Array,
-      batch * nMax * dim,
-      `batch x nMax x dim = ${batch} x ${nMax} x ${dim}`,
-    );
-    const n = checkArray(where, 'lengths', lengths, Int32Array, batch, 'batch');
-    const D = this.outputDim;
-    const C = predictions ? this.classes : 0;
-    const slots: Slot[] = [
-      { type: 'f32', length: data.length },
-      { type: 'i32', length: batch },
-      { type: 'f32', length: predictions ? 0 : batch * D },
-      { type: 'f32', length: batch * C },
-      { type: 'f32', length: batch * C },
-    ];
-    return withBlock(module, slots, where, (block) => {
-      block.write(0, data);
-      block.write(1, n);
-      const at = (i: number): number => block.addresses[i] ?? 0;
-      const ok = handle.embed({
-        batch,
-        sequences: false,
-        bytes: 0,
-        offsets: 0,
-        nameBytes: 0,
-        nameOffsets: 0,
-        x: at(0),
-        lengths: at(1),
-        nMax,
-        dim,
-        embeddings: at(2),
-        plans: 0,
-        planStride: 0,
-        predict: predictions,
-        logits: at(3),
-        probabilities: at(4),
+      const n = checkArray(where, 'lengths', lengths, Int32Array, batch, 'batch');
+      const D = this.outputDim;
+      const C = predictions ? this.classes : 0;
+      const slots: Slot[] = [
+        { type: 'f32', length: data.length },
+        { type: 'i32', length: batch },
+        { type: 'f32', length: predictions ? 0 : batch * D },
+        { type: 'f32', length: batch * C },
+        { type: 'f32', length: batch * C },
+      ];
+      return withBlock(module, slots, where, (block) => {
+        block.write(0, data);
+        block.write(1, n);
+        const at = (i: number): number => block.addresses[i] ?? 0;
+        const ok = handle.embed({
+          batch,
+          sequences: false,
+          bytes: 0,
+          offsets: 0,
+          nameBytes: 0,
+          nameOffsets: 0,
+          x: at(0),
+          lengths: at(1),
+          nMax,
+          dim,
+          embeddings: at(2),
+          plans: 0,
+          planStride: 0,
+          predict: predictions,
+          logits: at(3),
+          probabilities: at(4),
+        });
+        if (!ok) throw lastError(module);
+        return {
+          batch,
+          nMax,
+          lengths: n.slice(),
+          sequenceLengths: new Int32Array(0),
+          plans: [],
+          embeddings: block.readF32(2),
+          logits: block.readF32(3),
+          probabilities: block.readF32(4),
+        };
       });
-      if (!ok) throw lastError(module);
-      return {
-        batch,
-        nMax,
-        lengths: n.slice(),
-        sequenceLengths: new Int32Array(0),
-        plans: [],
-        embeddings: block.readF32(2),
-        logits: block.readF32(3),
-        probabilities: block.readF32(4),
-      };
     });
   }
 }
@@ -625,28 +608,10 @@ export function loadOtkeModel(module: InductiveModule, bytes: unknown): OtkeMode
   }
 }
 
-// Models that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry =
-  typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry<OtkeHandle>((handle) => {
-        if (!handle.isDeleted()) handle.delete();
-      })
-    : undefined;
-
 function parseJson<T>(text: string, where: string): T {
   try {
     return JSON.parse(text) as T;
   } catch (e) {
     throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
   }
-}
-
-// `using model = ind.loadOtkeModel(bytes)` where the runtime has explicit resource management.
-const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
-if (disposeSymbol !== undefined) {
-  Object.defineProperty(OtkeModel.prototype, disposeSymbol, {
-    value(this: OtkeModel): void {
-      this.dispose();
-    },
-  });
 }

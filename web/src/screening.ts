@@ -11,6 +11,7 @@ import type { DatasetHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
+import { WasmObject } from './wasm-object.js';
 import { safeProgress as safeCancellableProgress, type ProgressCallback } from './progress.js';
 
 /** Losses with a flat region (screenable) and two without, for comparison (core: inductive/screening/loss.h). */
@@ -209,10 +210,8 @@ const SCREEN_KEYS: ReadonlySet<string> = new Set([
 const LOAD_KEYS: ReadonlySet<string> = new Set(['format', 'header', 'labelColumn', 'delimiter']);
 
 /** A dataset in wasm memory, ready to screen. dispose() it (or `using`) when done. */
-export class ScreeningDataset {
+export class ScreeningDataset extends WasmObject<DatasetHandle> {
   readonly #module: InductiveModule;
-  #handle: DatasetHandle | null;
-  #running = false;
   /** Samples and features. */
   readonly n: number;
   readonly p: number;
@@ -228,8 +227,8 @@ export class ScreeningDataset {
 
   /** @internal Use `ind.loadDataset(...)` or `ind.datasetFromArrays(...)`. */
   constructor(module: InductiveModule, handle: DatasetHandle) {
+    super(handle, 'ScreeningDataset');
     this.#module = module;
-    this.#handle = handle;
     const d = parseJson<Description>(handle.describe(), 'loadDataset');
     this.n = d.n;
     this.p = d.p;
@@ -238,7 +237,6 @@ export class ScreeningDataset {
     this.labels = d.labels;
     this.yMin = d.yMin;
     this.yMax = d.yMax;
-    registry?.register(this, handle, this);
   }
 
   /**
@@ -250,75 +248,74 @@ export class ScreeningDataset {
     const where = 'screen';
     checkOptionsObject(where, options);
     const module = this.#module;
-    const handle = this.#live(where);
     const json = screenOptionsJson(where, options ?? {});
     const n = this.n;
     const p = this.p;
     const progress = safeProgress(where, options?.onProgress, n);
-    this.#running = true;
-    try {
-      return withBlock(
-        module,
-        [
-          { type: 'u8', length: n },
-          { type: 'f32', length: n },
-          { type: 'f32', length: n },
-          { type: 'f32', length: p + 1 },
-        ],
-        where,
-        (block) => {
-          const at = (i: number): number => block.addresses[i] ?? 0;
-          const text = handle.screen(
-            { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) },
-            progress.callback,
-          );
-          progress.rethrow();
-          if (text === '') throw lastError(module);
-          const r = parseJson<Report>(text, where);
-          const screened = block.readU8(0);
-          const coefficients = block.readF32(3);
-          const kept = new Int32Array(n - r.nScreened);
-          for (let i = 0, k = 0; i < n; ++i) if (screened[i] === 0) kept[k++] = i;
-          const active = Int32Array.from(r.history.active);
-          return {
-            n: r.n,
-            p: r.p,
-            loss: r.loss,
-            mu: r.mu,
-            penalty: r.penalty,
-            lambda: r.lambda,
-            screened,
-            kept,
-            scores: block.readF32(1),
-            margins: block.readF32(2),
-            coefficients: coefficients.slice(0, p),
-            intercept: r.intercept,
-            nScreened: r.nScreened,
-            nDynamic: r.nDynamic,
-            nStatic: r.nStatic,
-            fractionScreened: r.fractionScreened,
-            epochs: r.epochs,
-            converged: r.converged,
-            cancelled: r.cancelled,
-            primal: r.primal,
-            dual: r.dual,
-            gap: r.gap,
-            solveSeconds: r.solveSeconds,
-            screenSeconds: r.screenSeconds,
-            history: {
-              epoch: Int32Array.from(r.history.epoch),
-              gap: Float64Array.from(r.history.gap),
-              active,
-              fractionScreened: Float64Array.from(active, (a) => 1 - a / n),
-            },
-          };
-        },
-      );
-    } finally {
-      this.#running = false;
-      // dispose() called from onProgress: the handle was in use then, so it is freed now.
-      if (this.#handle === null && !handle.isDeleted()) handle.delete();
-    }
+    // A dispose() from onProgress frees the dataset when the call returns (WasmObject).
+    return this.use(
+      where,
+      (handle) => {
+        return withBlock(
+          module,
+          [
+            { type: 'u8', length: n },
+            { type: 'f32', length: n },
+            { type: 'f32', length: n },
+            { type: 'f32', length: p + 1 },
+          ],
+          where,
+          (block) => {
+            const at = (i: number): number => block.addresses[i] ?? 0;
+            const text = handle.screen(
+              { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) },
+              progress.callback,
+            );
+            progress.rethrow();
+            if (text === '') throw lastError(module);
+            const r = parseJson<Report>(text, where);
+            const screened = block.readU8(0);
+            const coefficients = block.readF32(3);
+            const kept = new Int32Array(n - r.nScreened);
+            for (let i = 0, k = 0; i < n; ++i) if (screened[i] === 0) kept[k++] = i;
+            const active = Int32Array.from(r.history.active);
+            return {
+              n: r.n,
+              p: r.p,
+              loss: r.loss,
+              mu: r.mu,
+              penalty: r.penalty,
+              lambda: r.lambda,
+              screened,
+              kept,
+              scores: block.readF32(1),
+              margins: block.readF32(2),
+              coefficients: coefficients.slice(0, p),
+              intercept: r.intercept,
+              nScreened: r.nScreened,
+              nDynamic: r.nDynamic,
+              nStatic: r.nStatic,
+              fractionScreened: r.fractionScreened,
+              epochs: r.epochs,
+              converged: r.converged,
+              cancelled: r.cancelled,
+              primal: r.primal,
+              dual: r.dual,
+              gap: r.gap,
+              solveSeconds: r.solveSeconds,
+              screenSeconds: r.screenSeconds,
+              history: {
+                epoch: Int32Array.from(r.history.epoch),
+                gap: Float64Array.from(r.history.gap),
+                active,
+                fractionScreened: Float64Array.from(active, (a) => 1 - a / n),
+              },
+            };
+          },
+        );
+      },
+      'screening',
+    );
   }
 
   /**
@@ -351,41 +348,17 @@ export class ScreeningDataset {
     }
     const withScreening = checkBoolean(where, 'screening', screening, true);
     const progress = safeCancellableProgress(where, onProgress);
-    const handle = this.#live(where);
-    this.#running = true;
-    try {
-      const text = handle.path(json, JSON.stringify(grid), withScreening, progress.callback);
-      progress.rethrow();
-      if (text === '') throw lastError(this.#module);
-      const r = parseJson<Omit<PathResult, 'seconds'>>(text, where);
-      return { ...r, seconds: r.points.reduce((t, pt) => t + pt.seconds, 0) };
-    } finally {
-      this.#running = false;
-      if (this.#handle === null && !handle.isDeleted()) handle.delete();
-    }
-  }
-
-  /** Frees the dataset's wasm memory; later calls throw InductiveError('backend'). Idempotent. */
-  dispose(): void {
-    if (this.#handle === null) return;
-    registry?.unregister(this);
-    if (!this.#running) this.#handle.delete();
-    this.#handle = null;
-  }
-
-  /** Whether dispose() was called. */
-  get disposed(): boolean {
-    return this.#handle === null;
-  }
-
-  #live(where: string): DatasetHandle {
-    if (this.#handle === null) {
-      throw new InductiveError('backend', `${where}: this ScreeningDataset was disposed; load it again`);
-    }
-    if (this.#running) {
-      throw invalid(`${where}: this ScreeningDataset is already screening (called from onProgress?)`);
-    }
-    return this.#handle;
+    return this.use(
+      where,
+      (handle) => {
+        const text = handle.path(json, JSON.stringify(grid), withScreening, progress.callback);
+        progress.rethrow();
+        if (text === '') throw lastError(this.#module);
+        const r = parseJson<Omit<PathResult, 'seconds'>>(text, where);
+        return { ...r, seconds: r.points.reduce((t, pt) => t + pt.seconds, 0) };
+      },
+      'screening',
+    );
   }
 }
 
@@ -561,22 +534,4 @@ function parseJson<T>(text: string, where: string): T {
   } catch (e) {
     throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
   }
-}
-
-// Datasets that were never disposed free their wasm memory when collected (where FinalizationRegistry exists).
-const registry =
-  typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry<DatasetHandle>((handle) => {
-        if (!handle.isDeleted()) handle.delete();
-      })
-    : undefined;
-
-// `using data = ind.loadDataset(...)` where the runtime has explicit resource management.
-const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
-if (disposeSymbol !== undefined) {
-  Object.defineProperty(ScreeningDataset.prototype, disposeSymbol, {
-    value(this: ScreeningDataset): void {
-      this.dispose();
-    },
-  });
 }

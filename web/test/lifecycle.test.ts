@@ -114,3 +114,45 @@ describe('dispose', () => {
     expect(() => ind.sinkhorn(new Float32Array([0]), 1, 1)).toThrow(InductiveError);
   });
 });
+
+// OtkeModel, GraphitModel and ScreeningDataset share one lifecycle (src/wasm-object.ts).
+describe('objects that own wasm memory', () => {
+  const repo = (p: string) => new URL(`../../${p}`, import.meta.url);
+  const dna = Array.from({ length: 40 }, (_, i) => 'ACGTTGCAAC'.repeat(4).slice(i % 7) + 'ACGTACGTAC');
+  const smiles = Array.from({ length: 40 }, (_, i) => 'C'.repeat(1 + (i % 5)) + 'O');
+
+  it('finish the call a progress callback disposes them from, then refuse every call', async () => {
+    const ind = await init();
+    const otke = ind.loadOtkeModel(new Uint8Array(readFileSync(repo('data/models/otke-promoters-ecoli.safetensors'))));
+    let calls = 0;
+    const e = otke.embedSequences(dna, { batchSize: 8, onProgress: () => void (++calls === 1 && otke.dispose()) });
+    expect(calls).toBeGreaterThanOrEqual(5); // every one of the 5 batches ran on memory that was still there
+    expect(e.embeddings.every(Number.isFinite)).toBe(true);
+    expect(otke.disposed).toBe(true);
+    expectInductiveError(() => otke.embedSequences(dna), 'backend', 'this OtkeModel was disposed');
+
+    const graphit = ind.loadGraphitModel(new Uint8Array(readFileSync(repo('data/models/graphit-mutag.safetensors'))));
+    calls = 0;
+    const p = graphit.predictSmiles(smiles, {
+      batchSize: 8,
+      onProgress: () => void (++calls === 1 && graphit.dispose()),
+    });
+    expect(p.probabilities.every(Number.isFinite)).toBe(true);
+    expect(graphit.disposed).toBe(true);
+    expectInductiveError(() => graphit.predictSmiles('CCO'), 'backend', 'this GraphitModel was disposed');
+    ind.dispose();
+  });
+
+  it('are disposed by Symbol.dispose, idempotently', async () => {
+    const ind = await init();
+    const data = ind.datasetFromArrays(new Float32Array([1, 0, 0, 1, 1, 1]), 3, 2, new Float32Array([1, -1, 1]));
+    const otke = ind.loadOtkeModel(new Uint8Array(readFileSync(repo('data/models/otke-promoters-ecoli.safetensors'))));
+    for (const o of [data, otke]) {
+      (o as unknown as Disposable)[Symbol.dispose]();
+      expect(o.disposed).toBe(true);
+      o.dispose();
+    }
+    expectInductiveError(() => data.screen({ lambda: 0.1 }), 'backend', 'this ScreeningDataset was disposed');
+    ind.dispose();
+  });
+});
