@@ -27,6 +27,7 @@
 #include "cli_common.h"
 #include "graphit_data.h"
 #include "inductive/atomic_file.h"
+#include "inductive/backend.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graph_cache.h"
@@ -213,7 +214,7 @@ struct TrainArgs {
   GraphDataArgs data;
   ModelArgs model;
   FitArgs fit;
-  std::string folds, out, report, checkpoint, test_csv, distributed = "auto";
+  std::string folds, out, report, checkpoint, test_csv, distributed = "auto", backend = "cpu";
   int fold = 0;
   double val_fraction = 0.1;
   bool keep_best = false;
@@ -265,7 +266,9 @@ void run_train(const TrainArgs& a) {
   // 0 alone prints, checkpoints and writes the model and report.
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   const bool quiet = a.fit.quiet || !comm->writer();
-  GraphitTrainOptions o = train_options(a.fit);  // validated before the data is read
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
+  GraphitTrainOptions o = train_options(a.fit);                      // validated before the data is read
+  o.backend = backend.get();
   o.checkpoint_path = a.checkpoint;
   o.communicator = comm.get();
   o.keep_best = a.keep_best;
@@ -298,6 +301,7 @@ void run_train(const TrainArgs& a) {
                  {"epochs", o.epochs},
                  {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
                  {"ranks", comm->size()},
+                 {"backend", backend->name()},
                  {"best_epoch", r.best_epoch},
                  {"saved_epoch", r.saved_epoch},
                  {"best_val_" + m, num(r.best_val_metric)},
@@ -654,6 +658,8 @@ void add_graphit_command(CLI::App& app) {
   train->add_flag("--keep-best", t->keep_best,
                   "Write the model of the best validation epoch (accuracy: highest; MAE: lowest), not the last");
   train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
+  train->add_option("--backend", t->backend, "Where training runs: cpu (cuda: not for GraphiT yet)")
+      ->capture_default_str();
   train
       ->add_option("--distributed", t->distributed,
                    "Data parallel over MPI ranks: auto (when started by mpirun), none, or mpi")

@@ -146,6 +146,16 @@ class GraphitCli(RefusalAssertions, unittest.TestCase):
         self.assertTrue(0 <= report["mean_accuracy"] <= 1)
         os.remove(out)
 
+    def test_backend_is_chosen_and_a_missing_one_is_refused(self):
+        with open(os.path.join(self.dir, "r.json")) as f:
+            self.assertEqual(json.load(f)["backend"], "cpu")
+        # No silent fallback: without a GPU (or a CUDA build) the backend itself is refused; with one, GraphiT
+        # training on it is (not implemented yet): exit 2, one line, nothing written either way.
+        self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "cuda",
+                            "--out", os.path.join(self.dir, "cuda.safetensors"), contains="cuda")
+        self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "tpu",
+                            "--out", os.path.join(self.dir, "tpu.safetensors"), contains="unknown backend 'tpu'")
+
     def test_bad_input(self):
         out = self.path("bad.npy")
         self.assert_refused("predict", "--model", self.model, "--smiles", "CS", "--out", out,

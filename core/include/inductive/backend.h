@@ -16,6 +16,10 @@ class Adam;
 class OtkeModel;
 class OtkeStepper;
 struct OtkeLossOptions;
+class GraphitModel;
+class GraphitStepper;
+struct GraphitDataset;
+struct GraphitTrainOptions;
 
 class Backend {
  public:
@@ -27,6 +31,11 @@ class Backend {
   // A supervised OTKE training run's state on this backend (inductive/otke_stepper.h). The CPU trains `model` and
   // `adam` in place; a device backend copies them in and throws Error{kBackend} for a configuration it cannot run.
   virtual std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) = 0;
+  // A GraphiT training run's state on this backend (inductive/graphit_stepper.h), over the training set `train`
+  // (which must outlive it). The CPU trains `model` and `adam` in place; a backend without GraphiT training throws
+  // Error{kBackend} saying so (the default), before any work.
+  virtual std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
+                                                          const GraphitTrainOptions& options);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

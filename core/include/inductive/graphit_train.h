@@ -28,6 +28,9 @@ struct GraphitDataset {
   int size() const { return static_cast<int>(graphs.size()); }
 };
 
+// The graphs `index` of a dataset packed with their targets (classes or values, as the config's task says).
+GraphitBatch pack_graphit_batch(const GraphitConfig& config, const GraphitDataset& data, const std::vector<int>& index);
+
 struct GraphitTrainOptions {
   int epochs = 300;
   int batch_size = 32;
@@ -51,6 +54,9 @@ struct GraphitTrainOptions {
   // Only the writer rank writes the checkpoint; parameters are checked identical across ranks after every epoch.
   // BatchNorm (batch statistics across the ranks' graphs) is refused with several ranks.
   class Communicator* communicator = nullptr;
+  // Where steps and evaluations run (inductive/backend.h; null: the CPU, in place). A device backend keeps the
+  // parameters on the device: `model` is current again when train_graphit returns (and in checkpoints).
+  class Backend* backend = nullptr;
   // Leave the model at the best validation epoch (accuracy: highest; MAE: lowest; first on ties) among the epochs
   // this call trains, instead of the last one (needs a validation set). A checkpoint still holds the last epoch.
   bool keep_best = false;

@@ -1,5 +1,6 @@
 #include "inductive/backend.h"
 
+#include "inductive/graphit_stepper.h"
 #include "inductive/otke_stepper.h"
 
 #include <cstdlib>
@@ -20,6 +21,10 @@ class CpuBackend final : public Backend {
   std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) override {
     return make_cpu_otke_stepper(model, adam, loss);
   }
+  std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
+                                                  const GraphitTrainOptions& options) override {
+    return make_cpu_graphit_stepper(model, adam, train, options);
+  }
 };
 
 std::map<std::string, BackendFactory>& factories() {
@@ -32,6 +37,12 @@ std::mutex& factories_mutex() {
 }
 
 }  // namespace
+
+std::unique_ptr<GraphitStepper> Backend::graphit_stepper(GraphitModel&, Adam&, const GraphitDataset&,
+                                                         const GraphitTrainOptions&) {
+  INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit train: backend ", name(),
+                 " cannot train GraphiT models yet; use --backend cpu (the model file is the same)");
+}
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 

@@ -8,6 +8,8 @@
 #include "inductive/files.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
+#include "inductive/backend.h"
+#include "inductive/graphit_stepper.h"
 #include "inductive/graphit_train.h"
 
 namespace inductive {
@@ -62,15 +64,6 @@ void check_targets(const GraphitConfig& c, const GraphitDataset& d, const char* 
     INDUCTIVE_CHECK(d.values.size() == static_cast<size_t>(d.size()) * c.outputs, ErrorCode::kShapeMismatch,
                     "graphit train: ", what, " set has ", d.values.size(), " target values for ", d.size(),
                     " graphs x ", c.outputs, " outputs");
-}
-
-GraphitBatch pack_part(const GraphitConfig& c, const GraphitDataset& d, const std::vector<int>& idx) {
-  return c.classification() ? GraphitBatch::pack(c, d.graphs, idx, &d.classes)
-                            : GraphitBatch::pack(c, d.graphs, idx, nullptr, &d.values);
-}
-
-double metric_of(const GraphitConfig& c, const MatF& out, const GraphitBatch& b) {
-  return c.classification() ? graphit_accuracy(out, b.classes) : graphit_mae(out, b.values);
 }
 
 // JSON has no NaN: absent metrics are stored as null.
@@ -179,6 +172,11 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
 
 }  // namespace
 
+GraphitBatch pack_graphit_batch(const GraphitConfig& c, const GraphitDataset& d, const std::vector<int>& index) {
+  return c.classification() ? GraphitBatch::pack(c, d.graphs, index, &d.classes)
+                            : GraphitBatch::pack(c, d.graphs, index, nullptr, &d.values);
+}
+
 GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
                                    GraphitCache* cache) {
   const GraphitConfig& c = model.config;
@@ -193,7 +191,7 @@ GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDatas
     const int end = std::min(data.size(), begin + batch_size);
     std::vector<int> idx(end - begin);
     std::iota(idx.begin(), idx.end(), begin);
-    const GraphitBatch b = pack_part(c, data, idx);
+    const GraphitBatch b = pack_graphit_batch(c, data, idx);
     r.loss += model.loss(b, {}, nullptr, &out, &scratch) * (end - begin);
     r.outputs.middleRows(begin, end - begin) = out;
   }
@@ -216,7 +214,7 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
                   "graphit train: BatchNorm model lacks running statistics (create it with GraphitModel::create)");
 
   Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
-  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  const int ranks = comm ? comm->size() : 1;
   INDUCTIVE_CHECK(!comm || !batch_norm, ErrorCode::kInvalidArgument, "graphit train: BatchNorm across ", ranks,
                   " ranks (statistics over every rank's graphs) is not available yet: use --norm layer or one process");
 
@@ -231,21 +229,12 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     report.resumed_from_epoch = done;
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  GraphitParams grads = GraphitParams::zeros(c);
-  // Parameter blocks: views into the model and the gradient, stable for the whole run.
-  std::vector<ParamBlock> blocks;
-  const auto grad_views = grads.tensors(c);  // writable: the ranks' summed gradient goes back here
-  {
-    const auto pv = model.params.tensors(c);
-    for (size_t t = 0; t < pv.size(); ++t)
-      blocks.push_back({pv[t].name, pv[t].data, grad_views[t].data, pv[t].size(), true});
-  }
-  // Data parallel: the gradient of this rank's share, and the sums (gradient, loss, metric) of every rank's.
-  int64_t n_params = 0;
-  for (const ParamBlock& b : blocks) n_params += b.size;
-  std::vector<double> sums(comm ? n_params + 2 : 0);
-  GraphitCache cache, eval_cache;  // eval batches are larger: their own scratch, kept across epochs
-  MatF out;
+  // Where the arithmetic runs (the CPU unless options.backend says otherwise); it owns the parameters, gradients and
+  // Adam's moments until the run ends (inductive/graphit_stepper.h).
+  const std::unique_ptr<GraphitStepper> stepper = options.backend
+                                                      ? options.backend->graphit_stepper(model, adam, train, options)
+                                                      : make_cpu_graphit_stepper(model, adam, train, options);
+  stepper->push(model, adam);
   std::vector<int> order(train.size());
   double elapsed = 0;
   // keep_best: a copy of the model at the best validation epoch so far among the epochs of this call (a resumed
@@ -263,52 +252,10 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     double lr = 0;
     for (int begin = 0; begin < train.size(); begin += options.batch_size) {
       const int end = std::min(train.size(), begin + options.batch_size);
-      // This rank's share of the batch (all of it in one process).
-      const Shard share = shard_of(end - begin, rank, ranks);
-      const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
-      grads.set_zero();
-      double loss = 0, metric = 0;
-      if (hi > lo) {
-        const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
-        GraphitBatch b = pack_part(c, train, idx);
-        // The serial run's sign flips: the draws of the graphs before this share are skipped, those after it too.
-        const auto flips = static_cast<unsigned long long>(c.pe_dim);
-        if (options.flip_pe_signs && comm) rng.discard(flips * (lo - begin));
-        if (options.flip_pe_signs) b.flip_pe_signs(rng);
-        if (options.flip_pe_signs && comm) rng.discard(flips * (end - hi));
-        if (options.batch_hook) options.batch_hook(b, rng);
-        GraphitRunOptions run;
-        run.training = true;
-        run.rng = &rng;
-        run.running = batch_norm ? &model.norm_stats : nullptr;
-        loss = model.loss(b, run, &grads, &out, &cache);
-        INDUCTIVE_CHECK(std::isfinite(loss), ErrorCode::kInternal, "graphit train: loss became non-finite at epoch ",
-                        epoch, " (lower the learning rate)");
-        metric = metric_of(c, out, b);
-      } else if (options.flip_pe_signs && comm) {
-        rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
-      }
-      if (comm) {
-        // The batch's mean gradient is the sum of the shares' gradients, each weighted by its share of graphs.
-        const double w = static_cast<double>(hi - lo) / (end - begin);
-        int64_t at = 0;
-        for (const ParamBlock& pb : blocks)
-          for (int64_t k = 0; k < pb.size; ++k) sums[at++] = w * pb.grad[k];
-        sums[at] = loss * (hi - lo);
-        sums[at + 1] = metric * (hi - lo);
-        comm->allreduce_sum(sums.data(), n_params + 2);
-        at = 0;
-        for (const auto& g : grad_views)
-          for (int64_t k = 0; k < g.size(); ++k) g.data[k] = static_cast<float>(sums[at++]);
-        loss_sum += sums[at];
-        metric_sum += sums[at + 1];
-      } else {
-        loss_sum += loss * (end - begin);
-        metric_sum += metric * (end - begin);
-      }
-      lr = graphit_learning_rate(options, epoch, adam.steps() + 1);
-      adam.options().lr = lr;
-      adam.step(blocks);
+      lr = graphit_learning_rate(options, epoch, stepper->steps() + 1);
+      const GraphitStepSums sums = stepper->step(order, begin, end, lr, rng);
+      loss_sum += sums.loss * sums.weight;  // the expression the loop had before the seam: the same rounding
+      metric_sum += sums.metric * sums.weight;
     }
     GraphitEpoch e;
     e.epoch = epoch;
@@ -317,12 +264,12 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     e.train_metric = metric_sum / train.size();
     e.val_loss = e.val_metric = e.test_loss = e.test_metric = nan;
     if (val) {
-      const GraphitEvaluation r = evaluate_graphit(model, *val, options.eval_batch_size, &eval_cache);
+      const GraphitEvaluation r = stepper->evaluate(*val);
       e.val_loss = r.loss;
       e.val_metric = r.metric;
     }
     if (test) {
-      const GraphitEvaluation r = evaluate_graphit(model, *test, options.eval_batch_size, &eval_cache);
+      const GraphitEvaluation r = stepper->evaluate(*test);
       e.test_loss = r.loss;
       e.test_metric = r.metric;
     }
@@ -330,22 +277,23 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
     elapsed += e.seconds;
     e.eta_seconds = elapsed / (epoch - done) * (options.epochs - epoch);
     report.history.push_back(e);
-    if (comm) {
-      uint64_t h = 1469598103934665603ull;
-      for (const ParamBlock& pb : blocks) h = hash_floats(pb.value, pb.size, h);
-      check_ranks_agree(*comm, h, "graphit train: after epoch " + std::to_string(epoch));
-    }
-    if (!options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs) &&
-        (!comm || comm->writer()))
+    if (comm)
+      check_ranks_agree(*comm, stepper->parameter_hash(), "graphit train: after epoch " + std::to_string(epoch));
+    const bool checkpoint =
+        !options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs);
+    const bool better = options.keep_best &&
+                        (best_epoch == 0 || (c.classification() ? e.val_metric > best_val : e.val_metric < best_val));
+    if (checkpoint || better) stepper->pull(model, adam);
+    if (checkpoint && (!comm || comm->writer()))
       save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
-    if (options.keep_best &&
-        (best_epoch == 0 || (c.classification() ? e.val_metric > best_val : e.val_metric < best_val))) {
+    if (better) {
       best = model;
       best_epoch = epoch;
       best_val = e.val_metric;
     }
     if (on_epoch) on_epoch(e);
   }
+  stepper->pull(model, adam);
   report.saved_epoch = static_cast<int>(report.history.size());
   if (best_epoch > 0) {  // a resumed run that trained no new epoch has no copy: the model is the checkpoint's
     model = std::move(best);

@@ -9,7 +9,9 @@
 
 #include "../test_util.h"
 #include "graphit_test_util.h"
+#include "inductive/backend.h"
 #include "inductive/graphit_train.h"
+#include "inductive/otke_stepper.h"
 
 namespace inductive {
 namespace {
@@ -170,6 +172,44 @@ TEST(GraphitTrain, RegressionReportsMaeAndRejectsMissingTargets) {
   GraphitDataset bad = train;
   bad.values.pop_back();
   expect_error([&] { train_graphit(model, bad, nullptr, nullptr, o); }, ErrorCode::kShapeMismatch, "target values");
+}
+
+}  // namespace
+}  // namespace inductive
+
+namespace inductive {
+namespace {
+
+// The backend seam (inductive/graphit_stepper.h): the CPU backend is the in-place trainer, and a backend that cannot
+// train GraphiT says so before any work rather than falling back.
+TEST(GraphitTrain, RunsThroughTheBackendItIsGiven) {
+  const GraphitDataset train = contact_data(24, 7), val = contact_data(8, 8);
+  GraphitTrainOptions o;
+  o.epochs = 3;
+  o.batch_size = 8;
+  o.seed = 2;
+  GraphitModel in_place = GraphitModel::create(small_config(), 1), via_cpu = in_place;
+  const GraphitTrainReport a = train_graphit(in_place, train, &val, nullptr, o);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend();
+  o.backend = cpu.get();
+  const GraphitTrainReport b = train_graphit(via_cpu, train, &val, nullptr, o);
+  EXPECT_EQ(in_place.to_bytes(), via_cpu.to_bytes());
+  EXPECT_EQ(a.history.back().train_loss, b.history.back().train_loss);
+
+  struct SinkhornOnly final : Backend {
+    std::string name() const override { return "sinkhorn-only"; }
+    void sinkhorn_log(const SinkhornProblem<float>& p, const SinkhornOptions& s,
+                      const SinkhornOutput<float>& out) override {
+      inductive::sinkhorn_log(p, s, out);
+    }
+    std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel&, Adam&, const OtkeLossOptions&) override { return nullptr; }
+  } other;
+  o.backend = &other;
+  GraphitModel untouched = GraphitModel::create(small_config(), 1);
+  const std::vector<uint8_t> before = untouched.to_bytes();
+  expect_error([&] { train_graphit(untouched, train, &val, nullptr, o); }, ErrorCode::kBackend,
+               "backend sinkhorn-only cannot train GraphiT models yet");
+  EXPECT_EQ(untouched.to_bytes(), before);
 }
 
 }  // namespace
