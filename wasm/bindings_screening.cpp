@@ -40,13 +40,16 @@ struct ScreenSettings {
   bool has_positive = false;
   double positive = 0;
   inductive::SolverOptions solver;
+  inductive::ScreenOptions regions;  // the static test (ellipsoid steps)
+  bool static_screen = false;        // path: screen each warm start too
 };
 
 ScreenSettings parse_settings(const std::string& text) {
   const json j = json::parse(text);  // the TS layer writes it: a parse error is a bug there (-> internal)
   INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "screen: options must be an object");
-  static const std::set<std::string> known = {"loss", "mu",        "penalty", "l1Ratio",  "lambda",  "intercept",
-                                              "tol",  "maxEpochs", "dynamic", "positive", "gapEvery"};
+  static const std::set<std::string> known = {
+      "loss",      "mu",      "penalty",  "l1Ratio",  "lambda",         "intercept",   "tol",
+      "maxEpochs", "dynamic", "positive", "gapEvery", "ellipsoidSteps", "staticScreen"};
   for (const auto& item : j.items()) {
     INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '", item.key(),
                     "'");
@@ -93,6 +96,11 @@ ScreenSettings parse_settings(const std::string& text) {
   s.solver.gap_every = integer("gapEvery", 1);
   s.solver.dynamic_screening = boolean("dynamic", true);
   s.solver.validate();
+  const double steps = number("ellipsoidSteps", 0);
+  INDUCTIVE_CHECK(steps == std::floor(steps) && steps >= 0 && steps <= 1e6, ErrorCode::kInvalidArgument,
+                  "screen: option ellipsoidSteps must be an integer >= 0: got ", steps);
+  s.regions.ellipsoid_steps = static_cast<int>(steps);
+  s.static_screen = boolean("staticScreen", false);
   return s;
 }
 
@@ -192,7 +200,7 @@ class DatasetHandle {
           return keep.isUndefined() || keep.as<bool>();
         };
       }
-      const inductive::SolveAndScreenResult r = inductive::solve_and_screen(problem, s.solver);
+      const inductive::SolveAndScreenResult r = inductive::solve_and_screen(problem, s.solver, s.regions);
       const int n = problem.n(), p = problem.features();
       if (c.screened != 0) std::memcpy(ptr<uint8_t>(c.screened), r.screened.data(), static_cast<size_t>(n));
       if (c.scores != 0) {
@@ -219,6 +227,8 @@ class DatasetHandle {
                     {"nScreened", r.n_screened},
                     {"nDynamic", r.n_dynamic},
                     {"nStatic", r.at_solution.n_screened},
+                    {"nStaticByBalls", r.at_solution.n_by_balls},
+                    {"ellipsoidSteps", r.at_solution.ellipsoid ? r.at_solution.ellipsoid->steps() : 0},
                     {"fractionScreened", r.fraction_screened()},
                     {"epochs", r.fit.epochs},
                     {"converged", r.fit.converged},
@@ -267,13 +277,18 @@ class DatasetHandle {
         report_progress("solve", done / count);
         return true;
       };
+      INDUCTIVE_CHECK(s.regions.ellipsoid_steps == 0 || s.static_screen, ErrorCode::kInvalidArgument,
+                      "path: ellipsoidSteps shapes the static screening of warm starts: it needs staticScreen: true");
       inductive::PathOptions o;
       o.solver = s.solver;
       o.screening = screening;
+      o.static_screen = s.static_screen && screening;
+      o.screen = s.regions;
       json points = json::array();
       inductive::regularization_path(problem, lambdas, o, [&](const inductive::PathPoint& pt) {
         points.push_back({{"lambda", pt.lambda},
                           {"nScreened", pt.n_removed},
+                          {"nStaticScreened", pt.n_screened_static},
                           {"fractionScreened", static_cast<double>(pt.n_removed) / problem.n()},
                           {"epochs", pt.epochs},
                           {"seconds", pt.seconds},
@@ -285,7 +300,8 @@ class DatasetHandle {
       });
       report = json{{"n", problem.n()},       {"p", problem.features()},
                     {"loss", s.loss.name()},  {"penalty", s.penalty.name()},
-                    {"screening", screening}, {"points", points}}
+                    {"screening", screening}, {"staticScreen", o.static_screen},
+                    {"points", points}}
                    .dump();
     });
     return report;

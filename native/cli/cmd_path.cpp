@@ -30,6 +30,7 @@ struct PathArgs {
   double ratio = kDefaultPathRatio;
   int count = kDefaultPathCount;
   bool static_screen = false;
+  int ellipsoid_steps = 0;
   bool screening_only = false;
 };
 
@@ -58,12 +59,14 @@ std::vector<double> parse_lambdas(const std::string& text) {
 }
 
 std::vector<PathPoint> run_path(const ErmProblem& problem, const std::vector<double>& lambdas, const ErmArgs& erm,
-                                bool screening, bool static_screen) {
+                                bool screening, bool static_screen, int ellipsoid_steps) {
   PathOptions options;
   options.solver = erm_solver_options(erm, 0);  // one line per lambda below instead of per-epoch lines
   options.solver.validate();
   options.screening = screening;
   options.static_screen = static_screen;
+  options.screen.ellipsoid_steps = ellipsoid_steps;
+  options.screen.validate();
   int index = 0;
   const char* what = screening ? "with screening" : "without screening";
   return regularization_path(problem, lambdas, options, [&](const PathPoint& p) {
@@ -74,6 +77,10 @@ std::vector<PathPoint> run_path(const ErmProblem& problem, const std::vector<dou
 }
 
 void run(const PathArgs& args) {
+  INDUCTIVE_CHECK(args.ellipsoid_steps >= 0, ErrorCode::kInvalidArgument, "--ellipsoid-steps must be >= 0, got ",
+                  args.ellipsoid_steps);
+  INDUCTIVE_CHECK(args.ellipsoid_steps == 0 || args.static_screen, ErrorCode::kInvalidArgument,
+                  "--ellipsoid-steps shapes the static screening of warm starts: it needs --static-screen");
   std::vector<double> lambdas;
   if (args.has_lambdas) {
     lambdas = parse_lambdas(args.lambdas);
@@ -91,9 +98,9 @@ void run(const PathArgs& args) {
   problem.lambda = lambdas.front();
   problem.validate();
 
-  std::vector<PathPoint> with = run_path(problem, lambdas, args.erm, true, args.static_screen);
+  std::vector<PathPoint> with = run_path(problem, lambdas, args.erm, true, args.static_screen, args.ellipsoid_steps);
   std::vector<PathPoint> without;
-  if (!args.screening_only) without = run_path(problem, lambdas, args.erm, false, false);
+  if (!args.screening_only) without = run_path(problem, lambdas, args.erm, false, false, 0);
 
   double t_with = 0, t_without = 0;
   nlohmann::json points = nlohmann::json::array();
@@ -135,6 +142,7 @@ void run(const PathArgs& args) {
       {"intercept", problem.intercept},
       {"tol", args.erm.tol},
       {"static_screen", args.static_screen},
+      {"ellipsoid_steps", args.ellipsoid_steps},
       {"lambdas", lambdas},
       {"points", points},
       {"seconds_with_screening", t_with},
@@ -166,7 +174,11 @@ void add_path_command(CLI::App& app) {
   cmd->add_option("--ratio", args->ratio, "Smallest lambda / largest lambda")->capture_default_str();
   cmd->add_option("--count", args->count, "Number of lambdas in the grid")->capture_default_str();
   cmd->add_flag("--static-screen", args->static_screen,
-                "Also screen each warm start with the static tests (ellipsoid, closed form) before solving");
+                "Also screen each warm start before solving: gap and l1 balls (plus --ellipsoid-steps steps of the "
+                "ellipsoid method), each region tested in closed form");
+  cmd->add_option("--ellipsoid-steps", args->ellipsoid_steps,
+                  "With --static-screen: ellipsoid-method steps per warm start (0: balls only)")
+      ->capture_default_str();
   cmd->add_flag("--screening-only", args->screening_only, "Skip the run without screening");
   cmd->add_option("--out", args->out, "Output JSON report")->required();
   cmd->callback([args, lambdas] {

@@ -28,6 +28,7 @@ struct ScreenArgs {
   ErmArgs erm;
   std::string out, kept, scores, compressed;
   double lambda = 0.1;
+  int ellipsoid_steps = 0;
   bool no_dynamic = false;
   bool verify = false;
 };
@@ -38,6 +39,8 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 void run(const ScreenArgs& args) {
   INDUCTIVE_CHECK(std::isfinite(args.lambda) && args.lambda > 0, ErrorCode::kInvalidArgument,
                   "--lambda must be a finite number > 0, got ", args.lambda);
+  INDUCTIVE_CHECK(args.ellipsoid_steps >= 0, ErrorCode::kInvalidArgument, "--ellipsoid-steps must be >= 0, got ",
+                  args.ellipsoid_steps);
   ErmInput in = load_erm_input(args.erm);
   ErmProblem& problem = in.problem;
   const Loss& loss = problem.loss;
@@ -50,7 +53,10 @@ void run(const ScreenArgs& args) {
   options.dynamic_screening = !args.no_dynamic;
   options.validate();
 
-  const SolveAndScreenResult result = solve_and_screen(problem, options);
+  ScreenOptions regions;  // the static test at the solution: gap ball, l1 ball, then the ellipsoid method
+  regions.ellipsoid_steps = args.ellipsoid_steps;
+  regions.validate();
+  const SolveAndScreenResult result = solve_and_screen(problem, options, regions);
   const SolveResult& fit = result.fit;
   const ScreenResult& stat = result.at_solution;
   const std::vector<int32_t>& kept = result.kept;
@@ -72,6 +78,9 @@ void run(const ScreenArgs& args) {
       {"n_removed", n_removed},
       {"n_removed_dynamic", n_dynamic},
       {"n_removed_static", stat.n_screened},
+      {"n_removed_static_by_balls", stat.n_by_balls},
+      {"ellipsoid_steps", args.ellipsoid_steps},
+      {"ellipsoid_steps_taken", stat.ellipsoid ? stat.ellipsoid->steps() : 0},
       {"fraction_screened", static_cast<double>(n_removed) / n},
       {"epochs", fit.epochs},
       {"seconds", fit.seconds},
@@ -126,6 +135,10 @@ void add_screen_command(CLI::App& app) {
       app.add_subcommand("screen", "Safe sample screening for regularised ERM (squared hinge, logistic, ...)");
   add_erm_options(cmd, args->erm);
   cmd->add_option("--lambda", args->lambda, "Regularisation lambda > 0")->capture_default_str();
+  cmd->add_option("--ellipsoid-steps", args->ellipsoid_steps,
+                  "Static test at the solution: after the gap and l1 balls, N steps of the ellipsoid method (thesis "
+                  "ch. 4) started from the smaller ball, each region tested in closed form; 0: balls only")
+      ->capture_default_str();
   cmd->add_flag("--no-dynamic", args->no_dynamic, "Turn dynamic (in-solver) screening off");
   cmd->add_flag("--verify", args->verify, "Refit on the kept samples and report whether screening was safe");
   cmd->add_option("--out", args->out, "Output JSON report")->required();

@@ -98,6 +98,30 @@ class ScreenCase(CliCase):
         self.assertEqual(report["n_removed_dynamic"], 0)
         self.assertGreater(report["fraction_screened"], 0)
 
+    def test_ellipsoid_steps_never_screen_fewer_and_stay_safe(self):
+        # The digits of the thesis (9 vs rest, lambda 1) from a rough solution (gap 1e-3, no dynamic screening):
+        # the balls screen 829 samples, the ellipsoid method more, and --verify proves each one flat at the optimum.
+        digits = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "screening",
+                              "digits.csv.gz")
+        counts = []
+        for steps in (0, 5, 40):
+            out = self.path(f"e{steps}.json")
+            r = self.run_cli("--csv", digits, "--one-vs-rest", "9", "--lambda", "1", "--tol", "1e-3", "--no-dynamic",
+                             "--ellipsoid-steps", str(steps), "--verify", "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                report = json.load(f)
+            self.assertEqual(report["ellipsoid_steps"], steps)
+            self.assertEqual(report["ellipsoid_steps_taken"], steps)
+            self.assertTrue(report["verify"]["safe"], report["verify"])
+            counts.append((report["n_removed_static"], report["n_removed_static_by_balls"]))
+        self.assertEqual(len({balls for _, balls in counts}), 1)  # the same balls first, whatever the steps
+        self.assertEqual(counts[0][0], counts[0][1])
+        self.assertLessEqual(counts[0][0], counts[1][0])
+        self.assertLess(counts[1][0], counts[2][0])
+        msg = self.assert_refused("--libsvm", self.data, "--ellipsoid-steps", "-1")
+        self.assertIn("--ellipsoid-steps must be >= 0", msg)
+
     def test_csv_input(self):
         rng = np.random.default_rng(1)
         x = rng.normal(size=(50, 3))
@@ -186,6 +210,18 @@ class PathCase(CliCase):
         self.assertEqual(report["lambdas"], [0.5, 0.05, 0.005])
         self.assertEqual(report["penalty"], "l1")
         self.assertNotIn("without_screening", report["points"][0])
+
+    def test_static_screening_with_ellipsoid_steps(self):
+        out = self.path("p.json")
+        r = self.run_cli("--libsvm", self.data, "--lambdas", "0.1,0.01", "--static-screen", "--ellipsoid-steps", "5",
+                         "--tol", "1e-8", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual(report["ellipsoid_steps"], 5)
+        self.assertTrue(all(p["objectives_agree"] for p in report["points"]))
+        msg = self.assert_refused("--libsvm", self.data, "--ellipsoid-steps", "5", extra=())
+        self.assertIn("needs --static-screen", msg)
 
     def test_bad_lambda_lists(self):
         for bad in ("0.1,x", "0.1,-1", "", "1,,2"):

@@ -65,6 +65,12 @@ export interface ScreenOptions {
   gapEvery?: number;
   /** Screen inside the solver as the gap closes. Default true. */
   dynamic?: boolean;
+  /**
+   * The static test at the solution: after the gap and l1 balls, this many steps of the ellipsoid method (thesis
+   * ch. 4) from the smaller ball; every iterate holds the optimum, so more steps never screen fewer samples. Each
+   * region is tested in closed form. Default 0 (balls only). In `path`, it shapes `staticScreen`.
+   */
+  ellipsoidSteps?: number;
   /** One-vs-rest: the label value that becomes +1 (all others -1). Default: none (labels used as they are). */
   positive?: number | null;
   /** Called after each gap check; return false to stop the solver (the result then has cancelled = true). A
@@ -83,6 +89,8 @@ export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'
   count?: number;
   /** false: the same path without screening (warm starts only), to compare times with. Default true. */
   screening?: boolean;
+  /** Also screen each warm start with the static test (balls, plus `ellipsoidSteps`) before solving. Default false. */
+  staticScreen?: boolean;
   /** Stages "solve" (after each gap check) and "path" (after each lambda), with the fraction of lambdas done;
    * return false to cancel (throws InductiveError 'cancelled'). */
   onProgress?: ProgressCallback;
@@ -91,8 +99,10 @@ export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'
 /** One lambda of a path. */
 export interface PathPoint {
   lambda: number;
-  /** Samples screened at this lambda (sequential + dynamic), and as a fraction of n. */
+  /** Samples screened at this lambda (static, sequential and dynamic), and as a fraction of n. */
   nScreened: number;
+  /** Of nScreened, those the static test removed from the warm start (staticScreen; else 0). */
+  nStaticScreened: number;
   fractionScreened: number;
   epochs: number;
   /** Screening + solving at this lambda. */
@@ -108,6 +118,7 @@ export interface PathResult {
   loss: ScreeningLoss;
   penalty: ScreeningPenalty;
   screening: boolean;
+  staticScreen: boolean;
   points: PathPoint[];
   /** The sum of the points' seconds. */
   seconds: number;
@@ -146,6 +157,10 @@ export interface ScreenResult {
   /** Removed by the solver's dynamic screening / by the static test at the solution. */
   nDynamic: number;
   nStatic: number;
+  /** Of nStatic, those the balls alone screen; the rest needed the ellipsoid method. */
+  nStaticByBalls: number;
+  /** Ellipsoid-method steps the static test took (fewer than asked when the ellipsoid cannot shrink further). */
+  ellipsoidSteps: number;
   fractionScreened: number;
   epochs: number;
   converged: boolean;
@@ -181,6 +196,8 @@ interface Report {
   nScreened: number;
   nDynamic: number;
   nStatic: number;
+  nStaticByBalls: number;
+  ellipsoidSteps: number;
   fractionScreened: number;
   epochs: number;
   converged: boolean;
@@ -205,6 +222,7 @@ const SCREEN_KEYS: ReadonlySet<string> = new Set([
   'gapEvery',
   'dynamic',
   'positive',
+  'ellipsoidSteps',
   'onProgress',
 ]);
 const LOAD_KEYS: ReadonlySet<string> = new Set(['format', 'header', 'labelColumn', 'delimiter']);
@@ -295,6 +313,8 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
               nScreened: r.nScreened,
               nDynamic: r.nDynamic,
               nStatic: r.nStatic,
+              nStaticByBalls: r.nStaticByBalls,
+              ellipsoidSteps: r.ellipsoidSteps,
               fractionScreened: r.fractionScreened,
               epochs: r.epochs,
               converged: r.converged,
@@ -328,8 +348,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
     checkOptionsObject(where, options);
     const o = (options ?? {}) as Record<string, unknown>;
     const { lambdas, lambdaMax, ratio, count, screening, onProgress, ...settings } = o;
-    checkKeys(where, settings, PATH_SETTING_KEYS);
-    const json = screenOptionsJson(where, settings as ScreenOptions);
+    const json = screenOptionsJson(where, settings as ScreenOptions, PATH_SETTING_KEYS);
     let grid: unknown;
     if (lambdas !== undefined) {
       if (!Array.isArray(lambdas) || lambdas.some((l) => typeof l !== 'number' || !Number.isFinite(l))) {
@@ -450,14 +469,15 @@ export function datasetFromArrays(
   }
 }
 
-const PATH_SETTING_KEYS: ReadonlySet<string> = new Set(
-  [...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'),
-);
+const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([
+  ...[...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'),
+  'staticScreen',
+]);
 
 /** The options as the binding's JSON; types are checked here, values (lambda > 0, known loss, ...) by the core. */
-function screenOptionsJson(where: string, o: ScreenOptions): string {
+function screenOptionsJson(where: string, o: ScreenOptions, known: ReadonlySet<string> = SCREEN_KEYS): string {
   const r = o as Record<string, unknown>;
-  checkKeys(where, r, SCREEN_KEYS);
+  checkKeys(where, r, known);
   const out: Record<string, unknown> = {};
   for (const key of ['loss', 'penalty'] as const) {
     const v = r[key];
@@ -473,10 +493,10 @@ function screenOptionsJson(where: string, o: ScreenOptions): string {
     if (!Number.isFinite(v)) throw invalid(`${where}: ${key} must be a finite number: got ${v}`);
     out[key] = v;
   }
-  for (const key of ['maxEpochs', 'gapEvery'] as const) {
+  for (const key of ['maxEpochs', 'gapEvery', 'ellipsoidSteps'] as const) {
     if (r[key] !== undefined) out[key] = checkInt(where, key, r[key], 0);
   }
-  for (const key of ['intercept', 'dynamic'] as const) {
+  for (const key of ['intercept', 'dynamic', 'staticScreen'] as const) {
     if (r[key] !== undefined) out[key] = checkBoolean(where, key, r[key], false);
   }
   return JSON.stringify(out);

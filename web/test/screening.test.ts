@@ -224,6 +224,39 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
     expect(digits.screen({ ...DIGITS_SETTINGS }).nScreened).toBe(native.n_removed); // still usable
   });
 
+  it('runs ellipsoid-method steps in the static test: never fewer samples, each flat at the solution', () => {
+    // From a rough solution (gap 1e-3, no dynamic screening) the balls are large and the steps have room to help
+    // (natively: 829 samples by the balls, 1091 after 40 steps).
+    const rough = { ...DIGITS_SETTINGS, tol: 1e-3, dynamic: false };
+    const balls = digits.screen(rough);
+    expect(balls.ellipsoidSteps).toBe(0);
+    expect(balls.nStaticByBalls).toBe(balls.nStatic);
+    let previous = balls.nStatic;
+    let last = balls;
+    for (const steps of [2, 10, 40]) {
+      const r = digits.screen({ ...rough, ellipsoidSteps: steps });
+      expect(r.ellipsoidSteps).toBeGreaterThan(0);
+      expect(r.ellipsoidSteps).toBeLessThanOrEqual(steps);
+      expect(r.nStaticByBalls).toBe(balls.nStatic); // the same balls first
+      expect(r.nStatic).toBeGreaterThanOrEqual(previous);
+      previous = r.nStatic;
+      last = r;
+    }
+    expect(last.nStatic).toBeGreaterThan(balls.nStatic); // or the steps proved nothing here
+    // Safe: every sample the steps screened is in the flat region of a tightly solved problem.
+    const exact = digits.screen({ ...DIGITS_SETTINGS, tol: 1e-10 });
+    const { y } = digitsArrays();
+    for (let i = 0; i < last.n; ++i) {
+      if (last.screened[i]) expect((y[i] === 9 ? 1 : -1) * exact.margins[i]!).toBeGreaterThanOrEqual(1 - 1e-5);
+    }
+    expectInductiveError(() => digits.screen({ ellipsoidSteps: -1 }), 'invalid_argument', 'ellipsoidSteps');
+    expectInductiveError(() => digits.screen({ ellipsoidSteps: 1.5 }), 'invalid_argument', 'ellipsoidSteps');
+    expectInductiveError(() => digits.path({ positive: 9, ellipsoidSteps: 3 }), 'invalid_argument', 'staticScreen');
+    const path = digits.path({ positive: 9, lambdas: [1, 0.5], staticScreen: true, ellipsoidSteps: 5 });
+    expect(path.staticScreen).toBe(true);
+    expect(path.points.every((pt) => pt.nStaticScreened <= pt.nScreened)).toBe(true);
+  });
+
   it('screens more with a smaller lambda (a sparser dual)', () => {
     const a = digits.screen({ ...DIGITS_SETTINGS });
     const b = digits.screen({ ...DIGITS_SETTINGS, lambda: 0.1 });

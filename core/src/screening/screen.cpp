@@ -85,10 +85,22 @@ ScreenResult screen_samples(const ErmProblem& problem, const VecD& x0, const Scr
     // Cuts from the problem reduced to the kept samples: it has the same minimiser, and each step is cheaper.
     const ActiveSet kept = r.kept();
     Ellipsoid e = *smallest;
-    for (int s = 0; s < options.ellipsoid_steps; ++s)
+    // Every iterate holds x* (each step keeps the half containing it), so each one's bounds tighten the combined
+    // ones: more steps never screen fewer samples (the last ellipsoid alone may be thinner along some samples'
+    // directions than an earlier one). Only the samples still kept are tested again.
+    for (int s = 0; s < options.ellipsoid_steps; ++s) {
       if (!e.step(subgradient(problem, e.centre(), &kept))) break;
-    tighten(r.bounds, test_region(problem, e, options.cut, &kept, all));
-    apply_scores(problem, r);
+      std::vector<int> open;
+      for (int i = 0; i < n; ++i)
+        if (!r.screened[i]) open.push_back(i);
+      if (open.empty()) break;
+      const MarginBounds b = test_region(problem, e, options.cut, &kept, open);
+      for (size_t k = 0; k < open.size(); ++k) {
+        r.bounds.lower[open[k]] = std::max(r.bounds.lower[open[k]], b.lower[static_cast<Eigen::Index>(k)]);
+        r.bounds.upper[open[k]] = std::min(r.bounds.upper[open[k]], b.upper[static_cast<Eigen::Index>(k)]);
+      }
+      apply_scores(problem, r);
+    }
     r.ellipsoid = std::move(e);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

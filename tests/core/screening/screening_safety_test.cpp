@@ -112,6 +112,34 @@ TEST(ScreeningSafety, GapBallIsNeverGuessedOnlyCertified) {
   EXPECT_LE(ref.x.lpNorm<1>(), s.l1_radius);
 }
 
+// Every ellipsoid iterate holds x*, so the bounds of all of them combine: more steps never screen fewer samples,
+// and what they screen is flat at the optimum.
+TEST(ScreeningSafety, MoreEllipsoidStepsNeverScreenFewerSamples) {
+  int gained = 0;
+  for (const auto& combo : testing::safe_combos())
+    for (uint32_t seed : {3u, 4u}) {
+      auto rp = testing::random_problem(seed * 100 + static_cast<uint32_t>(combo.loss.kind), 120, 6, combo.loss,
+                                        combo.penalty, combo.lambda, false, false);
+      const ErmProblem& prob = rp.problem;
+      const Reference ref = reference_optimum(prob);
+      SolverOptions rough;
+      rough.max_epochs = 4;
+      const SolveResult approx = solve_erm(prob, rough);
+      int previous = -1, balls = 0;
+      for (int steps : {0, 1, 2, 5, 10, 30}) {
+        ScreenOptions so;
+        so.ellipsoid_steps = steps;
+        const ScreenResult r = screen_samples(prob, approx.x, so);
+        expect_flat_at_optimum(prob, ref, r.screened, "ellipsoid " + std::to_string(steps));
+        EXPECT_GE(r.n_screened, previous) << steps << " steps";
+        previous = r.n_screened;
+        if (steps == 0) balls = r.n_screened;
+      }
+      gained += previous - balls;
+    }
+  EXPECT_GT(gained, 0);  // the steps do screen more somewhere, or this proves nothing
+}
+
 TEST(ScreeningSafety, IntervalRegressionToyIsScreenedFromACertifiedBallByTheEllipsoidMethod) {
   // The thesis' interval-regression toy (n = 20, p = 2, signal in one feature, L1): the reference screened
   // nothing without an oracle radius. Started from the certified l1 ball, the ellipsoid method reaches the ideal.

@@ -133,6 +133,30 @@ async function run(page, url) {
     `lambda 0.1 should screen more than lambda 1: ${smaller.fraction} vs ${digits.fraction}`,
   );
 
+  // The ellipsoid method in the static test: the control reaches the library, which reports the steps it took; the
+  // same balls come first, and the steps never screen fewer samples.
+  const splitOf = async () => {
+    const el = byTestId(page, 'screening-static-split');
+    return { balls: Number(await el.getAttribute('data-balls')), steps: Number(await el.getAttribute('data-steps')) };
+  };
+  const before = await splitOf();
+  check(before.steps === 0, `ellipsoid steps should default to 0, the page says ${before.steps}`);
+  await byTestId(page, 'screening-ellipsoid-steps').fill('20');
+  await byTestId(page, 'screening-ellipsoid-steps').dispatchEvent('change');
+  st = await settled(page, st.seq, '20 ellipsoid steps');
+  const withSteps = await expectResult(page, 'digits, lambda 0.1, 20 ellipsoid steps');
+  const after = await splitOf();
+  check(after.steps >= 1 && after.steps <= 20, `20 ellipsoid steps asked, the library took ${after.steps}`);
+  check(after.balls === before.balls, `the balls should screen the same with steps: ${after.balls} vs ${before.balls}`);
+  check(
+    withSteps.nScreened >= smaller.nScreened,
+    `steps screened fewer: ${withSteps.nScreened} < ${smaller.nScreened}`,
+  );
+  log(`ellipsoid steps: ${await text(page, 'screening-static-split')}`);
+  await byTestId(page, 'screening-ellipsoid-steps').fill('0');
+  await byTestId(page, 'screening-ellipsoid-steps').dispatchEvent('change');
+  st = await settled(page, st.seq, 'back to 0 ellipsoid steps');
+
   // Breast cancer (standardised in the page's worker), intercept on.
   await byTestId(page, 'screening-source').selectOption('breast-cancer');
   st = await settled(page, st.seq, 'breast cancer');

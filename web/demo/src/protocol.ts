@@ -256,6 +256,8 @@ export interface ScreeningRunRequest {
   positive: number | null;
   tol: number;
   maxEpochs: number;
+  /** Ellipsoid-method steps of the static test (0: the balls only); a path then screens each warm start with it. */
+  ellipsoidSteps: number;
 }
 
 export interface ScreeningRunResponse {
@@ -265,6 +267,9 @@ export interface ScreeningRunResponse {
   nScreened: number;
   nDynamic: number;
   nStatic: number;
+  /** Of nStatic, those the balls alone screened, and the ellipsoid-method steps taken. */
+  nStaticByBalls: number;
+  ellipsoidSteps: number;
   epochs: number;
   converged: boolean;
   gap: number | null;

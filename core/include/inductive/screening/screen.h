@@ -7,7 +7,8 @@
 //   l1 ball    penalties with an L1 part (weight a = lambda l1_ratio): a ||x*||_1 <= P* <= min(P(x0), P(0)) and
 //              ||.||_2 <= ||.||_1  =>  B(0, min(P(x0), P(0)) / a).
 //   ellipsoid  `ellipsoid_steps` steps of the ellipsoid method started from the smaller ball, with subgradients
-//              of the problem reduced to the samples the balls kept (same minimiser, so the cuts stay valid).
+//              of the problem reduced to the samples the balls kept (same minimiser, so the cuts stay valid); every
+//              iterate holds x*, so each one's bounds are combined (more steps never screen fewer samples).
 // Each region is tested with the closed form of screening_rules.h, cut through its centre by the subgradient
 // there when `cut` is on, and the bounds of all regions are combined. There is deliberately no option to
 // supply a guessed radius: the reference's min(gap radius, p, P(w0)) missed the optimum 13 times.

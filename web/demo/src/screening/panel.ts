@@ -39,6 +39,7 @@ interface Settings {
   mu: number;
   intercept: boolean;
   positive: number | null;
+  ellipsoidSteps: number;
 }
 
 export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): void {
@@ -52,6 +53,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     mu: first.defaults.mu,
     intercept: first.defaults.intercept,
     positive: first.defaults.positive,
+    ellipsoidSteps: 0,
   };
   /** The last description of each source's dataset (labels for the one-vs-rest choice). */
   const infos = new Map<ScreeningSourceId, ScreeningDatasetInfo>();
@@ -144,6 +146,15 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   const muValue = h('output', { id: 'screening-mu-value', 'data-testid': 'screening-mu-value', for: 'screening-mu' });
   const intercept = h('input', { id: 'screening-intercept', 'data-testid': 'screening-intercept', type: 'checkbox' });
   const positive = h('select', { id: 'screening-positive', 'data-testid': 'screening-positive' });
+  const ellipsoidSteps = h('input', {
+    id: 'screening-ellipsoid-steps',
+    'data-testid': 'screening-ellipsoid-steps',
+    type: 'number',
+    min: 0,
+    max: 200,
+    step: 1,
+    value: 0,
+  });
 
   // ---- outputs ----
   const status = h(
@@ -201,6 +212,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
           positive: s.positive,
           tol: TOL,
           maxEpochs: MAX_EPOCHS,
+          ellipsoidSteps: s.ellipsoidSteps,
           lambdaMax: 1,
           ratio: 1e-3,
           count: 20,
@@ -266,6 +278,12 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
             { class: 'row' },
             h('label', { for: 'screening-positive' }, 'Positive class (one vs rest)'),
             positive,
+          ),
+          h(
+            'div',
+            { class: 'row' },
+            h('label', { for: 'screening-ellipsoid-steps' }, 'Ellipsoid-method steps (static test)'),
+            ellipsoidSteps,
           ),
           h('p', { class: 'hint' }, `R = ‖w‖² (no ½) or ‖w‖₁; stopped at a relative duality gap of ${TOL}.`),
         ),
@@ -451,6 +469,12 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       row('storage', d.sparse ? `sparse, ${d.nnz} non-zeros` : 'dense', 'screening-storage'),
       row('screened', `${res.nScreened} of ${d.n}`, 'screening-n-screened', { 'data-value': String(res.nScreened) }),
       row('  by dynamic screening / static test', `${res.nDynamic} / ${res.nStatic}`, 'screening-split'),
+      row(
+        '  static test: balls / with ellipsoid steps',
+        `${res.nStaticByBalls} / ${res.nStatic} (${res.ellipsoidSteps} steps)`,
+        'screening-static-split',
+        { 'data-balls': String(res.nStaticByBalls), 'data-steps': String(res.ellipsoidSteps) },
+      ),
       row('epochs', String(res.epochs), 'screening-epochs'),
       row('converged', String(res.converged), 'screening-converged', { 'data-converged': String(res.converged) }),
       row('duality gap', res.gap === null ? '—' : formatSmall(res.gap), 'screening-gap'),
@@ -499,6 +523,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       positive: s.positive,
       tol: TOL,
       maxEpochs: MAX_EPOCHS,
+      ellipsoidSteps: s.ellipsoidSteps,
     });
   }
 
@@ -563,6 +588,13 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   });
   intercept.addEventListener('change', () => {
     s.intercept = intercept.checked;
+    run();
+  });
+  ellipsoidSteps.addEventListener('change', () => {
+    // The static test after the gap and l1 balls: each step cuts the smaller ball's ellipsoid through its centre.
+    const v = Math.round(ellipsoidSteps.valueAsNumber);
+    s.ellipsoidSteps = Number.isFinite(v) ? Math.min(200, Math.max(0, v)) : 0;
+    ellipsoidSteps.value = String(s.ellipsoidSteps);
     run();
   });
   positive.addEventListener('change', () => {

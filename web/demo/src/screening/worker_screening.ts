@@ -103,6 +103,7 @@ async function run(
     positive: req.positive,
     tol: req.tol,
     maxEpochs: req.maxEpochs,
+    ellipsoidSteps: req.ellipsoidSteps,
     // The solver reports after each gap check; a cancel from the page stops it there.
     onProgress: (p) => progress('solve', p.fractionScreened) !== false,
   });
@@ -115,6 +116,8 @@ async function run(
     nScreened: r.nScreened,
     nDynamic: r.nDynamic,
     nStatic: r.nStatic,
+    nStaticByBalls: r.nStaticByBalls,
+    ellipsoidSteps: r.ellipsoidSteps,
     epochs: r.epochs,
     converged: r.converged,
     gap: r.gap,
@@ -153,7 +156,9 @@ async function path(
     count: req.count,
   };
   const half = (offset: number, name: string) => (_: string, fraction: number) => progress(name, offset + fraction / 2);
-  const screened = d.path({ ...settings, onProgress: half(0, 'with screening') });
+  // With ellipsoid steps, the screened path also screens each warm start statically (balls + those steps).
+  const regions = req.ellipsoidSteps > 0 ? { staticScreen: true, ellipsoidSteps: req.ellipsoidSteps } : {};
+  const screened = d.path({ ...settings, ...regions, onProgress: half(0, 'with screening') });
   const plain = d.path({ ...settings, screening: false, onProgress: half(0.5, 'without screening') });
   return {
     method: 'screening-path',
