@@ -9,6 +9,7 @@
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/backend.h"
+#include "inductive/checkpoint.h"
 #include "inductive/graphit_stepper.h"
 #include "inductive/graphit_train.h"
 
@@ -70,15 +71,12 @@ void check_targets(const GraphitConfig& c, const GraphitDataset& d, const char* 
 nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 double num(const nlohmann::json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
 
-// Checkpoint = one safetensors file of kind "graphit-checkpoint": the model's tensors (parameters and BatchNorm
-// running statistics) under "model/", Adam's moments under "adam.m/" and "adam.v/", and in the config the model
-// config, the epoch, Adam's step count, the seed (the epoch's generator is derived from seed and epoch) and the
-// history.
+// Checkpoint (inductive/checkpoint.h): the model's tensors (parameters and BatchNorm running statistics) under
+// "model/", Adam's moments, and in the state the epoch, the seed (the epoch's generator is derived from seed and
+// epoch), the batch size and the history.
 void save_checkpoint(const std::string& path, const GraphitModel& model, const Adam& adam, int epoch,
                      const GraphitTrainOptions& o, const std::vector<GraphitEpoch>& history) {
   const ModelContents cur = model.to_contents();
-  ModelContents ck;
-  ck.model = "graphit-checkpoint";
   nlohmann::json hist = nlohmann::json::array();
   for (const auto& e : history)
     hist.push_back({{"epoch", e.epoch},
@@ -91,61 +89,25 @@ void save_checkpoint(const std::string& path, const GraphitModel& model, const A
                     {"test_metric", num(e.test_metric)},
                     {"seconds", e.seconds},
                     {"eta_seconds", e.eta_seconds}});
-  ck.config = {{"model", cur.config},
-               {"state",
-                {{"epoch", epoch},
-                 {"adam_steps", adam.steps()},
-                 {"seed", std::to_string(o.seed)},
-                 {"batch_size", o.batch_size},
-                 {"history", hist}}}};
-  for (const auto& t : cur.tensors) ck.tensors.push_back({"model/" + t.name, t.dtype, t.shape, t.data});
-  for (const auto& m : adam.moments()) {
-    ck.tensors.push_back({"adam.m/" + m.name, DType::kF32, {static_cast<int64_t>(m.m.size())}, m.m.data()});
-    ck.tensors.push_back({"adam.v/" + m.name, DType::kF32, {static_cast<int64_t>(m.v.size())}, m.v.data()});
-  }
-  save_model_file(path, ck);
+  save_checkpoint_file(
+      path, "graphit", {{"model/", &cur}}, adam,
+      {{"epoch", epoch}, {"seed", std::to_string(o.seed)}, {"batch_size", o.batch_size}, {"history", hist}});
 }
 
 bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, int& epoch, const GraphitTrainOptions& o,
                      std::vector<GraphitEpoch>& history) {
-  if (path.empty() || !file_exists(path)) return false;
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  try {
-    const ModelView ck = read_model(bytes.data(), bytes.size());
-    INDUCTIVE_CHECK(ck.model == "graphit-checkpoint", ErrorCode::kBadModelFile,
-                    "not a GraphiT training checkpoint (model '", ck.model, "')");
-    INDUCTIVE_CHECK(ck.config.contains("model") && ck.config.contains("state"), ErrorCode::kBadModelFile,
-                    "checkpoint config lacks model/state");
-    INDUCTIVE_CHECK(GraphitConfig::from_json(ck.config["model"]).to_json() == model.config.to_json(),
-                    ErrorCode::kInvalidArgument,
-                    "checkpoint was written for another model configuration; delete it or use the same options");
-    const auto& s = ck.config["state"];
+  const std::optional<CheckpointFile> ck = CheckpointFile::read(path, "graphit", [&](const nlohmann::json& c) {
+    return GraphitConfig::from_json(c).to_json() == model.config.to_json();
+  });
+  if (!ck) return false;
+  ck->with_context([&] {
+    const auto& s = ck->state();
     INDUCTIVE_CHECK(
         s.at("seed").get<std::string>() == std::to_string(o.seed) && s.at("batch_size").get<int>() == o.batch_size,
         ErrorCode::kInvalidArgument, "checkpoint was written with seed ", s.at("seed").get<std::string>(),
         " and batch size ", s.at("batch_size").get<int>(), "; resume with the same options to continue the same run");
-    ModelView v = ck;
-    v.model = "graphit";
-    v.config = ck.config["model"];
-    v.tensors.clear();
-    std::vector<Adam::Moments> moments;
-    for (const TensorInfo& t : ck.tensors) {
-      if (t.name.compare(0, 6, "model/") == 0) {
-        TensorInfo renamed = t;
-        renamed.name = t.name.substr(6);
-        v.tensors.push_back(renamed);
-      } else if (t.name.compare(0, 7, "adam.m/") == 0) {
-        const std::string name = t.name.substr(7);
-        const TensorInfo* tv = ck.find("adam.v/" + name);
-        INDUCTIVE_CHECK(tv && tv->numel() == t.numel(), ErrorCode::kBadModelFile, "checkpoint: moments of '", name,
-                        "' are incomplete");
-        const float* m = ck.f32(t.name, t.shape);
-        const float* vv = ck.f32(tv->name, tv->shape);
-        moments.push_back({name, std::vector<float>(m, m + t.numel()), std::vector<float>(vv, vv + tv->numel())});
-      }
-    }
-    model = GraphitModel::from_view(v);
-    adam.restore(std::move(moments), s.at("adam_steps").get<int64_t>());
+    model = GraphitModel::from_view(ck->model("model/"));
+    ck->restore(adam);
     epoch = s.at("epoch").get<int>();
     history.clear();
     for (const auto& e : s.at("history")) {
@@ -162,11 +124,7 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
       r.eta_seconds = e.at("eta_seconds").get<double>();
       history.push_back(r);
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kBadModelFile, path + ": checkpoint state is malformed: " + e.what());
-  } catch (const Error& e) {
-    throw Error(e.code(), path + ": " + e.what());
-  }
+  });
   return true;
 }
 

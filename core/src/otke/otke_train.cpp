@@ -7,6 +7,7 @@
 #include <random>
 
 #include "inductive/backend.h"
+#include "inductive/checkpoint.h"
 #include "inductive/communicator.h"
 #include "inductive/files.h"
 #include "inductive/otke_stepper.h"
@@ -74,15 +75,13 @@ uint64_t parameters_hash(const OtkeModel& model) {
   return h;
 }
 
-// Checkpoint = one safetensors file of kind "otke-checkpoint": the current and the best model's tensors under
-// "model/" and "best/", Adam's moments under "adam.m/" and "adam.v/", and the schedule in the config.
+// Checkpoint (inductive/checkpoint.h): the current and the best model's tensors under "model/" and "best/", Adam's
+// moments, and the schedule and history in the state.
 void save_checkpoint(const std::string& path, const OtkeModel& model, const OtkeModel& best, const Adam& adam,
                      const State& st, const std::vector<OtkeEpoch>& history) {
   std::vector<float> storage_model, storage_best;
-  ModelContents cur = model.to_contents(storage_model);
-  ModelContents bst = best.to_contents(storage_best);
-  ModelContents ck;
-  ck.model = "otke-checkpoint";
+  const ModelContents cur = model.to_contents(storage_model);
+  const ModelContents bst = best.to_contents(storage_best);
   nlohmann::json hist = nlohmann::json::array();
   for (const auto& e : history)
     hist.push_back({{"epoch", e.epoch},
@@ -91,57 +90,27 @@ void save_checkpoint(const std::string& path, const OtkeModel& model, const Otke
                     {"val_accuracy", e.val_accuracy},
                     {"lr", e.lr},
                     {"seconds", e.seconds}});
-  ck.config = {{"model", cur.config},
-               {"state",
-                {{"epoch", st.epoch},
-                 {"lr", st.lr},
-                 {"best_val_loss", st.best_val_loss},
-                 {"best_val_accuracy", st.best_val_accuracy},
-                 {"best_epoch", st.best_epoch},
-                 {"bad_epochs", st.bad_epochs},
-                 {"lr_bad_epochs", st.lr_bad_epochs},
-                 {"adam_steps", adam.steps()},
-                 {"history", hist}}}};
-  for (auto t : cur.tensors) ck.tensors.push_back({"model/" + t.name, t.dtype, t.shape, t.data});
-  for (auto t : bst.tensors) ck.tensors.push_back({"best/" + t.name, t.dtype, t.shape, t.data});
-  for (const auto& m : adam.moments()) {
-    ck.tensors.push_back({"adam.m/" + m.name, DType::kF32, {static_cast<int64_t>(m.m.size())}, m.m.data()});
-    ck.tensors.push_back({"adam.v/" + m.name, DType::kF32, {static_cast<int64_t>(m.v.size())}, m.v.data()});
-  }
-  save_model_file(path, ck);
-}
-
-// The tensors under `prefix` as an "otke" model view (the data stay in the checkpoint's bytes).
-OtkeModel model_from_prefix(const ModelView& ck, const std::string& prefix) {
-  ModelView v = ck;
-  v.model = "otke";
-  v.config = ck.config.at("model");
-  v.tensors.clear();
-  for (const TensorInfo& t : ck.tensors)
-    if (t.name.compare(0, prefix.size(), prefix) == 0) {
-      TensorInfo renamed = t;
-      renamed.name = t.name.substr(prefix.size());
-      v.tensors.push_back(renamed);
-    }
-  return OtkeModel::from_view(v);
+  save_checkpoint_file(path, "otke", {{"model/", &cur}, {"best/", &bst}}, adam,
+                       {{"epoch", st.epoch},
+                        {"lr", st.lr},
+                        {"best_val_loss", st.best_val_loss},
+                        {"best_val_accuracy", st.best_val_accuracy},
+                        {"best_epoch", st.best_epoch},
+                        {"bad_epochs", st.bad_epochs},
+                        {"lr_bad_epochs", st.lr_bad_epochs},
+                        {"history", hist}});
 }
 
 bool load_checkpoint(const std::string& path, OtkeModel& model, OtkeModel& best, Adam& adam, State& st,
                      std::vector<OtkeEpoch>& history) {
-  if (path.empty() || !file_exists(path)) return false;
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  try {
-    const ModelView ck = read_model(bytes.data(), bytes.size());
-    INDUCTIVE_CHECK(ck.model == "otke-checkpoint", ErrorCode::kBadModelFile, "not an OTKE training checkpoint (model '",
-                    ck.model, "')");
-    INDUCTIVE_CHECK(ck.config.contains("model") && ck.config.contains("state"), ErrorCode::kBadModelFile,
-                    "checkpoint config lacks model/state");
-    INDUCTIVE_CHECK(OtkeConfig::from_json(ck.config["model"]).to_json() == model.config.to_json(),
-                    ErrorCode::kInvalidArgument,
-                    "checkpoint was written for another model configuration; delete it or use the same options");
-    model = model_from_prefix(ck, "model/");
-    best = model_from_prefix(ck, "best/");
-    const auto& s = ck.config["state"];
+  const std::optional<CheckpointFile> ck = CheckpointFile::read(path, "otke", [&](const nlohmann::json& c) {
+    return OtkeConfig::from_json(c).to_json() == model.config.to_json();
+  });
+  if (!ck) return false;
+  ck->with_context([&] {
+    model = OtkeModel::from_view(ck->model("model/"));
+    best = OtkeModel::from_view(ck->model("best/"));
+    const auto& s = ck->state();
     st.epoch = s.at("epoch").get<int>();
     st.lr = s.at("lr").get<double>();
     st.best_val_loss = s.at("best_val_loss").get<double>();
@@ -149,27 +118,12 @@ bool load_checkpoint(const std::string& path, OtkeModel& model, OtkeModel& best,
     st.best_epoch = s.at("best_epoch").get<int>();
     st.bad_epochs = s.at("bad_epochs").get<int>();
     st.lr_bad_epochs = s.at("lr_bad_epochs").get<int>();
-    std::vector<Adam::Moments> moments;
-    for (const TensorInfo& t : ck.tensors) {
-      if (t.name.compare(0, 7, "adam.m/") != 0) continue;
-      const std::string name = t.name.substr(7);
-      const TensorInfo* v = ck.find("adam.v/" + name);
-      INDUCTIVE_CHECK(v && v->numel() == t.numel(), ErrorCode::kBadModelFile, "checkpoint: moments of '", name,
-                      "' are incomplete");
-      const float* m = ck.f32(t.name, t.shape);
-      const float* vv = ck.f32(v->name, v->shape);
-      moments.push_back({name, std::vector<float>(m, m + t.numel()), std::vector<float>(vv, vv + v->numel())});
-    }
-    adam.restore(std::move(moments), s.at("adam_steps").get<int64_t>());
+    ck->restore(adam);
     history.clear();
     for (const auto& e : s.at("history"))
       history.push_back({e.at("epoch").get<int>(), e.at("train_loss").get<double>(), e.at("val_loss").get<double>(),
                          e.at("val_accuracy").get<double>(), e.at("lr").get<double>(), e.at("seconds").get<double>()});
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kBadModelFile, path + ": checkpoint state is malformed: " + e.what());
-  } catch (const Error& e) {
-    throw Error(e.code(), path + ": " + e.what());
-  }
+  });
   return true;
 }
 
