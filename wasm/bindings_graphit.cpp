@@ -90,7 +90,7 @@ class GraphitHandle {
     return json{{"config", c.to_json()},
                 {"nodeLabels", c.node_labels},
                 {"classes", classes},
-                {"task", c.task},
+                {"task", inductive::enum_name(inductive::kGraphitTasks, c.task)},
                 {"outputs", c.outputs},
                 {"layers", c.layers},
                 {"heads", c.heads},

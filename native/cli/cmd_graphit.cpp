@@ -134,11 +134,11 @@ GraphitConfig model_config(const ModelArgs& m, const NamedGraphs& g, const Graph
   c.degree_scaling = spec.kernel;
   c.pe_dim = spec.lap_pe;
   c.path_dim = spec.gckn ? spec.gckn_options.path_size * spec.gckn_options.n_filters : 0;
-  c.norm = m.norm;
+  c.norm = parse_enum(kGraphitNorms, m.norm, "--norm");
   c.dropout = m.dropout;
-  c.pooling = m.pooling;
+  c.pooling = parse_enum(kGraphitPoolings, m.pooling, "--pooling");
   if (g.regression) {
-    c.task = "regression";
+    c.task = GraphitTask::kRegression;
     c.outputs = 1;
   } else {
     c.outputs = g.data.n_classes();
@@ -294,7 +294,7 @@ void run_train(const TrainArgs& a) {
   const std::string m = metric_key(regression);
   const int last = std::min<int>(50, static_cast<int>(r.history.size()));
   json report = {{"input", g.source},
-                 {"task", config.task},
+                 {"task", enum_name(kGraphitTasks, config.task)},
                  {"atom_typing", atom_typing_name(config.graph.atom_typing)},
                  {"graphs", {{"train", train.size()}, {"val", val.size()}, {"test", test.size()}}},
                  {"config", config.to_json()},
@@ -476,9 +476,10 @@ struct Inputs {
 // graphs it was trained on. Options given that contradict the model are refused rather than overridden.
 GraphDataArgs for_model(GraphDataArgs d, const GraphitModel& model) {
   const GraphitConfig& c = model.config;
-  INDUCTIVE_CHECK(d.task.empty() || d.task == c.task, ErrorCode::kInvalidArgument, "--task ", d.task,
-                  ": the model was trained for ", c.task);
-  d.task = c.task;
+  const std::string task = enum_name(kGraphitTasks, c.task);
+  INDUCTIVE_CHECK(d.task.empty() || d.task == task, ErrorCode::kInvalidArgument, "--task ", d.task,
+                  ": the model was trained for ", task);
+  d.task = task;
   const std::string typing = atom_typing_name(c.has_graph ? c.graph.atom_typing : AtomTyping::kElement);
   INDUCTIVE_CHECK(d.atom_types.empty() || d.atom_types == typing, ErrorCode::kInvalidArgument, "--atom-types ",
                   d.atom_types, ": the model types atoms as ", typing, " (molecules are read as in training)");
@@ -580,7 +581,7 @@ void run_predict(const PredictArgs& a) {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
   files.emplace_back(a.out, npy_bytes(p.data(), {p.rows(), p.cols()}));
   if (!a.report.empty()) {
-    json report = {{"model", a.model}, {"task", model.config.task}, {"graphs", rows}};
+    json report = {{"model", a.model}, {"task", enum_name(kGraphitTasks, model.config.task)}, {"graphs", rows}};
     if (known > 0) report[metric] = score;
     const std::string text = report.dump(2) + "\n";
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));

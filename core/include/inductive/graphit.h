@@ -44,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/enum_names.h"
 #include "inductive/graph.h"
 #include "inductive/graphit_inputs.h"
 #include "inductive/linalg.h"
@@ -62,6 +63,17 @@ struct GraphitGraph {
   MatF path_features;                // n x path, GCKN path features, when input.path > 0
 };
 
+// Config variants (names as in the JSON: "layer" / "batch", "mean" / "sum", "classification" / "regression").
+enum class GraphitNorm : uint8_t { kLayer, kBatch };
+enum class GraphitPooling : uint8_t { kMean, kSum };
+enum class GraphitTask : uint8_t { kClassification, kRegression };
+inline constexpr EnumName<GraphitNorm> kGraphitNorms[] = {{GraphitNorm::kLayer, "layer"},
+                                                          {GraphitNorm::kBatch, "batch"}};
+inline constexpr EnumName<GraphitPooling> kGraphitPoolings[] = {{GraphitPooling::kMean, "mean"},
+                                                                {GraphitPooling::kSum, "sum"}};
+inline constexpr EnumName<GraphitTask> kGraphitTasks[] = {{GraphitTask::kClassification, "classification"},
+                                                          {GraphitTask::kRegression, "regression"}};
+
 struct GraphitConfig {
   // input
   int vocab = 0;                         // categorical node labels (embedding table), 0: none
@@ -73,19 +85,19 @@ struct GraphitConfig {
   int d = 64;
   int layers = 3;
   int heads = 4;
-  int ffn = 128;               // hidden width of the feed-forward block (reference: 2 d)
-  std::string norm = "layer";  // "layer" | "batch"
+  int ffn = 128;  // hidden width of the feed-forward block (reference: 2 d)
+  GraphitNorm norm = GraphitNorm::kLayer;
   double dropout = 0.0;
   bool kernel = true;          // false: plain transformer ("T"), softmax attention
   bool degree_scaling = true;  // residual x + (1 + deg)^-1/2 attn (JSON default: = kernel; set it
                                // to false yourself with kernel = false in C++ for the reference "T")
   // readout
-  std::string pooling = "mean";  // "mean" | "sum"
-  int hidden = 64;               // width of the head's hidden layer (reference: d)
+  GraphitPooling pooling = GraphitPooling::kMean;
+  int hidden = 64;  // width of the head's hidden layer (reference: d)
   // task
-  std::string task = "classification";    // "classification" (cross-entropy) | "regression" (L1)
-  int outputs = 2;                        // classes (>= 2) or regression targets (>= 1)
-  std::vector<std::string> class_labels;  // empty or `outputs` names (classification)
+  GraphitTask task = GraphitTask::kClassification;  // cross-entropy | L1
+  int outputs = 2;                                  // classes (>= 2) or regression targets (>= 1)
+  std::vector<std::string> class_labels;            // empty or `outputs` names (classification)
   // graph: how graphs become inputs (kernel, LapPE, GCKN; inductive/graphit_inputs.h). Optional: a model trained
   // on precomputed GraphitGraphs may not say; one without it cannot prepare() graphs itself.
   bool has_graph = false;
@@ -93,7 +105,7 @@ struct GraphitConfig {
 
   // A config with the reference defaults for d (ffn = 2 d, hidden = d).
   static GraphitConfig with_dim(int d, int layers, int heads);
-  bool classification() const { return task == "classification"; }
+  bool classification() const { return task == GraphitTask::kClassification; }
   void validate() const;
   nlohmann::json to_json() const;
   static GraphitConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors

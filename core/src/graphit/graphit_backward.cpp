@@ -29,7 +29,7 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
   INDUCTIVE_CHECK(static_cast<int>(grads.layers.size()) == L && grads.out_weight.rows() == c.outputs,
                   ErrorCode::kShapeMismatch,
                   "graphit backward: gradients lack the config's shapes (use GraphitParams::zeros)");
-  const bool batch_norm = c.norm == "batch";
+  const bool batch_norm = c.norm == GraphitNorm::kBatch;
   const bool drop = cache.dropout;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 
@@ -45,7 +45,7 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
   // Pooling.
   MatF dx(N, d);
   for (int g = 0; g < B; ++g) {
-    const float w = c.pooling == "mean" ? 1.0f / static_cast<float>(b.size(g)) : 1.0f;
+    const float w = c.pooling == GraphitPooling::kMean ? 1.0f / static_cast<float>(b.size(g)) : 1.0f;
     dx.middleRows(b.offsets[g], b.size(g)).rowwise() = w * d_pooled.row(g);
   }
 

@@ -50,26 +50,19 @@ void GraphitConfig::validate() const {
                   ") must be >= 1 and divide d (", d, ")");
   INDUCTIVE_CHECK(in_range(ffn, 1, 1 << 20), ErrorCode::kInvalidArgument,
                   "graphit config: encoder.ffn must be in 1..2^20: got ", ffn);
-  INDUCTIVE_CHECK(norm == "layer" || norm == "batch", ErrorCode::kInvalidArgument,
-                  "graphit config: encoder.norm must be layer or batch: got '", norm, "'");
   INDUCTIVE_CHECK(std::isfinite(dropout) && dropout >= 0 && dropout < 1, ErrorCode::kInvalidArgument,
                   "graphit config: encoder.dropout must be in [0, 1): got ", dropout);
-  INDUCTIVE_CHECK(pooling == "mean" || pooling == "sum", ErrorCode::kInvalidArgument,
-                  "graphit config: readout.pooling must be mean or sum: got '", pooling, "'");
   INDUCTIVE_CHECK(in_range(hidden, 1, 1 << 20), ErrorCode::kInvalidArgument,
                   "graphit config: readout.hidden must be in 1..2^20: got ", hidden);
-  INDUCTIVE_CHECK(task == "classification" || task == "regression", ErrorCode::kInvalidArgument,
-                  "graphit config: task.type must be classification or regression: got '", task, "'");
-  if (task == "classification")
+  if (classification())
     INDUCTIVE_CHECK(in_range(outputs, 2, 100000), ErrorCode::kInvalidArgument,
                     "graphit config: task.outputs (classes) must be >= 2: got ", outputs);
   else
     INDUCTIVE_CHECK(in_range(outputs, 1, 100000), ErrorCode::kInvalidArgument,
                     "graphit config: task.outputs (targets) must be >= 1: got ", outputs);
-  INDUCTIVE_CHECK(
-      class_labels.empty() || (task == "classification" && static_cast<int>(class_labels.size()) == outputs),
-      ErrorCode::kInvalidArgument, "graphit config: task.labels has ", class_labels.size(), " names for ", outputs,
-      " classes");
+  INDUCTIVE_CHECK(class_labels.empty() || (classification() && static_cast<int>(class_labels.size()) == outputs),
+                  ErrorCode::kInvalidArgument, "graphit config: task.labels has ", class_labels.size(), " names for ",
+                  outputs, " classes");
   if (has_graph) {
     graph.validate();
     INDUCTIVE_CHECK(graph.kernel == kernel, ErrorCode::kInvalidArgument, "graphit config: encoder.kernel is ",
@@ -86,10 +79,16 @@ nlohmann::json GraphitConfig::to_json() const {
   json j;
   j["input"] =
       json{{"vocab", vocab}, {"features", features}, {"pe", pe_dim}, {"path", path_dim}, {"node_labels", node_labels}};
-  j["encoder"] = json{{"d", d},       {"layers", layers},   {"heads", heads},   {"ffn", ffn},
-                      {"norm", norm}, {"dropout", dropout}, {"kernel", kernel}, {"degree_scaling", degree_scaling}};
-  j["readout"] = json{{"pooling", pooling}, {"hidden", hidden}};
-  j["task"] = json{{"type", task}, {"outputs", outputs}, {"labels", class_labels}};
+  j["encoder"] = json{{"d", d},
+                      {"layers", layers},
+                      {"heads", heads},
+                      {"ffn", ffn},
+                      {"norm", enum_name(kGraphitNorms, norm)},
+                      {"dropout", dropout},
+                      {"kernel", kernel},
+                      {"degree_scaling", degree_scaling}};
+  j["readout"] = json{{"pooling", enum_name(kGraphitPoolings, pooling)}, {"hidden", hidden}};
+  j["task"] = json{{"type", enum_name(kGraphitTasks, task)}, {"outputs", outputs}, {"labels", class_labels}};
   if (has_graph) j["graph"] = graph.to_json();
   return j;
 }
@@ -121,7 +120,7 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
     c.layers = s.integer("layers", c.layers);
     c.heads = s.integer("heads", c.heads);
     c.ffn = s.integer("ffn", 2 * c.d);
-    c.norm = s.str("norm", c.norm);
+    c.norm = parse_enum(kGraphitNorms, s.str("norm", "layer"), "graphit config: encoder.norm");
     c.dropout = s.number("dropout", c.dropout);
     c.kernel = s.boolean("kernel", c.kernel);
     c.degree_scaling = s.boolean("degree_scaling", c.kernel);
@@ -129,14 +128,14 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
   }
   {
     Section s = section(j, "readout");
-    c.pooling = s.str("pooling", c.pooling);
+    c.pooling = parse_enum(kGraphitPoolings, s.str("pooling", "mean"), "graphit config: readout.pooling");
     c.hidden = s.integer("hidden", c.d);
     s.finish();
   }
   {
     Section s = section(j, "task");
-    c.task = s.str("type", c.task);
-    c.outputs = s.integer("outputs", c.task == "regression" ? 1 : c.outputs);
+    c.task = parse_enum(kGraphitTasks, s.str("type", "classification"), "graphit config: task.type");
+    c.outputs = s.integer("outputs", c.task == GraphitTask::kRegression ? 1 : c.outputs);
     c.class_labels = s.strings("labels");
     s.finish();
   }

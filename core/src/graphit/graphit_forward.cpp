@@ -43,7 +43,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   GraphitCache local;
   GraphitCache& cache = cache_in ? *cache_in : local;
   const int N = b.n_nodes, d = c.d, H = c.heads, dh = d / H, L = c.layers;
-  const bool batch_norm = c.norm == "batch";
+  const bool batch_norm = c.norm == GraphitNorm::kBatch;
   const bool drop = run.training && run.rng != nullptr && c.dropout > 0;
   INDUCTIVE_CHECK(!batch_norm || static_cast<int>(norm_stats.size()) == L || run.training, ErrorCode::kInvalidArgument,
                   "graphit: BatchNorm model lacks running statistics");
@@ -184,7 +184,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   cache.pooled.resize(b.n_graphs, d);
   for (int g = 0; g < b.n_graphs; ++g) {
     cache.pooled.row(g) = cache.x_out.middleRows(b.offsets[g], b.size(g)).colwise().sum();
-    if (c.pooling == "mean") cache.pooled.row(g) /= static_cast<float>(b.size(g));
+    if (c.pooling == GraphitPooling::kMean) cache.pooled.row(g) /= static_cast<float>(b.size(g));
   }
   cache.hidden.noalias() = cache.pooled * params.hidden_weight.transpose();
   cache.hidden.rowwise() += params.hidden_bias.transpose();

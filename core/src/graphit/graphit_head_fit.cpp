@@ -38,7 +38,7 @@ GraphitHeadRefit refit_graphit_head(const GraphitModel& model, const std::vector
   if (o.class_names.empty()) o.class_names = class_names;
   GraphitHeadRefit out{model, fit_head(hidden, labels, C, o)};
   GraphitConfig& c = out.model.config;
-  c.task = "classification";
+  c.task = GraphitTask::kClassification;
   c.outputs = C;
   c.class_labels = class_names;
   c.validate();

@@ -26,7 +26,7 @@ std::vector<TensorSpec> graphit_tensors(const GraphitConfig& c) {
   GraphitParams shapes;
   shapes.layers.resize(c.layers);
   for (const auto& p : shapes.tensors(c)) t.push_back({p.name, DType::kF32, p.shape});
-  if (c.norm == "batch")
+  if (c.norm == GraphitNorm::kBatch)
     for (int l = 0; l < c.layers; ++l)
       for (const char* k : {"norm1", "norm2"})
         for (const char* s : {"running_mean", "running_var"})
@@ -82,7 +82,7 @@ ModelContents GraphitModel::to_contents() const {
       have[t.name] = {static_cast<const float*>(t.data), size};
     }
   }
-  INDUCTIVE_CHECK(config.norm != "batch" || static_cast<int>(norm_stats.size()) == config.layers,
+  INDUCTIVE_CHECK(config.norm != GraphitNorm::kBatch || static_cast<int>(norm_stats.size()) == config.layers,
                   ErrorCode::kInvalidArgument, "graphit: BatchNorm model lacks running statistics");
   for (const TensorSpec& spec : graphit_tensors(config)) {
     auto it = have.find(spec.name);
@@ -109,7 +109,7 @@ GraphitModel GraphitModel::from_view(const ModelView& view) {
                     "graphit model: tensor ", t.name, " contains NaN or Inf");
   }
   if (m.config.has_graph && m.config.graph.gckn) m.gckn = gckn_from_view(view, m.config.graph);
-  if (m.config.norm == "batch") {
+  if (m.config.norm == GraphitNorm::kBatch) {
     m.norm_stats.resize(m.config.layers);
     const int64_t d = m.config.d;
     for (int l = 0; l < m.config.layers; ++l) {

@@ -140,7 +140,7 @@ GraphitModel GraphitModel::create(const GraphitConfig& config, uint64_t seed) {
   }
   linear(p.hidden_weight, &p.hidden_bias);
   linear(p.out_weight, &p.out_bias);
-  if (config.norm == "batch") {
+  if (config.norm == GraphitNorm::kBatch) {
     m.norm_stats.resize(config.layers);
     for (GraphitNormStats& s : m.norm_stats) {
       s.mean1 = VecF::Zero(d);

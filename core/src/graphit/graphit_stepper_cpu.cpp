@@ -50,7 +50,7 @@ class CpuGraphitStepper final : public GraphitStepper {
       GraphitRunOptions run;
       run.training = true;
       run.rng = &rng;
-      run.running = c.norm == "batch" ? &model_.norm_stats : nullptr;
+      run.running = c.norm == GraphitNorm::kBatch ? &model_.norm_stats : nullptr;
       loss = model_.loss(b, run, &grads_, &out_, &cache_);
       metric = metric_of(c, out_, b);
     } else if (o_.flip_pe_signs && comm_) {

@@ -167,7 +167,7 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   check_targets(c, train, "training");
   if (val) check_targets(c, *val, "validation");
   if (test) check_targets(c, *test, "test");
-  const bool batch_norm = c.norm == "batch";
+  const bool batch_norm = c.norm == GraphitNorm::kBatch;
   INDUCTIVE_CHECK(!batch_norm || static_cast<int>(model.norm_stats.size()) == c.layers, ErrorCode::kInvalidArgument,
                   "graphit train: BatchNorm model lacks running statistics (create it with GraphitModel::create)");
 

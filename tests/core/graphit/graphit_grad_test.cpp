@@ -45,9 +45,9 @@ GraphitConfig small_config(const Variant& v) {
   c.path_dim = v.path;
   c.kernel = v.kernel;
   c.degree_scaling = v.kernel;
-  c.norm = v.norm;
-  c.pooling = v.pooling;
-  c.task = v.task;
+  c.norm = parse_enum(kGraphitNorms, v.norm, "norm");
+  c.pooling = parse_enum(kGraphitPoolings, v.pooling, "pooling");
+  c.task = parse_enum(kGraphitTasks, v.task, "task");
   c.outputs = c.classification() ? 3 : 2;
   return c;
 }

@@ -38,7 +38,7 @@ TestGraphOptions base_options() {
 
 TEST(GraphitConfig, RoundTripsThroughJsonAndRejectsTyposAndBadValues) {
   GraphitConfig c = base_config();
-  c.norm = "batch";
+  c.norm = GraphitNorm::kBatch;
   c.dropout = 0.1;
   const GraphitConfig back = GraphitConfig::from_json(c.to_json());
   EXPECT_EQ(back.to_json(), c.to_json());
@@ -96,7 +96,7 @@ TEST(GraphitBatch, RejectsInconsistentGraphs) {
 TEST(GraphitModel, PermutingNodesPermutesOutputsAndKeepsThePrediction) {
   for (const char* norm : {"layer", "batch"}) {
     GraphitConfig c = base_config();
-    c.norm = norm;
+    c.norm = parse_enum(kGraphitNorms, norm, "norm");
     const GraphitModel model = GraphitModel::create(c, 3);
     const auto graphs = testing::random_graphs(1, 9, 9, base_options(), 5);
     const GraphitGraph& g = graphs[0];
@@ -127,9 +127,9 @@ TEST(GraphitModel, PermutingNodesPermutesOutputsAndKeepsThePrediction) {
 TEST(GraphitModel, PackedGraphsDoNotInfluenceEachOther) {
   for (const char* norm : {"layer", "batch"}) {
     GraphitConfig c = base_config();
-    c.norm = norm;
+    c.norm = parse_enum(kGraphitNorms, norm, "norm");
     GraphitModel model = GraphitModel::create(c, 4);
-    if (c.norm == "batch")
+    if (c.norm == GraphitNorm::kBatch)
       for (auto& s : model.norm_stats) s.mean1.setConstant(0.1f), s.var2.setConstant(2.0f);
     const auto graphs = testing::random_graphs(5, 1, 12, base_options(), 8);
     const MatF all = model.forward(GraphitBatch::pack(c, graphs));
@@ -156,7 +156,7 @@ TEST(GraphitModel, SingleNodeAndIsolatedNodesAndZeroKernelRowsGiveFiniteOutputs)
   graphs.push_back(testing::graph_from_adjacency(Eigen::MatrixXd::Zero(3, 3), {0, 0, 0}, o, rng));  // K = 0
   EXPECT_EQ(graphs[3].kernel.squaredNorm(), 0.0f);
   for (const char* norm : {"layer", "batch"}) {
-    c.norm = norm;
+    c.norm = parse_enum(kGraphitNorms, norm, "norm");
     const GraphitModel model = GraphitModel::create(c, 1);
     const MatF out = model.predict(graphs);
     EXPECT_TRUE(out.allFinite()) << norm;
@@ -206,10 +206,10 @@ TEST(GraphitModel, AttentionMapsAreHeadAveragedRowStochasticAndFollowTheKernel) 
 TEST(GraphitModel, SavesAndLoadsBitIdentically) {
   for (const char* norm : {"layer", "batch"}) {
     GraphitConfig c = base_config();
-    c.norm = norm;
+    c.norm = parse_enum(kGraphitNorms, norm, "norm");
     GraphitModel model = GraphitModel::create(c, 12);
     const auto graphs = testing::random_graphs(6, 2, 10, base_options(), 13);
-    if (c.norm == "batch") {  // non-trivial running statistics from a few training-mode passes
+    if (c.norm == GraphitNorm::kBatch) {  // non-trivial running statistics from a few training-mode passes
       GraphitRunOptions run;
       run.training = true;
       run.running = &model.norm_stats;

@@ -53,7 +53,7 @@ TEST(GraphitProtocol, SubsetTakesClassesOrTargetsOfTheIndexedGraphs) {
   EXPECT_EQ(d.classes, (std::vector<int32_t>{m.ds.graphs[3].label, m.ds.graphs[0].label}));
   EXPECT_EQ(d.graphs[0].num_nodes, m.ds.graphs[3].n_nodes);
   GraphitConfig reg = m.base;
-  reg.task = "regression";
+  reg.task = GraphitTask::kRegression;
   reg.outputs = 1;
   std::vector<float> targets(m.ds.n_graphs());
   for (int i = 0; i < m.ds.n_graphs(); ++i) targets[i] = 0.5f * i;

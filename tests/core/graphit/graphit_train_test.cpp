@@ -103,7 +103,7 @@ TEST(GraphitTrain, LearningRateSchedules) {
 TEST(GraphitTrain, ResumingFromACheckpointEqualsAnUninterruptedRun) {
   const GraphitDataset train = contact_data(24, 3, 2), val = contact_data(8, 4, 2);
   GraphitConfig c = small_config(2);
-  c.norm = "batch";
+  c.norm = GraphitNorm::kBatch;
   c.dropout = 0.1;  // dropout masks and LapPE sign flips must replay exactly
   const GraphitModel init = GraphitModel::create(c, 1);
   GraphitTrainOptions o;
@@ -153,9 +153,9 @@ TEST(GraphitTrain, ResumingFromACheckpointEqualsAnUninterruptedRun) {
 
 TEST(GraphitTrain, RegressionReportsMaeAndRejectsMissingTargets) {
   GraphitConfig c = small_config();
-  c.task = "regression";
+  c.task = GraphitTask::kRegression;
   c.outputs = 1;
-  c.pooling = "sum";
+  c.pooling = GraphitPooling::kSum;
   GraphitDataset train = contact_data(32, 5);
   for (const auto& g : train.graphs) train.values.push_back(static_cast<float>(g.degree.sum() / 2));  // edges
   GraphitModel model = GraphitModel::create(c, 2);
