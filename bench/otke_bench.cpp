@@ -60,10 +60,10 @@ SetBatch make_features(int batch, int k, uint64_t seed) {
 
 OtkeModel make_model(int k, int p, const std::string& pooling) {
   OtkeModel m;
-  m.config.input_type = "vectors";
+  m.config.input_type = OtkeInput::kVectors;
   m.config.input_dim = k;
-  m.config.embedding = "identity";
-  m.config.pooling = pooling;
+  m.config.embedding = OtkeEmbedding::kIdentity;
+  m.config.pooling = parse_enum(kOtkePoolings, pooling, "pooling");
   m.config.otk.p = p;
   m.config.otk.q = 1;
   m.config.otk.eps = 0.5;

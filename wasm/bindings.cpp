@@ -196,9 +196,9 @@ class OtkeHandle {
         if (!features.x.empty()) std::copy_n(ptr<const float>(c.x), features.x.size(), features.x.data());
         if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
       }
-      INDUCTIVE_CHECK(c.plans == 0 || model_.config.pooling == "otk", inductive::ErrorCode::kInvalidArgument,
-                      "transportPlans: this model pools with '", model_.config.pooling,
-                      "'; transport plans exist for otk pooling only");
+      INDUCTIVE_CHECK(c.plans == 0 || model_.config.pooling == inductive::OtkePooling::kOtk,
+                      inductive::ErrorCode::kInvalidArgument, "transportPlans: this model pools with '",
+                      model_.config.pooling, "'; transport plans exist for otk pooling only");
       std::vector<std::vector<float>> plans;
       const inductive::MatF e = model_.embed(features, c.plans != 0 ? &plans : nullptr);
       write_rows(e, c.embeddings);
@@ -273,8 +273,8 @@ class OtkeHandle {
       options.max_samples = static_cast<int64_t>(f.max_samples);
       options.progress = inductive::wasm::js_progress(progress, "fitOtke");
       if (c.sequences) {
-        INDUCTIVE_CHECK(model.config.input_type == "sequence", inductive::ErrorCode::kInvalidArgument,
-                        "fitOtke: sequences need input type 'sequence'");
+        INDUCTIVE_CHECK(model.config.input_type == inductive::OtkeInput::kSequence,
+                        inductive::ErrorCode::kInvalidArgument, "fitOtke: sequences need input type 'sequence'");
         // Only the sampled k-mers are built: a million sequences fit in the tab (core: inductive/otke.h).
         inductive::fit_otke_unsupervised(model, unpack_strings(c.bytes, c.offsets, c.batch),
                                          unpack_strings(c.name_bytes, c.name_offsets, c.batch), options);

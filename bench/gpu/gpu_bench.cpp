@@ -214,10 +214,10 @@ void sinkhorn_section(const Device& d, std::FILE* json) {
 
 OtkeModel bench_model(int k, int p) {
   OtkeModel m;
-  m.config.input_type = "vectors";
+  m.config.input_type = OtkeInput::kVectors;
   m.config.input_dim = k;
-  m.config.embedding = "identity";
-  m.config.pooling = "otk";
+  m.config.embedding = OtkeEmbedding::kIdentity;
+  m.config.pooling = OtkePooling::kOtk;
   m.config.otk.p = p;
   m.config.otk.q = 1;
   m.config.otk.eps = 0.5;

@@ -43,7 +43,7 @@ void run_embed(const EmbedArgs& a) {
   OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kUnlabelled);
   check_inputs_for(in, model.config, a.model);
-  INDUCTIVE_CHECK(a.plans.empty() || model.config.pooling == "otk", ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(a.plans.empty() || model.config.pooling == OtkePooling::kOtk, ErrorCode::kInvalidArgument,
                   "--plans needs a model with otk pooling: ", a.model, " pools with '", model.config.pooling, "'");
   INDUCTIVE_CHECK(a.plans.empty() || a.backend == "cpu", ErrorCode::kInvalidArgument,
                   "--plans is not available with --backend ", a.backend, " yet: use --backend cpu");

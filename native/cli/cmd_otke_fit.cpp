@@ -47,7 +47,7 @@ struct FitArgs {
 
 OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   OtkeConfig c;
-  c.input_type = in.vectors ? "vectors" : in.text ? "tokens" : "sequence";
+  c.input_type = in.vectors ? OtkeInput::kVectors : in.text ? OtkeInput::kTokens : OtkeInput::kSequence;
   if (in.vectors) {
     c.input_dim = in.sets.dim;
   } else if (in.text) {
@@ -63,11 +63,11 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
     c.alphabet = Alphabet::from_name(a.alphabet).name();  // canonical: "ACGT" is stored as "dna"
     c.kmer = a.kmer;
   }
-  c.embedding = a.embedding;
+  c.embedding = parse_enum(kOtkeEmbeddings, a.embedding, "--embedding");
   c.anchors = a.anchors;
   c.nystrom.sigma = a.sigma;
   c.nystrom.keep_norm = a.keep_norm;
-  c.pooling = a.pooling;
+  c.pooling = parse_enum(kOtkePoolings, a.pooling, "--pooling");
   c.otk.p = a.p;
   c.otk.q = a.q;
   c.otk.eps = a.eps;

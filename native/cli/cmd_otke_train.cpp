@@ -42,7 +42,7 @@ void run(const TrainArgs& a) {
   INDUCTIVE_CHECK(model.config.classes >= 2, ErrorCode::kInvalidArgument, a.init,
                   ": the initial model has no classifier head; make it with `inductive otke fit`");
   // Training usually runs fewer Sinkhorn iterations than unsupervised fitting (thesis: 10 vs 100).
-  if (model.config.pooling == "otk") {
+  if (model.config.pooling == OtkePooling::kOtk) {
     model.config.otk.iters = a.iters;
     if (a.eps > 0) model.config.otk.eps = a.eps;
     model.config.validate();

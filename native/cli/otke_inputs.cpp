@@ -192,7 +192,7 @@ SetBatch OtkeInputs::features(const OtkeModel& model, int begin, int end) const 
 }
 
 void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std::string& model_name) {
-  if (config.input_type == "tokens") {
+  if (config.input_type == OtkeInput::kTokens) {
     INDUCTIVE_CHECK(in.text, ErrorCode::kInvalidArgument, model_name, ": the model reads text (input tokens, ",
                     config.tokens.size(), " tokens): give --text FILE.tsv");
     const Vocabulary vocab(config.tokens, config.lowercase);
@@ -202,9 +202,9 @@ void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std:
     return;
   }
   INDUCTIVE_CHECK(!in.text, ErrorCode::kInvalidArgument, model_name, ": the model reads ",
-                  config.input_type == "sequence" ? "sequences" : "sets of vectors", ", not text (--text is for ",
-                  "models of input type tokens)");
-  if (config.input_type == "sequence") {
+                  config.input_type == OtkeInput::kSequence ? "sequences" : "sets of vectors",
+                  ", not text (--text is for ", "models of input type tokens)");
+  if (config.input_type == OtkeInput::kSequence) {
     INDUCTIVE_CHECK(!in.vectors, ErrorCode::kInvalidArgument, model_name, ": the model reads sequences (alphabet ",
                     config.alphabet, ", k = ", config.kmer, "): give --class/--tsv/--fasta, not --sets");
     const Alphabet alphabet = Alphabet::from_name(config.alphabet);
@@ -297,7 +297,7 @@ MatF embed_in_chunks(const OtkeModel& model, const OtkeInputs& inputs, int batch
   const int q = model.config.otk.q, p = model.config.otk.p;
   int N = 0;
   if (plans) {
-    INDUCTIVE_CHECK(model.config.pooling == "otk", ErrorCode::kInvalidArgument,
+    INDUCTIVE_CHECK(model.config.pooling == OtkePooling::kOtk, ErrorCode::kInvalidArgument,
                     "--plans needs a model with otk pooling: this one pools with '", model.config.pooling, "'");
     for (int b = 0; b < B; ++b)
       N = std::max(N, inputs.vectors ? inputs.sets.n[b]

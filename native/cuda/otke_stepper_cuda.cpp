@@ -22,12 +22,12 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
       " yet (it trains Nystrom and identity embeddings with OT pooling and the unrolled Sinkhorn "
       "gradient); "
       "train this model with --backend cpu";
-  INDUCTIVE_CHECK(c.input_type != "tokens", ErrorCode::kBackend, "cuda: OTKE training does not support token inputs",
-                  plan);
-  INDUCTIVE_CHECK(c.embedding == "identity" || c.embedding == "nystrom", ErrorCode::kBackend,
-                  "cuda: OTKE training does not support the '", c.embedding, "' embedding", plan);
-  INDUCTIVE_CHECK(c.pooling == "otk", ErrorCode::kBackend, "cuda: OTKE training does not support '", c.pooling,
-                  "' pooling", plan);
+  INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens, ErrorCode::kBackend,
+                  "cuda: OTKE training does not support token inputs", plan);
+  INDUCTIVE_CHECK(c.embedding == OtkeEmbedding::kIdentity || c.embedding == OtkeEmbedding::kNystrom,
+                  ErrorCode::kBackend, "cuda: OTKE training does not support the '", c.embedding, "' embedding", plan);
+  INDUCTIVE_CHECK(c.pooling == OtkePooling::kOtk, ErrorCode::kBackend, "cuda: OTKE training does not support '",
+                  c.pooling, "' pooling", plan);
   INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
                   "cuda: OTKE training does not support the implicit Sinkhorn gradient", plan);
 }
@@ -323,7 +323,7 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.p = c.otk.p;
   s.k = model.pooling.dim();
   s.d = c.input_width();
-  s.nystrom = c.embedding == "nystrom";
+  s.nystrom = c.embedding == OtkeEmbedding::kNystrom;
   s.train_anchors = s.nystrom && s.lo.anchors;
   s.sigma = c.nystrom.sigma;
   s.keep_norm = c.nystrom.keep_norm;

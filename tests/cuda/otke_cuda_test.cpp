@@ -169,10 +169,10 @@ struct Variant {
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   OtkeModel m;
-  m.config.input_type = "vectors";
+  m.config.input_type = OtkeInput::kVectors;
   m.config.input_dim = dim;
-  m.config.embedding = v.anchors > 0 ? "nystrom" : "identity";
-  m.config.pooling = "otk";
+  m.config.embedding = v.anchors > 0 ? OtkeEmbedding::kNystrom : OtkeEmbedding::kIdentity;
+  m.config.pooling = OtkePooling::kOtk;
   m.config.otk.p = v.p;
   m.config.otk.q = v.q;
   m.config.otk.eps = 0.5;
@@ -384,18 +384,18 @@ TEST(CudaOtkeTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint) {
 
 TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   OtkeConfig c;
-  c.input_type = "vectors";
+  c.input_type = OtkeInput::kVectors;
   c.input_dim = 4;
-  c.embedding = "conv";
+  c.embedding = OtkeEmbedding::kConv;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'conv' embedding");
-  c.embedding = "identity";
-  c.pooling = "mean";
+  c.embedding = OtkeEmbedding::kIdentity;
+  c.pooling = OtkePooling::kMean;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'mean' pooling");
-  c.pooling = "otk";
+  c.pooling = OtkePooling::kOtk;
   OtkeLossOptions lo;
   lo.sinkhorn_gradient = SinkhornGradient::kImplicit;
   expect_error([&] { cuda::check_cuda_otke_support(c, lo); }, ErrorCode::kBackend, "implicit");
-  c.input_type = "tokens";
+  c.input_type = OtkeInput::kTokens;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "token inputs");
 }
 

@@ -361,7 +361,7 @@ class RefusesBadInput(unittest.TestCase):
         fit = ["otke", "fit", *CLASSES, "--out", "out.safetensors"]
         self.assert_refused([*fit, "--p", "0"], r"p \(supports\) must be in 1\.\.65536: got 0")
         self.assert_refused([*fit, "--val-fraction", "1"], r"--val-fraction must be in \(0, 1\): got 1")
-        self.assert_refused([*fit, "--pooling", "attention"], r"pooling\.type must be otk, mean or max")
+        self.assert_refused([*fit, "--pooling", "attention"], r"--pooling must be otk, mean or max: got .attention.")
 
     def test_sets_given_to_a_sequence_model(self):
         np.save(os.path.join(self.dir, "x.npy"), np.zeros((2, 3, 4), np.float32))

@@ -73,6 +73,18 @@ inline constexpr EnumName<GraphitPooling> kGraphitPoolings[] = {{GraphitPooling:
                                                                 {GraphitPooling::kSum, "sum"}};
 inline constexpr EnumName<GraphitTask> kGraphitTasks[] = {{GraphitTask::kClassification, "classification"},
                                                           {GraphitTask::kRegression, "regression"}};
+template <>
+struct EnumTable<GraphitNorm> {
+  static constexpr const auto& names = kGraphitNorms;
+};
+template <>
+struct EnumTable<GraphitPooling> {
+  static constexpr const auto& names = kGraphitPoolings;
+};
+template <>
+struct EnumTable<GraphitTask> {
+  static constexpr const auto& names = kGraphitTasks;
+};
 
 struct GraphitConfig {
   // input

@@ -33,6 +33,7 @@
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
 #include "inductive/nystrom.h"
+#include "inductive/enum_names.h"
 #include "inductive/otk_pooling.h"
 #include "inductive/sequence.h"
 #include "inductive/set_batch.h"
@@ -40,18 +41,41 @@
 
 namespace inductive {
 
+// Config variants (names as in the JSON's "type" fields).
+enum class OtkeInput : uint8_t { kSequence, kVectors, kTokens };
+enum class OtkeEmbedding : uint8_t { kNystrom, kIdentity, kConv };
+enum class OtkePooling : uint8_t { kOtk, kMean, kMax };
+inline constexpr EnumName<OtkeInput> kOtkeInputs[] = {
+    {OtkeInput::kSequence, "sequence"}, {OtkeInput::kVectors, "vectors"}, {OtkeInput::kTokens, "tokens"}};
+inline constexpr EnumName<OtkeEmbedding> kOtkeEmbeddings[] = {
+    {OtkeEmbedding::kNystrom, "nystrom"}, {OtkeEmbedding::kIdentity, "identity"}, {OtkeEmbedding::kConv, "conv"}};
+inline constexpr EnumName<OtkePooling> kOtkePoolings[] = {
+    {OtkePooling::kOtk, "otk"}, {OtkePooling::kMean, "mean"}, {OtkePooling::kMax, "max"}};
+template <>
+struct EnumTable<OtkeInput> {
+  static constexpr const auto& names = kOtkeInputs;
+};
+template <>
+struct EnumTable<OtkeEmbedding> {
+  static constexpr const auto& names = kOtkeEmbeddings;
+};
+template <>
+struct EnumTable<OtkePooling> {
+  static constexpr const auto& names = kOtkePoolings;
+};
+
 struct OtkeConfig {
-  std::string input_type = "sequence";  // "sequence" | "vectors" | "tokens"
+  OtkeInput input_type = OtkeInput::kSequence;
   std::string alphabet = "dna";
   int kmer = 10;
-  int input_dim = 0;                  // vectors: d; tokens: E, the token embedding dimension
-  std::vector<std::string> tokens;    // tokens: the vocabulary, index 0 = "<unk>" (V = tokens.size())
-  bool lowercase = true;              // tokens: the tokeniser lowercases ASCII
-  std::string embedding = "nystrom";  // "nystrom" | "identity" | "conv"
-  int anchors = 128;                  // K for nystrom
-  int filters = 64;                   // K for conv
+  int input_dim = 0;                // vectors: d; tokens: E, the token embedding dimension
+  std::vector<std::string> tokens;  // tokens: the vocabulary, index 0 = "<unk>" (V = tokens.size())
+  bool lowercase = true;            // tokens: the tokeniser lowercases ASCII
+  OtkeEmbedding embedding = OtkeEmbedding::kNystrom;
+  int anchors = 128;  // K for nystrom
+  int filters = 64;   // K for conv
   NystromOptions nystrom;
-  std::string pooling = "otk";  // "otk" | "mean" | "max"
+  OtkePooling pooling = OtkePooling::kOtk;
   OtkOptions otk;
   int classes = 0;
   std::vector<std::string> labels;
@@ -72,11 +96,11 @@ ModelSchema otke_model_schema();
 class OtkeModel {
  public:
   OtkeConfig config;
-  MatF token_table;    // when config.input_type == "tokens": V x E, row v = the local feature of token v
-  Nystrom nystrom;     // when config.embedding == "nystrom"
-  MatF conv_weight;    // when config.embedding == "conv": K x d
+  MatF token_table;    // when config.input_type == OtkeInput::kTokens: V x E, row v = the local feature of token v
+  Nystrom nystrom;     // when config.embedding == OtkeEmbedding::kNystrom
+  MatF conv_weight;    // when config.embedding == OtkeEmbedding::kConv: K x d
   VecF conv_bias;      // K
-  OtkPooling pooling;  // when config.pooling == "otk"
+  OtkPooling pooling;  // when config.pooling == OtkePooling::kOtk
   LinearHead head;     // when config.classes > 0
 
   // The model's inputs for strings: k-mers of sequences (input "sequence"; letters validated), or token indices of

@@ -18,23 +18,20 @@ Section section(const json& j, const char* key) { return Section(JsonSection::of
 }  // namespace
 
 int OtkeConfig::feature_dim() const {
-  return input_type == "sequence" ? kmer * Alphabet::from_name(alphabet).size() : input_dim;
+  return input_type == OtkeInput::kSequence ? kmer * Alphabet::from_name(alphabet).size() : input_dim;
 }
-int OtkeConfig::input_width() const { return input_type == "tokens" ? 1 : feature_dim(); }
+int OtkeConfig::input_width() const { return input_type == OtkeInput::kTokens ? 1 : feature_dim(); }
 int OtkeConfig::embed_dim() const {
-  return embedding == "nystrom" ? anchors : embedding == "conv" ? filters : feature_dim();
+  return embedding == OtkeEmbedding::kNystrom ? anchors : embedding == OtkeEmbedding::kConv ? filters : feature_dim();
 }
-int OtkeConfig::output_dim() const { return pooling == "otk" ? otk.q * otk.p * embed_dim() : embed_dim(); }
+int OtkeConfig::output_dim() const { return pooling == OtkePooling::kOtk ? otk.q * otk.p * embed_dim() : embed_dim(); }
 
 void OtkeConfig::validate() const {
-  INDUCTIVE_CHECK(input_type == "sequence" || input_type == "vectors" || input_type == "tokens",
-                  ErrorCode::kInvalidArgument, "otke config: input.type must be sequence, vectors or tokens: got '",
-                  input_type, "'");
-  if (input_type == "sequence") {
+  if (input_type == OtkeInput::kSequence) {
     Alphabet::from_name(alphabet);
     INDUCTIVE_CHECK(kmer >= 1 && kmer <= 64, ErrorCode::kInvalidArgument, "otke config: input.k must be in 1..64: got ",
                     kmer);
-  } else if (input_type == "tokens") {
+  } else if (input_type == OtkeInput::kTokens) {
     INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= 65536, ErrorCode::kInvalidArgument,
                     "otke config: input.dim must be in 1..65536: got ", input_dim);
     INDUCTIVE_CHECK(tokens.size() >= 2 && tokens.size() <= (1u << 20), ErrorCode::kInvalidArgument,
@@ -49,19 +46,15 @@ void OtkeConfig::validate() const {
     INDUCTIVE_CHECK(input_dim >= 1 && input_dim <= (1 << 20), ErrorCode::kInvalidArgument,
                     "otke config: input.dim must be in 1..2^20: got ", input_dim);
   }
-  INDUCTIVE_CHECK(embedding == "nystrom" || embedding == "identity" || embedding == "conv", ErrorCode::kInvalidArgument,
-                  "otke config: embedding.type must be nystrom, identity or conv: got '", embedding, "'");
-  if (embedding == "conv")
+  if (embedding == OtkeEmbedding::kConv)
     INDUCTIVE_CHECK(filters >= 1 && filters <= 65536, ErrorCode::kInvalidArgument,
                     "otke config: embedding.filters must be in 1..65536: got ", filters);
-  if (embedding == "nystrom") {
+  if (embedding == OtkeEmbedding::kNystrom) {
     INDUCTIVE_CHECK(anchors >= 1 && anchors <= 65536, ErrorCode::kInvalidArgument,
                     "otke config: embedding.anchors must be in 1..65536: got ", anchors);
     nystrom.validate();
   }
-  INDUCTIVE_CHECK(pooling == "otk" || pooling == "mean" || pooling == "max", ErrorCode::kInvalidArgument,
-                  "otke config: pooling.type must be otk, mean or max: got '", pooling, "'");
-  if (pooling == "otk") otk.validate();
+  if (pooling == OtkePooling::kOtk) otk.validate();
   INDUCTIVE_CHECK(classes == 0 || (classes >= 2 && classes <= 100000), ErrorCode::kInvalidArgument,
                   "otke config: head.classes must be 0 (no head) or >= 2: got ", classes);
   INDUCTIVE_CHECK(labels.empty() || static_cast<int>(labels.size()) == classes, ErrorCode::kInvalidArgument,
@@ -72,28 +65,31 @@ void OtkeConfig::validate() const {
 
 nlohmann::json OtkeConfig::to_json() const {
   json j;
-  j["input"] = input_type == "sequence" ? json{{"type", input_type}, {"alphabet", alphabet}, {"k", kmer}}
-               : input_type == "tokens" ? json{{"type", input_type},
-                                               {"vocab", tokens.size()},
-                                               {"dim", input_dim},
-                                               {"lowercase", lowercase},
-                                               {"tokens", tokens}}
-                                        : json{{"type", input_type}, {"dim", input_dim}};
-  j["embedding"] = embedding == "nystrom" ? json{{"type", embedding},
-                                                 {"anchors", anchors},
-                                                 {"sigma", nystrom.sigma},
-                                                 {"reg", nystrom.reg},
-                                                 {"keep_norm", nystrom.keep_norm}}
-                   : embedding == "conv"  ? json{{"type", embedding}, {"filters", filters}}
-                                          : json{{"type", embedding}};
-  j["pooling"] = pooling == "otk" ? json{{"type", pooling},
-                                         {"p", otk.p},
-                                         {"q", otk.q},
-                                         {"eps", otk.eps},
-                                         {"iters", otk.iters},
-                                         {"sigma_pos", otk.sigma_pos},
-                                         {"scale", otk_scale_name(otk.scale)}}
-                                  : json{{"type", pooling}};
+  j["input"] = input_type == OtkeInput::kSequence
+                   ? json{{"type", enum_name(kOtkeInputs, input_type)}, {"alphabet", alphabet}, {"k", kmer}}
+               : input_type == OtkeInput::kTokens
+                   ? json{{"type", enum_name(kOtkeInputs, input_type)},
+                          {"vocab", tokens.size()},
+                          {"dim", input_dim},
+                          {"lowercase", lowercase},
+                          {"tokens", tokens}}
+                   : json{{"type", enum_name(kOtkeInputs, input_type)}, {"dim", input_dim}};
+  j["embedding"] = embedding == OtkeEmbedding::kNystrom ? json{{"type", enum_name(kOtkeEmbeddings, embedding)},
+                                                               {"anchors", anchors},
+                                                               {"sigma", nystrom.sigma},
+                                                               {"reg", nystrom.reg},
+                                                               {"keep_norm", nystrom.keep_norm}}
+                   : embedding == OtkeEmbedding::kConv
+                       ? json{{"type", enum_name(kOtkeEmbeddings, embedding)}, {"filters", filters}}
+                       : json{{"type", enum_name(kOtkeEmbeddings, embedding)}};
+  j["pooling"] = pooling == OtkePooling::kOtk ? json{{"type", enum_name(kOtkePoolings, pooling)},
+                                                     {"p", otk.p},
+                                                     {"q", otk.q},
+                                                     {"eps", otk.eps},
+                                                     {"iters", otk.iters},
+                                                     {"sigma_pos", otk.sigma_pos},
+                                                     {"scale", otk_scale_name(otk.scale)}}
+                                              : json{{"type", enum_name(kOtkePoolings, pooling)}};
   j["head"] = json{{"classes", classes}, {"labels", labels}};
   return j;
 }
@@ -107,14 +103,11 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   OtkeConfig c;
   {
     Section s = section(j, "input");
-    c.input_type = s.str("type", c.input_type);
-    INDUCTIVE_CHECK(c.input_type == "sequence" || c.input_type == "vectors" || c.input_type == "tokens",
-                    ErrorCode::kInvalidArgument, "otke config: input.type must be sequence, vectors or tokens: got '",
-                    c.input_type, "'");
-    if (c.input_type == "sequence") {
+    c.input_type = parse_enum(kOtkeInputs, s.str("type", "sequence"), "otke config: input.type");
+    if (c.input_type == OtkeInput::kSequence) {
       c.alphabet = s.str("alphabet", c.alphabet);
       c.kmer = s.integer("k", c.kmer);
-    } else if (c.input_type == "tokens") {
+    } else if (c.input_type == OtkeInput::kTokens) {
       // "vocab" is redundant with the list; it is required and checked so that a truncated list is caught.
       const json& in = JsonSection::of(j, "input");
       INDUCTIVE_CHECK(in.contains("vocab") && in.contains("tokens") && in.contains("dim"), ErrorCode::kInvalidArgument,
@@ -132,12 +125,9 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   }
   {
     Section s = section(j, "embedding");
-    c.embedding = s.str("type", c.embedding);
-    INDUCTIVE_CHECK(c.embedding == "nystrom" || c.embedding == "identity" || c.embedding == "conv",
-                    ErrorCode::kInvalidArgument, "otke config: embedding.type must be nystrom, identity or conv: got '",
-                    c.embedding, "'");
-    if (c.embedding == "conv") c.filters = s.integer("filters", c.filters);
-    if (c.embedding == "nystrom") {
+    c.embedding = parse_enum(kOtkeEmbeddings, s.str("type", "nystrom"), "otke config: embedding.type");
+    if (c.embedding == OtkeEmbedding::kConv) c.filters = s.integer("filters", c.filters);
+    if (c.embedding == OtkeEmbedding::kNystrom) {
       c.anchors = s.integer("anchors", c.anchors);
       c.nystrom.sigma = static_cast<float>(s.number("sigma", c.nystrom.sigma));
       c.nystrom.reg = static_cast<float>(s.number("reg", c.nystrom.reg));
@@ -147,10 +137,8 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   }
   {
     Section s = section(j, "pooling");
-    c.pooling = s.str("type", c.pooling);
-    INDUCTIVE_CHECK(c.pooling == "otk" || c.pooling == "mean" || c.pooling == "max", ErrorCode::kInvalidArgument,
-                    "otke config: pooling.type must be otk, mean or max: got '", c.pooling, "'");
-    if (c.pooling == "otk") {
+    c.pooling = parse_enum(kOtkePoolings, s.str("type", "otk"), "otke config: pooling.type");
+    if (c.pooling == OtkePooling::kOtk) {
       c.otk.p = s.integer("p", c.otk.p);
       c.otk.q = s.integer("q", c.otk.q);
       c.otk.eps = s.number("eps", c.otk.eps);

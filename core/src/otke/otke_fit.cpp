@@ -112,7 +112,7 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
     if (options.progress) options.progress(stage, f);
   };
 
-  if (c.embedding == "nystrom") {
+  if (c.embedding == OtkeEmbedding::kNystrom) {
     INDUCTIVE_CHECK(sample.rows() >= c.anchors, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
                     " local features to learn ", c.anchors, " anchors; use fewer anchors or more data");
     MatF unit = sample;
@@ -127,7 +127,7 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
     model.nystrom = Nystrom(kmeans(unit, ko).centers, c.nystrom);
     sample = model.nystrom.forward(sample);
   }
-  if (c.embedding == "conv") {
+  if (c.embedding == OtkeEmbedding::kConv) {
     // He initialisation of the filters (seeded), then the references are fitted on the filtered features.
     const double sd = std::sqrt(2.0 / c.feature_dim());
     model.conv_weight.resize(c.filters, c.feature_dim());
@@ -139,7 +139,7 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
   }
   progress("anchors (spherical k-means)", 1.0);
 
-  if (c.pooling != "otk") return;
+  if (c.pooling != OtkePooling::kOtk) return;
   const int p = c.otk.p, q = c.otk.q;
   INDUCTIVE_CHECK(sample.rows() >= p, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
                   " local features to learn ", p, " supports; use a smaller p or more data");
@@ -222,7 +222,8 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
   std::mt19937_64 rng(options.seed);
   const auto V = static_cast<Eigen::Index>(c.tokens.size());
-  if (c.input_type == "tokens" && !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
+  if (c.input_type == OtkeInput::kTokens &&
+      !(model.token_table.rows() == V && model.token_table.cols() == c.input_dim)) {
     // No pretrained vectors: N(0, 1/E) entries, so a row has norm about 1 and <x, z> / eps stays O(1) for eps ~ 1.
     const double sd = 1.0 / std::sqrt(static_cast<double>(c.input_dim));
     model.token_table.resize(V, c.input_dim);
@@ -230,8 +231,8 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
       model.token_table.data()[i] = static_cast<float>(sd * standard_normal(rng));
   }
   SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
-  if (c.input_type == "tokens") looked_up = model.local_features(features);
-  MatF sample = sample_rows(c.input_type == "tokens" ? looked_up : features, options.max_samples, rng);
+  if (c.input_type == OtkeInput::kTokens) looked_up = model.local_features(features);
+  MatF sample = sample_rows(c.input_type == OtkeInput::kTokens ? looked_up : features, options.max_samples, rng);
   looked_up = SetBatch();
   fit_from_sample(model, std::move(sample), &features, options, rng);
 }
@@ -242,7 +243,7 @@ void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& seq
   c.validate();
   // Tokens look their rows up in a table, and q > 1 needs every set for the Wasserstein k-means: both go through
   // the features of every sequence.
-  if (c.input_type != "sequence" || (c.pooling == "otk" && c.otk.q > 1))
+  if (c.input_type != OtkeInput::kSequence || (c.pooling == OtkePooling::kOtk && c.otk.q > 1))
     return fit_otke_unsupervised(model, model.sequence_features(sequences, names), options);
   INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
   INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");

@@ -48,7 +48,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
 
   // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
   // model looks its indices up first.
-  const bool tokens = c.input_type == "tokens";
+  const bool tokens = c.input_type == OtkeInput::kTokens;
   SetBatch looked_up;
   if (tokens) looked_up = model.local_features(features);
   const SetBatch& local = tokens ? looked_up : features;
@@ -56,9 +56,9 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   MatF x, pre, psi_rows;
   Nystrom::Cache ny_cache;
   SetBatch embedded;
-  if (c.embedding != "identity") {
+  if (c.embedding != OtkeEmbedding::kIdentity) {
     x = stack_rows(local, offset);
-    if (c.embedding == "nystrom") {
+    if (c.embedding == OtkeEmbedding::kNystrom) {
       psi_rows = model.nystrom.forward(x, ny_cache);
     } else {
       pre.noalias() = x * model.conv_weight.transpose();
@@ -67,14 +67,14 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     }
     embedded = unstack_rows(psi_rows, local, offset);
   }
-  const SetBatch& psi = c.embedding == "identity" ? local : embedded;
+  const SetBatch& psi = c.embedding == OtkeEmbedding::kIdentity ? local : embedded;
   OtkPooling::Cache pool_cache;
   pool_cache.gradient = options.sinkhorn_gradient;
   MatF phi;
   std::vector<std::vector<Eigen::Index>> argmax;
-  if (c.pooling == "otk") {
+  if (c.pooling == OtkePooling::kOtk) {
     phi = model.pooling.forward(psi, grads ? &pool_cache : nullptr);
-  } else if (c.pooling == "mean") {
+  } else if (c.pooling == OtkePooling::kMean) {
     phi = mean_pool(psi);
   } else {
     phi = max_pool(psi);
@@ -102,10 +102,10 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   dphi.noalias() = dlogits * model.head.weight;
 
   // dL/dpsi (batch x n_max x K, the biggest buffer of a step) only when a layer below learns from it.
-  const bool want_embedding = options.anchors && c.embedding != "identity";
+  const bool want_embedding = options.anchors && c.embedding != OtkeEmbedding::kIdentity;
   const bool want_dpsi = want_embedding || want_tokens;
   SetBatch dpsi;
-  if (c.pooling == "otk") {
+  if (c.pooling == OtkePooling::kOtk) {
     model.pooling.backward(psi, pool_cache, dphi, want_dpsi ? &dpsi : nullptr,
                            options.references ? &grads->references : nullptr);
     if (!want_dpsi) return loss;
@@ -115,7 +115,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     dpsi.n = psi.n;
     for (int b = 0; b < B; ++b) {
       MapF g(dpsi.row(b, 0), psi.n[b], psi.dim);
-      if (c.pooling == "mean") {
+      if (c.pooling == OtkePooling::kMean) {
         g.rowwise() = dphi.row(b) / static_cast<float>(psi.n[b]);
       } else {
         for (int k = 0; k < psi.dim; ++k) g(argmax[b][k], k) = dphi(b, k);
@@ -126,11 +126,11 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   // dL/d(local features), one row per valid element in stacking order (needed for the token table only).
   std::vector<int64_t> unused;
   MatF dx;
-  if (c.embedding == "identity") {
+  if (c.embedding == OtkeEmbedding::kIdentity) {
     dx = stack_rows(dpsi, unused);
   } else {
     const MatF dpsi_rows = stack_rows(dpsi, unused);
-    if (c.embedding == "nystrom") {
+    if (c.embedding == OtkeEmbedding::kNystrom) {
       MatF gw, gf;
       if (want_embedding) gw = MatF::Zero(c.anchors, c.feature_dim()), gf = MatF::Zero(c.anchors, c.anchors);
       model.nystrom.backward(ny_cache, dpsi_rows, want_tokens ? &dx : nullptr, want_embedding ? &gw : nullptr,

@@ -9,7 +9,7 @@
 namespace inductive {
 
 Vocabulary OtkeModel::vocabulary() const {
-  INDUCTIVE_CHECK(config.input_type == "tokens", ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(config.input_type == OtkeInput::kTokens, ErrorCode::kInvalidArgument,
                   "otke: this model has no vocabulary (input.type = ", config.input_type, ")");
   return Vocabulary(config.tokens, config.lowercase);
 }
@@ -40,10 +40,10 @@ SetBatch token_inputs(const Vocabulary& vocab, const std::vector<std::string>& s
 
 SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
                                       const std::vector<std::string>& names) const {
-  INDUCTIVE_CHECK(config.input_type != "vectors", ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(config.input_type != OtkeInput::kVectors, ErrorCode::kInvalidArgument,
                   "otke: this model embeds sets of vectors (input.type = vectors), not sequences");
   INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
-  if (config.input_type == "tokens") return token_inputs(vocabulary(), sequences, names);
+  if (config.input_type == OtkeInput::kTokens) return token_inputs(vocabulary(), sequences, names);
   const Alphabet alphabet = Alphabet::from_name(config.alphabet);
   std::vector<std::vector<int8_t>> encoded(sequences.size());
   for (size_t s = 0; s < sequences.size(); ++s) {
@@ -55,12 +55,12 @@ SetBatch OtkeModel::sequence_features(const std::vector<std::string>& sequences,
 
 void OtkeModel::check_dim(const SetBatch& features) const {
   INDUCTIVE_CHECK(features.dim == config.input_width(), ErrorCode::kShapeMismatch,
-                  "otke: ", config.input_type == "tokens" ? "token indices have" : "features have", " dimension ",
-                  features.dim, ", expected ", config.input_width(), " (from the model config)");
+                  "otke: ", config.input_type == OtkeInput::kTokens ? "token indices have" : "features have",
+                  " dimension ", features.dim, ", expected ", config.input_width(), " (from the model config)");
 }
 
 SetBatch OtkeModel::local_features(const SetBatch& inputs) const {
-  if (config.input_type != "tokens") return inputs;
+  if (config.input_type != OtkeInput::kTokens) return inputs;
   check_dim(inputs);
   const int V = static_cast<int>(config.tokens.size()), E = config.input_dim;
   INDUCTIVE_CHECK(token_table.rows() == V && token_table.cols() == E, ErrorCode::kInvalidArgument,
@@ -82,16 +82,16 @@ SetBatch OtkeModel::embed_elements(const SetBatch& inputs) const {
   inputs.validate("otke");
   check_dim(inputs);
   SetBatch looked_up;
-  if (config.input_type == "tokens") looked_up = local_features(inputs);
-  const SetBatch& features = config.input_type == "tokens" ? looked_up : inputs;
-  if (config.embedding == "identity") return features;
+  if (config.input_type == OtkeInput::kTokens) looked_up = local_features(inputs);
+  const SetBatch& features = config.input_type == OtkeInput::kTokens ? looked_up : inputs;
+  if (config.embedding == OtkeEmbedding::kIdentity) return features;
   SetBatch psi(features.batch, features.n_max, config.embed_dim());
   psi.n = features.n;
   detail::for_each_problem(features.batch, [&](int b) {
     const int n = features.n[b];
     CMapF x(features.row(b, 0), n, features.dim);
     MapF out(psi.row(b, 0), n, psi.dim);
-    if (config.embedding == "nystrom") {
+    if (config.embedding == OtkeEmbedding::kNystrom) {
       out = nystrom.forward(x);
     } else {
       out.noalias() = x * conv_weight.transpose();
@@ -127,14 +127,14 @@ MatF max_pool(const SetBatch& x) {
 
 MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
   SetBatch embedded;
-  const bool in_place = config.embedding == "identity" && config.input_type != "tokens";
+  const bool in_place = config.embedding == OtkeEmbedding::kIdentity && config.input_type != OtkeInput::kTokens;
   if (!in_place)
     embedded = embed_elements(features);
   else
     features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
   const SetBatch& psi = in_place ? features : embedded;
-  if (config.pooling == "mean") return mean_pool(psi);
-  if (config.pooling == "max") return max_pool(psi);
+  if (config.pooling == OtkePooling::kMean) return mean_pool(psi);
+  if (config.pooling == OtkePooling::kMax) return max_pool(psi);
   return pooling.forward(psi, nullptr, plans);
 }
 
@@ -149,17 +149,17 @@ namespace {
 std::vector<TensorSpec> otke_tensors(const OtkeConfig& c) {
   std::vector<TensorSpec> t;
   const int64_t K = c.embed_dim();
-  if (c.input_type == "tokens")
+  if (c.input_type == OtkeInput::kTokens)
     t.push_back({"tokens.embedding", DType::kF32, {static_cast<int64_t>(c.tokens.size()), c.input_dim}});
-  if (c.embedding == "nystrom") {
+  if (c.embedding == OtkeEmbedding::kNystrom) {
     t.push_back({"nystrom.anchors", DType::kF32, {c.anchors, c.feature_dim()}});
     t.push_back({"nystrom.factor", DType::kF32, {c.anchors, c.anchors}});
   }
-  if (c.embedding == "conv") {
+  if (c.embedding == OtkeEmbedding::kConv) {
     t.push_back({"conv.weight", DType::kF32, {c.filters, c.feature_dim()}});
     t.push_back({"conv.bias", DType::kF32, {c.filters}});
   }
-  if (c.pooling == "otk") t.push_back({"otk.references", DType::kF32, {c.otk.q, c.otk.p, K}});
+  if (c.pooling == OtkePooling::kOtk) t.push_back({"otk.references", DType::kF32, {c.otk.q, c.otk.p, K}});
   if (c.classes > 0) {
     t.push_back({"head.weight", DType::kF32, {c.classes, c.output_dim()}});
     t.push_back({"head.bias", DType::kF32, {c.classes}});
@@ -223,23 +223,23 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
   m.config = OtkeConfig::from_json(view.config);
   const OtkeConfig& c = m.config;
   const int K = c.embed_dim();
-  if (c.input_type == "tokens") {
+  if (c.input_type == OtkeInput::kTokens) {
     const int V = static_cast<int>(c.tokens.size());
     m.token_table = CMapF(view.f32("tokens.embedding", {V, c.input_dim}), V, c.input_dim);
     INDUCTIVE_CHECK(m.token_table.allFinite(), ErrorCode::kBadModelFile, "otke model: token table contains NaN or Inf");
   }
-  if (c.embedding == "nystrom") {
+  if (c.embedding == OtkeEmbedding::kNystrom) {
     const float* w = view.f32("nystrom.anchors", {c.anchors, c.feature_dim()});
     const float* f = view.f32("nystrom.factor", {c.anchors, c.anchors});
     m.nystrom = Nystrom::from_stored(CMapF(w, c.anchors, c.feature_dim()), CMapF(f, c.anchors, c.anchors), c.nystrom);
   }
-  if (c.embedding == "conv") {
+  if (c.embedding == OtkeEmbedding::kConv) {
     m.conv_weight = CMapF(view.f32("conv.weight", {c.filters, c.feature_dim()}), c.filters, c.feature_dim());
     m.conv_bias = Eigen::Map<const VecF>(view.f32("conv.bias", {c.filters}), c.filters);
     INDUCTIVE_CHECK(m.conv_weight.allFinite() && m.conv_bias.allFinite(), ErrorCode::kBadModelFile,
                     "otke model: conv filters contain NaN or Inf");
   }
-  if (c.pooling == "otk") {
+  if (c.pooling == OtkePooling::kOtk) {
     const float* z = view.f32("otk.references", {c.otk.q, c.otk.p, K});
     std::vector<MatF> refs;
     for (int r = 0; r < c.otk.q; ++r) refs.push_back(CMapF(z + static_cast<int64_t>(r) * c.otk.p * K, c.otk.p, K));

@@ -8,9 +8,9 @@
 namespace inductive {
 
 OtkeLossOptions learning_layers(const OtkeConfig& c, OtkeLossOptions lo) {
-  lo.tokens = lo.tokens && c.input_type == "tokens";
-  lo.anchors = lo.anchors && c.embedding != "identity";
-  lo.references = lo.references && c.pooling == "otk";
+  lo.tokens = lo.tokens && c.input_type == OtkeInput::kTokens;
+  lo.anchors = lo.anchors && c.embedding != OtkeEmbedding::kIdentity;
+  lo.references = lo.references && c.pooling == OtkePooling::kOtk;
   return lo;
 }
 
@@ -34,8 +34,9 @@ OtkeGradients zero_gradients(const OtkeModel& m, const OtkeLossOptions& lo) {
     g.head_bias = VecF::Zero(m.head.bias.size());
   }
   if (lo.tokens) g.tokens = MatF::Zero(m.token_table.rows(), m.token_table.cols());
-  if (lo.anchors && c.embedding == "nystrom") g.anchors = MatF::Zero(m.nystrom.num_anchors(), m.nystrom.dim());
-  if (lo.anchors && c.embedding == "conv") {
+  if (lo.anchors && c.embedding == OtkeEmbedding::kNystrom)
+    g.anchors = MatF::Zero(m.nystrom.num_anchors(), m.nystrom.dim());
+  if (lo.anchors && c.embedding == OtkeEmbedding::kConv) {
     g.conv_weight = MatF::Zero(m.conv_weight.rows(), m.conv_weight.cols());
     g.conv_bias = VecF::Zero(m.conv_bias.size());
   }
@@ -120,7 +121,7 @@ class CpuOtkeStepper final : public OtkeStepper {
     const OtkeConfig& c = model_.config;
     // Copies of the parameters the layers own, stepped together, then handed back (anchors are renormalised and
     // the Nystrom factor recomputed by set_anchors).
-    MatF anchors = lo_.anchors && c.embedding == "nystrom" ? model_.nystrom.anchors() : MatF();
+    MatF anchors = lo_.anchors && c.embedding == OtkeEmbedding::kNystrom ? model_.nystrom.anchors() : MatF();
     std::vector<MatF> refs = lo_.references ? model_.pooling.references() : std::vector<MatF>();
     std::vector<ParamBlock> blocks;
     blocks.push_back({"head.weight", model_.head.weight.data(), g.head_weight.data(), model_.head.weight.size(), true});
@@ -129,7 +130,7 @@ class CpuOtkeStepper final : public OtkeStepper {
       blocks.push_back(
           {"tokens.embedding", model_.token_table.data(), g.tokens.data(), model_.token_table.size(), true});
     if (anchors.size()) blocks.push_back({"nystrom.anchors", anchors.data(), g.anchors.data(), anchors.size(), false});
-    if (lo_.anchors && c.embedding == "conv") {
+    if (lo_.anchors && c.embedding == OtkeEmbedding::kConv) {
       blocks.push_back(
           {"conv.weight", model_.conv_weight.data(), g.conv_weight.data(), model_.conv_weight.size(), true});
       blocks.push_back({"conv.bias", model_.conv_bias.data(), g.conv_bias.data(), model_.conv_bias.size(), false});

@@ -239,10 +239,10 @@ TEST(GraphitModel, RejectsOtherKindsNewerVersionsAndCorruptFiles) {
   ModelContents contents = model.to_contents();
   // Another kind of model.
   OtkeModel otke;
-  otke.config.input_type = "vectors";
+  otke.config.input_type = OtkeInput::kVectors;
   otke.config.input_dim = 2;
-  otke.config.embedding = "identity";
-  otke.config.pooling = "mean";
+  otke.config.embedding = OtkeEmbedding::kIdentity;
+  otke.config.pooling = OtkePooling::kMean;
   const auto obytes = otke.to_bytes();
   expect_error([&] { GraphitModel::from_bytes(obytes.data(), obytes.size()); }, ErrorCode::kBadModelFile,
                "expected a graphit model");

@@ -97,7 +97,7 @@ TEST(OtkeModel, FittingFromSequencesEqualsFittingFromTheirFeatures) {
     OtkeModel a, b;
     a.config = small_config();
     if (variant == 2) {
-      a.config.embedding = "conv";
+      a.config.embedding = OtkeEmbedding::kConv;
       a.config.filters = 6;
     }
     if (variant == 3) a.config.otk.q = 2;
@@ -126,14 +126,14 @@ TEST(OtkeModel, FittingFromSequencesEqualsFittingFromTheirFeatures) {
 TEST(OtkeModel, MeanAndMaxPoolingBaselinesUseTrueLengths) {
   OtkeModel model;
   model.config = small_config();
-  model.config.embedding = "identity";
-  model.config.pooling = "mean";
+  model.config.embedding = OtkeEmbedding::kIdentity;
+  model.config.pooling = OtkePooling::kMean;
   const SetBatch feats = model.sequence_features({"ACGTA", "ACGTACGTAC"});
   const MatF mean = model.embed(feats);
   EXPECT_EQ(mean.cols(), 16);
   const MatF one = model.embed(model.sequence_features({"ACGTA"}));
   EXPECT_LT((mean.row(0) - one.row(0)).cwiseAbs().maxCoeff(), 1e-7);
-  model.config.pooling = "max";
+  model.config.pooling = OtkePooling::kMax;
   EXPECT_FLOAT_EQ(model.embed(feats)(0, 0), 0.5f);  // the k-mer ACGT of the first set has A at slot 0
 }
 

@@ -35,10 +35,10 @@ MotifData motif_data(int count, uint32_t seed) {
 OtkeModel small_model(const std::string& embedding, const std::string& pooling, const SetBatch& feats) {
   OtkeModel m;
   m.config.kmer = 3;
-  m.config.embedding = embedding;
+  m.config.embedding = parse_enum(kOtkeEmbeddings, embedding, "embedding");
   m.config.anchors = 6;
   m.config.filters = 5;
-  m.config.pooling = pooling;
+  m.config.pooling = parse_enum(kOtkePoolings, pooling, "pooling");
   m.config.otk.p = 3;
   m.config.otk.q = 2;
   m.config.otk.iters = 5;
@@ -84,18 +84,18 @@ TEST_P(OtkeLossGradient, MatchesFiniteDifferencesForEveryParameter) {
   auto nothing = [] {};
   check("head.weight", m.head.weight.data(), g.head_weight.data(), m.head.weight.size(), nothing);
   check("head.bias", m.head.bias.data(), g.head_bias.data(), m.head.bias.size(), nothing);
-  if (m.config.pooling == "otk") {
+  if (m.config.pooling == OtkePooling::kOtk) {
     for (int r = 0; r < 2; ++r) {
       std::vector<MatF> refs = m.pooling.references();
       check("references", refs[r].data(), g.references[r].data(), refs[r].size(),
             [&] { m.pooling.set_references(refs); });
     }
   }
-  if (m.config.embedding == "conv") {
+  if (m.config.embedding == OtkeEmbedding::kConv) {
     check("conv.weight", m.conv_weight.data(), g.conv_weight.data(), m.conv_weight.size(), nothing);
     check("conv.bias", m.conv_bias.data(), g.conv_bias.data(), m.conv_bias.size(), nothing);
   }
-  if (m.config.embedding == "nystrom") {
+  if (m.config.embedding == OtkeEmbedding::kNystrom) {
     // Anchors are renormalised by set_anchors: the gradient is the tangent one (see Nystrom::anchor_gradient).
     MatF w = m.nystrom.anchors();
     check("anchors", w.data(), g.anchors.data(), w.size(), [&] { m.nystrom.set_anchors(w); });

@@ -50,13 +50,13 @@ TEST(OtkeTokens, VocabularyIsFrequencyOrderedWithUnknownFirst) {
 
 OtkeConfig tokens_config(const std::string& embedding, const std::string& pooling) {
   OtkeConfig c;
-  c.input_type = "tokens";
+  c.input_type = OtkeInput::kTokens;
   c.tokens = {"<unk>", "good", "bad", "movie", "the", "plot", "great", "awful"};
   c.input_dim = 6;
-  c.embedding = embedding;
+  c.embedding = parse_enum(kOtkeEmbeddings, embedding, "embedding");
   c.anchors = 5;
   c.filters = 4;
-  c.pooling = pooling;
+  c.pooling = parse_enum(kOtkePoolings, pooling, "pooling");
   c.otk.p = 3;
   c.otk.q = 2;
   c.otk.eps = 0.5;
