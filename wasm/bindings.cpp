@@ -133,6 +133,9 @@ struct OtkeFitHeadCall {
   int max_folds = 5;
   int max_iter = 500;
   double tol = 1e-6;
+  std::string holdout = "[]";      // JSON array of sample indices that choose lambda (the thesis' protocol), or []
+  bool refit = false;              // holdout: refit on every sample at the chosen lambda
+  std::string lambda_grid = "[]";  // JSON array of lambdas to choose from, or [] (2^1 .. 2^-20)
 };
 
 // The unsupervised fit's settings beyond the model config (inductive::OtkeFitOptions).
@@ -239,6 +242,9 @@ class OtkeHandle {
       for (const auto& n : names) options.class_names.push_back(n.get<std::string>());
       options.logistic.max_iter = c.max_iter;
       options.logistic.tol = c.tol;
+      options.holdout = nlohmann::json::parse(c.holdout).get<std::vector<int32_t>>();
+      options.refit = c.refit;
+      options.grid = nlohmann::json::parse(c.lambda_grid).get<std::vector<double>>();
       const auto report_progress = inductive::wasm::js_progress(progress, "fitHead");
       options.progress = [&](const char* stage, double fraction) { report_progress(stage, fraction); };
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
@@ -403,7 +409,10 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .field("minPerClass", &OtkeFitHeadCall::min_per_class)
       .field("maxFolds", &OtkeFitHeadCall::max_folds)
       .field("maxIter", &OtkeFitHeadCall::max_iter)
-      .field("tol", &OtkeFitHeadCall::tol);
+      .field("tol", &OtkeFitHeadCall::tol)
+      .field("holdout", &OtkeFitHeadCall::holdout)
+      .field("refit", &OtkeFitHeadCall::refit)
+      .field("lambdaGrid", &OtkeFitHeadCall::lambda_grid);
   emscripten::value_object<OtkeFitCall>("OtkeFitCall")
       .field("config", &OtkeFitCall::config)
       .field("seed", &OtkeFitCall::seed)

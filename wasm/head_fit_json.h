@@ -14,6 +14,12 @@ inline nlohmann::json head_fit_json(const HeadFit& fit) {
   nlohmann::json info = {
       {"lambda", fit.lambda},        {"lambdaChoice", fit.lambda_choice}, {"trainAccuracy", fit.train_accuracy},
       {"trainLoss", fit.train_loss}, {"iterations", fit.iterations},      {"classCounts", fit.class_counts}};
+  if (fit.lambda_choice == "holdout" || (fit.lambda_choice == "given" && !fit.grid_accuracy.empty())) {
+    nlohmann::json path = nlohmann::json::array();
+    for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g]});
+    info["holdoutAccuracy"] = fit.holdout_accuracy;
+    info["lambdaPath"] = path;
+  }
   if (fit.lambda_choice == "cross-validation") {
     nlohmann::json path = nlohmann::json::array();
     for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});

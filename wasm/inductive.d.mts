@@ -35,6 +35,8 @@ export interface OtkeFitHeadCall {
   /** > 0: this L2 penalty; 0: chosen by cross-validation or the default. */
   lambda: number;
   minPerClass: number; maxFolds: number; maxIter: number; tol: number;
+  /** JSON arrays: samples that choose lambda (holdout mode) and the lambdas to choose from; "[]" for none / default. */
+  holdout: string; refit: boolean; lambdaGrid: string;
 }
 
 /** Owns one inductive::OtkeModel in wasm memory; call delete() when done. Methods report failure as data. */

@@ -8,7 +8,7 @@
 //   await writeFile('tuned.safetensors', tuned.toBytes());
 //   tuned.dispose(); model.dispose();
 import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
-import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { WasmObject } from './wasm-object.js';
 import { modelFileBytes, withBlock, type Slot } from './heap.js';
@@ -119,6 +119,15 @@ export interface FitHeadOptions extends EmbedOptions {
   /** L-BFGS iterations (default 500) and gradient tolerance (default 1e-6). */
   maxIter?: number;
   tol?: number;
+  /**
+   * The thesis' protocol instead of cross-validation (as `inductive otke fit` runs it): these samples (indices into
+   * the input) choose lambda; the head is fitted on the others for every lambda of the grid and the one with the
+   * best holdout accuracy is kept as it is, or refitted on every sample with `refit`.
+   */
+  holdout?: readonly number[] | Int32Array;
+  refit?: boolean;
+  /** The lambdas to choose from (default 2^1 .. 2^-20; `otke fit` uses 2^-5 .. 2^-20). */
+  lambdaGrid?: readonly number[];
   /** Stages "embed" (sequences only), "cross-validation" (when lambda is chosen so), "fit". */
   onProgress?: ProgressCallback;
 }
@@ -126,7 +135,7 @@ export interface FitHeadOptions extends EmbedOptions {
 /** How a head was fitted (OtkeModel.headFit). Accuracies are fractions in [0, 1]. */
 export interface HeadFitReport {
   lambda: number;
-  lambdaChoice: 'given' | 'cross-validation' | 'default';
+  lambdaChoice: 'given' | 'cross-validation' | 'default' | 'holdout';
   /**
    * Cross-validation only: the folds, the chosen lambda's accuracy and mean cross-entropy on held-out samples, and
    * [lambda, accuracy, cross-entropy] for every lambda of the grid (strongest first).
@@ -134,7 +143,10 @@ export interface HeadFitReport {
   folds?: number;
   cvAccuracy?: number;
   cvLoss?: number;
-  lambdaPath?: [number, number, number][];
+  /** Cross-validation: [lambda, accuracy, cross-entropy]; holdout: [lambda, holdout accuracy]. */
+  lambdaPath?: [number, number, number][] | [number, number][];
+  /** Holdout only: the kept head's accuracy on the holdout samples (before any refit). */
+  holdoutAccuracy?: number;
   trainAccuracy: number;
   trainLoss: number;
   iterations: number;
@@ -332,6 +344,9 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
         maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
         maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
         tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+        holdout: JSON.stringify(integers(where, 'holdout', options?.holdout)),
+        refit: checkBoolean(where, 'refit', options?.refit, false),
+        lambdaGrid: JSON.stringify(finiteNumbers(where, 'lambdaGrid', options?.lambdaGrid)),
       };
       const progress = safeProgress(where, options?.onProgress);
       const batch = y.length;
@@ -614,4 +629,23 @@ function parseJson<T>(text: string, where: string): T {
   } catch (e) {
     throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
   }
+}
+
+/** A list option of integers (sample indices): [] when absent; range and duplicates are the core's to check. */
+function integers(where: string, name: string, x: unknown): number[] {
+  if (x === undefined) return [];
+  const list = x instanceof Int32Array ? Array.from(x) : x;
+  if (!Array.isArray(list) || list.some((v) => typeof v !== 'number' || !Number.isInteger(v))) {
+    throw new InductiveError('invalid_argument', `${where}: ${name} must be an array of integers: got ${typeName(x)}`);
+  }
+  return list as number[];
+}
+
+/** A list option of finite numbers: [] when absent (JSON has no NaN: refuse it here, by name). */
+function finiteNumbers(where: string, name: string, x: unknown): number[] {
+  if (x === undefined) return [];
+  if (!Array.isArray(x) || x.some((v) => typeof v !== 'number' || !Number.isFinite(v))) {
+    throw new InductiveError('invalid_argument', `${where}: ${name} must be an array of finite numbers`);
+  }
+  return x as number[];
 }

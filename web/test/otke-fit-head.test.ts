@@ -168,6 +168,33 @@ describe('fitHead on the default model', () => {
     expect(given).toMatchObject({ lambdaChoice: 'given', lambda: 0.01 });
   });
 
+  it("chooses lambda on a holdout as the thesis' protocol does (the same recipe as `otke fit`)", () => {
+    const twenty = firstOfEachClass(20, model.labels);
+    const x = model.embedSequences(twenty.sequences).embeddings;
+    const holdout = Array.from({ length: 40 }, (_, i) => i).filter((i) => i % 5 === 0);
+    const grid = [2 ** -5, 2 ** -6, 2 ** -7, 2 ** -8];
+    const kept = keep(model.fitHead(x, twenty.labels, { holdout, lambdaGrid: grid }));
+    const r = kept.headFit!;
+    expect(r.lambdaChoice).toBe('holdout');
+    expect(r.lambdaPath!.map(([l]) => l)).toEqual(grid); // strongest penalty first, each [lambda, holdout accuracy]
+    expect(grid).toContain(r.lambda);
+    expect(r.holdoutAccuracy).toBe(Math.max(...r.lambdaPath!.map(([, a]) => a)));
+    // The head kept is the one fitted without the holdout: its accuracy there is the one reported.
+    const dim = model.outputDim;
+    const rows = new Float32Array(holdout.length * dim);
+    holdout.forEach((i, k) => rows.set(x.subarray(i * dim, (i + 1) * dim), k * dim));
+    const pred = kept.predictEmbeddings(rows);
+    const right = holdout.filter((i, k) => pred.labels[k] === twenty.labels[i]).length;
+    expect(right / holdout.length).toBeCloseTo(r.holdoutAccuracy!, 12);
+    // refit: the chosen lambda again on every sample, a different head.
+    const refit = keep(model.fitHead(x, twenty.labels, { holdout, lambdaGrid: grid, refit: true }));
+    expect(refit.headFit!.lambda).toBe(r.lambda);
+    expect(refit.predictEmbeddings(rows).logits).not.toEqual(pred.logits);
+    expect(() => model.fitHead(x, twenty.labels, { holdout: [0, 40] })).toThrow(/holdout row 40 is not in \[0, 40\)/);
+    expect(() => model.fitHead(x, twenty.labels, { holdout: [0.5] as never })).toThrow(/holdout must be an array/);
+    expect(() => model.fitHead(x, twenty.labels, { lambdaGrid: [NaN] })).toThrow(/lambdaGrid must be an array/);
+  });
+
   it('reports progress: embed, cross-validation, fit, each ending at 1', () => {
     const seen: [string, number][] = [];
     keep(
