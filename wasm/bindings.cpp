@@ -246,7 +246,7 @@ class OtkeHandle {
       options.refit = c.refit;
       options.grid = nlohmann::json::parse(c.lambda_grid).get<std::vector<double>>();
       const auto report_progress = inductive::wasm::js_progress(progress, "fitHead");
-      options.progress = [&](const char* stage, double fraction) { report_progress(stage, fraction); };
+      options.progress = report_progress;
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
       inductive::OtkeModel fitted = model_;
       fitted.config.classes = C;

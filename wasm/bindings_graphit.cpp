@@ -134,7 +134,7 @@ class GraphitHandle {
       options.logistic.max_iter = o.value("maxIter", 500);
       options.logistic.tol = o.value("tol", 1e-6);
       options.class_names = classes;
-      options.progress = [&](const char* stage, double fraction) { report_progress(stage, fraction); };
+      options.progress = report_progress;
       const std::vector<int32_t> y(ptr<const int32_t>(labels), ptr<const int32_t>(labels) + count);
       inductive::GraphitHeadRefit r = inductive::refit_graphit_head(model_, graphs, y, classes, options);
       out.model_ = std::move(r.model);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "inductive/error.h"
+#include "inductive/progress.h"
 
 namespace inductive::wasm {
 
@@ -61,10 +62,10 @@ bool guarded(F&& body) {
 // the call when it returns false. Stopping throws a C++ Error{kCancelled} from inside the core, so the core unwinds
 // normally (destructors run, nothing half-built is kept) and the call fails with code "cancelled", leaving the
 // handles it was given as they were. The TS layer never lets a JS exception escape `progress` (see above).
-inline std::function<void(const std::string&, double)> js_progress(emscripten::val progress, std::string where) {
-  return [progress, where](const std::string& stage, double fraction) {
+inline inductive::ProgressFn js_progress(emscripten::val progress, std::string where) {
+  return [progress, where](const char* stage, double fraction) {
     if (progress.isUndefined()) return;
-    const emscripten::val answer = progress(stage, fraction);
+    const emscripten::val answer = progress(std::string(stage), fraction);  // Embind passes strings, not char*
     if (answer.isFalse()) throw inductive::Error(inductive::ErrorCode::kCancelled, where + ": cancelled");
   };
 }

@@ -129,7 +129,7 @@ void run(const FitArgs& a) {
     fo.max_samples = a.max_samples;
     fo.kmeans_iters = a.kmeans_iters;
     fo.seed = a.seed;
-    fo.progress = [&](const std::string& stage, double f) { progress(stage, f); };
+    fo.progress = [&](const char* stage, double f) { progress(stage, f); };
     fo.communicator = comm.get();
     if (!in.vectors && !in.text) {  // sequences: only the sampled k-mers are ever built
       std::vector<std::string> seqs = in.sequences, names = in.names;

@@ -17,9 +17,9 @@
 namespace inductive {
 
 // The activations the output layer reads (the head's hidden layer, after its ReLU), graphs x config.hidden, in
-// evaluation mode, computed `batch_size` graphs at a time; `progress(fraction)` after each batch (optional).
+// evaluation mode, computed `batch_size` graphs at a time; progress stage "hidden" after each batch (optional).
 MatF graphit_hidden(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size = 64,
-                    const std::function<void(double)>& progress = {});
+                    const ProgressFn& progress = {});
 
 struct GraphitHeadRefit {
   GraphitModel model;  // the input model with the new output layer, task "classification", the given classes

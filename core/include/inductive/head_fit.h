@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inductive/logistic.h"
+#include "inductive/progress.h"
 
 namespace inductive {
 
@@ -41,7 +42,7 @@ struct HeadFitOptions {
   bool refit = false;            // holdout: refit on every row at the chosen lambda
   LogisticOptions logistic;
   std::vector<std::string> class_names;  // optional, for messages
-  std::function<void(const char* stage, double fraction)> progress;
+  ProgressFn progress;                   // stages "cross-validation" or "lambda selection", then "fit"
 };
 
 // 2^hi, 2^(hi-1), ..., 2^lo. The few-labels default is (1, -20); the thesis' OTKE protocol used (-5, -20).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inductive/linalg.h"
+#include "inductive/progress.h"
 
 namespace inductive {
 
@@ -21,7 +22,8 @@ struct KMeansOptions {
   double tol = 1e-4;       // stop when the relative change of the objective is below tol
   bool spherical = false;  // cosine similarity, unit-norm centres (data rows should be unit norm)
   uint64_t seed = 0;
-  std::function<void(int iter, double objective)> progress;  // optional, called once per iteration
+  ProgressFn progress;            // optional: (stage, iterations done / max_iter) once per iteration
+  const char* stage = "k-means";  // the stage name progress reports
   // Data parallelism (inductive/communicator.h; null: one process). Every rank passes the same x; each computes the
   // distances of its share of the rows (the m x k x d product, where the time goes), and the ranks exchange the
   // assignments and distances, so that every rank then updates the centres from all rows in the serial order: the

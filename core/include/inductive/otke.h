@@ -35,6 +35,7 @@
 #include "inductive/nystrom.h"
 #include "inductive/enum_names.h"
 #include "inductive/otk_pooling.h"
+#include "inductive/progress.h"
 #include "inductive/sequence.h"
 #include "inductive/set_batch.h"
 #include "inductive/tokens.h"
@@ -137,7 +138,7 @@ struct OtkeFitOptions {
   int kmeans_iters = 100;
   int wkmeans_iters = 5;  // q > 1
   uint64_t seed = 0;
-  std::function<void(const std::string& stage, double fraction)> progress;
+  ProgressFn progress;  // stages "anchors (spherical k-means)", "reference (k-means)", "references (Wasserstein ...)"
   // Data parallelism (inductive/communicator.h; null: one process): every rank passes the same features and gets
   // the one-process model; the k-means distances and the sets' Wasserstein assignments are split over the ranks.
   class Communicator* communicator = nullptr;

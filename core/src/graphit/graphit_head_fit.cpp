@@ -7,7 +7,7 @@
 namespace inductive {
 
 MatF graphit_hidden(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size,
-                    const std::function<void(double)>& progress) {
+                    const ProgressFn& progress) {
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit: batch size must be >= 1: got ", batch_size);
   INDUCTIVE_CHECK(!graphs.empty(), ErrorCode::kInvalidArgument, "graphit: no graph given");
   const int n = static_cast<int>(graphs.size());
@@ -19,7 +19,7 @@ MatF graphit_hidden(const GraphitModel& model, const std::vector<GraphitGraph>& 
     for (int g = begin; g < end; ++g) idx.push_back(g);
     model.forward(GraphitBatch::pack(model.config, graphs, idx), {}, &cache);
     hidden.middleRows(begin, end - begin) = cache.hidden;
-    if (progress) progress(static_cast<double>(end) / n);
+    if (progress) progress("hidden", static_cast<double>(end) / n);
   }
   return hidden;
 }
@@ -31,9 +31,7 @@ GraphitHeadRefit refit_graphit_head(const GraphitModel& model, const std::vector
   INDUCTIVE_CHECK(C >= 2, ErrorCode::kInvalidArgument, "graphit refit: need at least 2 classes, got ", C);
   INDUCTIVE_CHECK(labels.size() == graphs.size(), ErrorCode::kShapeMismatch, "graphit refit: ", labels.size(),
                   " labels for ", graphs.size(), " graphs; expected one label per graph");
-  const MatF hidden = graphit_hidden(model, graphs, 64, [&](double f) {
-    if (options.progress) options.progress("hidden", f);
-  });
+  const MatF hidden = graphit_hidden(model, graphs, 64, options.progress);
   HeadFitOptions o = options;
   if (o.class_names.empty()) o.class_names = class_names;
   GraphitHeadRefit out{model, fit_head(hidden, labels, C, o)};

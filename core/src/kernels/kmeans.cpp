@@ -99,7 +99,7 @@ KMeansResult kmeans(const Eigen::Ref<const MatF>& x, const KMeansOptions& o) {
     objective /= m;
     res.objective = objective;
     res.iterations = it + 1;
-    if (o.progress) o.progress(it + 1, objective);
+    if (o.progress) o.progress(o.stage, static_cast<double>(it + 1) / o.max_iter);
     // Update; an empty cluster takes the point farthest from its centre.
     MatF sums = MatF::Zero(o.k, d);
     std::vector<int64_t> count(o.k, 0);

@@ -123,7 +123,8 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
     ko.spherical = true;
     ko.seed = options.seed;
     ko.communicator = options.communicator;
-    ko.progress = [&](int it, double) { progress("anchors (spherical k-means)", double(it) / ko.max_iter); };
+    ko.progress = options.progress;
+    ko.stage = "anchors (spherical k-means)";
     model.nystrom = Nystrom(kmeans(unit, ko).centers, c.nystrom);
     sample = model.nystrom.forward(sample);
   }
@@ -150,7 +151,8 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
   ko.communicator = options.communicator;
   std::vector<MatF> refs;
   if (q == 1) {
-    ko.progress = [&](int it, double) { progress("reference (k-means)", double(it) / ko.max_iter); };
+    ko.progress = options.progress;
+    ko.stage = "reference (k-means)";
     refs.push_back(kmeans(sample, ko).centers);
   } else {
     // 2-Wasserstein k-means over sets: start from a random partition of the sets, then alternate assigning each set

@@ -28,7 +28,10 @@ TEST(GraphitHeadFit, HiddenActivationsAreWhatTheOutputLayerReads) {
   const GraphitModel model = small_model();
   const std::vector<GraphitGraph> graphs = testing::random_graphs(20, 3, 9, {}, 11);
   std::vector<double> seen;
-  const MatF hidden = graphit_hidden(model, graphs, 7, [&](double f) { seen.push_back(f); });
+  const MatF hidden = graphit_hidden(model, graphs, 7, [&](const char* stage, double f) {
+    EXPECT_STREQ(stage, "hidden");
+    seen.push_back(f);
+  });
   ASSERT_EQ(hidden.rows(), 20);
   ASSERT_EQ(hidden.cols(), model.config.hidden);
   EXPECT_GE(hidden.minCoeff(), 0.0f);  // after the ReLU
