@@ -31,10 +31,7 @@ using inductive::MatF;
 using inductive::NpyArray;
 using inductive::VecF;
 
-std::string read_text(const std::string& path) {
-  const std::vector<uint8_t> bytes = inductive::read_file_bytes(path);
-  return std::string(bytes.begin(), bytes.end());
-}
+std::string read_text(const std::string& path) { return inductive::read_file_text(path); }
 
 // The first whitespace-separated token of a small text file, as an integer.
 long long read_integer(const std::string& path) {
