@@ -185,30 +185,11 @@ interface Description {
   yMax: number;
 }
 
-interface Report {
-  n: number;
-  p: number;
-  loss: ScreeningLoss;
-  mu: number;
-  penalty: ScreeningPenalty;
-  lambda: number;
-  intercept: number;
-  nScreened: number;
-  nDynamic: number;
-  nStatic: number;
-  nStaticByBalls: number;
-  ellipsoidSteps: number;
-  fractionScreened: number;
-  epochs: number;
-  converged: boolean;
-  cancelled: boolean;
-  primal: number | null;
-  dual: number | null;
-  gap: number | null;
-  solveSeconds: number;
-  screenSeconds: number;
+/** What the binding returns: the result's scalars, and the history as plain arrays (per-sample arrays go through
+ * wasm memory instead). */
+type Report = Omit<ScreenResult, 'screened' | 'kept' | 'scores' | 'margins' | 'coefficients' | 'history'> & {
   history: { epoch: number[]; gap: number[]; active: number[] };
-}
+};
 
 const SCREEN_KEYS: ReadonlySet<string> = new Set([
   'loss',
