@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,16 +41,17 @@ struct ScreenSettings {
   bool has_positive = false;
   double positive = 0;
   inductive::SolverOptions solver;
-  inductive::ScreenOptions regions;  // the static test (ellipsoid steps)
-  bool static_screen = false;        // path: screen each warm start too
+  inductive::ScreenOptions regions;             // the static test (ellipsoid steps)
+  bool static_screen = false;                   // path: screen each warm start too
+  std::optional<inductive::KernelSpec> kernel;  // screen: the kernel problem instead of the linear one
 };
 
 ScreenSettings parse_settings(const std::string& text) {
   const json j = json::parse(text);  // the TS layer writes it: a parse error is a bug there (-> internal)
   INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "screen: options must be an object");
   static const std::set<std::string> known = {
-      "loss",      "mu",      "penalty",  "l1Ratio",  "lambda",         "intercept",   "tol",
-      "maxEpochs", "dynamic", "positive", "gapEvery", "ellipsoidSteps", "staticScreen"};
+      "loss",      "mu",      "penalty",  "l1Ratio",  "lambda",         "intercept",    "tol",
+      "maxEpochs", "dynamic", "positive", "gapEvery", "ellipsoidSteps", "staticScreen", "kernel"};
   for (const auto& item : j.items()) {
     INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '", item.key(),
                     "'");
@@ -101,15 +103,26 @@ ScreenSettings parse_settings(const std::string& text) {
                   "screen: option ellipsoidSteps must be an integer >= 0: got ", steps);
   s.regions.ellipsoid_steps = static_cast<int>(steps);
   s.static_screen = boolean("staticScreen", false);
+  if (j.contains("kernel") && !j["kernel"].is_null()) {
+    const json& k = j["kernel"];  // the TS layer checked the shape; values are checked here, as on the CLI
+    inductive::KernelSpec spec;
+    spec.kind = inductive::parse_enum(inductive::kKernelKinds, k.value("type", std::string("gaussian")), "kernel.type");
+    spec.gamma = k.value("gamma", 0.0);
+    spec.degree = k.value("degree", 3);
+    spec.coef0 = k.value("coef0", 1.0);
+    spec.validate();
+    s.kernel = spec;
+  }
   return s;
 }
 
 // Per-sample outputs, each optional (address 0): screened flags [n] (u8), static scores [n] (f32, > 0 <=>
 // screened by the static test at the solution), margins [n] (f32, a_i^T w + b: the fitted decision values /
-// predictions), coefficients [p + 1] (f32, w then the intercept b).
+// predictions), coefficients [p + 1] (f32, w then the intercept b; linear problem only), alpha [n] (f64, the dual
+// coefficients of a kernel model; kernel problem only).
 struct ScreenCall {
   std::string options = "{}";
-  uintptr_t screened = 0, scores = 0, margins = 0, coefficients = 0;
+  uintptr_t screened = 0, scores = 0, margins = 0, coefficients = 0, alpha = 0;
 };
 
 class DatasetHandle {
@@ -200,22 +213,34 @@ class DatasetHandle {
           return keep.isUndefined() || keep.as<bool>();
         };
       }
-      const inductive::SolveAndScreenResult r = inductive::solve_and_screen(problem, s.solver, s.regions);
+      std::optional<inductive::KernelScreenResult> kernel;
+      if (s.kernel) kernel = inductive::kernel_solve_and_screen(problem, *s.kernel, s.solver, s.regions);
+      const inductive::SolveAndScreenResult r =
+          kernel ? std::move(kernel->result) : inductive::solve_and_screen(problem, s.solver, s.regions);
       const int n = problem.n(), p = problem.features();
       if (c.screened != 0) std::memcpy(ptr<uint8_t>(c.screened), r.screened.data(), static_cast<size_t>(n));
       if (c.scores != 0) {
         float* out = ptr<float>(c.scores);
         for (int i = 0; i < n; ++i) out[i] = static_cast<float>(r.at_solution.score[i]);
       }
-      const double b = r.fit.intercept(problem);
+      const double b = kernel ? kernel->intercept : r.fit.intercept(problem);
       if (c.margins != 0) {
         float* out = ptr<float>(c.margins);
-        for (int i = 0; i < n; ++i) out[i] = static_cast<float>(problem.x->row_dot(i, r.fit.x.data()) + b);
+        for (int i = 0; i < n; ++i)
+          out[i] = static_cast<float>(kernel ? kernel->decision[i] : problem.x->row_dot(i, r.fit.x.data()) + b);
       }
-      if (c.coefficients != 0) {
+      if (c.coefficients != 0 && !kernel) {
         float* out = ptr<float>(c.coefficients);
         for (int j = 0; j < p; ++j) out[j] = static_cast<float>(r.fit.x[j]);
         out[p] = static_cast<float>(b);
+      }
+      if (c.alpha != 0 && kernel) std::memcpy(ptr<double>(c.alpha), kernel->alpha.data(), sizeof(double) * n);
+      json kernel_report = nullptr;
+      if (kernel) {
+        kernel_report = {{"type", s.kernel->kind},           {"description", s.kernel->describe(p)},
+                         {"gamma", s.kernel->gamma_for(p)},  {"degree", s.kernel->degree},
+                         {"coef0", s.kernel->coef0},         {"rank", kernel->kernel_problem->rank()},
+                         {"seconds", kernel->kernel_seconds}};
       }
       report = json{{"n", n},
                     {"p", p},
@@ -238,6 +263,7 @@ class DatasetHandle {
                     {"gap", num(r.fit.gap.gap)},
                     {"solveSeconds", r.fit.seconds},
                     {"screenSeconds", r.at_solution.seconds},
+                    {"kernel", kernel_report},
                     {"history",
                      {{"epoch", r.fit.history_epoch}, {"gap", r.fit.history_gap}, {"active", r.fit.history_active}}}}
                    .dump();
@@ -255,6 +281,8 @@ class DatasetHandle {
     guarded([&] {
       INDUCTIVE_CHECK(data_.x != nullptr, ErrorCode::kInvalidArgument, "path: no dataset loaded in this handle");
       ScreenSettings s = parse_settings(options);
+      INDUCTIVE_CHECK(!s.kernel, ErrorCode::kInvalidArgument,
+                      "path: kernel screening runs one lambda at a time (screen); paths are linear only");
       // An array of lambdas, or the geometric grid {lambdaMax, ratio, count} (the CLI's defaults for what is left out).
       const json grid = json::parse(lambdas_json);
       const std::vector<double> lambdas =
@@ -324,7 +352,8 @@ EMSCRIPTEN_BINDINGS(inductive_screening) {
       .field("screened", &ScreenCall::screened)
       .field("scores", &ScreenCall::scores)
       .field("margins", &ScreenCall::margins)
-      .field("coefficients", &ScreenCall::coefficients);
+      .field("coefficients", &ScreenCall::coefficients)
+      .field("alpha", &ScreenCall::alpha);
   emscripten::class_<DatasetHandle>("DatasetHandle")
       .constructor<>()
       .function("loadText", &DatasetHandle::load_text)
@@ -332,4 +361,5 @@ EMSCRIPTEN_BINDINGS(inductive_screening) {
       .function("describe", &DatasetHandle::describe)
       .function("screen", &DatasetHandle::screen)
       .function("path", &DatasetHandle::path);
+  emscripten::function("maxKernelSamples", &inductive::max_kernel_samples);
 }

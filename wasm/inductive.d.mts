@@ -73,13 +73,14 @@ export interface OtkeHandle {
 
 /**
  * DatasetHandle.screen: `options` is a JSON object (camelCase keys: loss, mu, penalty, l1Ratio, lambda, intercept,
- * tol, maxEpochs, dynamic, positive, gapEvery; unknown keys refused). Outputs optional (address 0): screened [n]
- * (u8 0/1), scores [n] (f32, > 0: screened by the static test at the solution), margins [n] (f32, a_i^T w + b),
- * coefficients [p + 1] (f32, w then b).
+ * tol, maxEpochs, dynamic, positive, gapEvery, ellipsoidSteps, staticScreen, kernel {type, gamma, degree, coef0};
+ * unknown keys refused). Outputs optional (address 0): screened [n] (u8 0/1), scores [n] (f32, > 0: screened by
+ * the static test at the solution), margins [n] (f32, a_i^T w + b, or h(a_i) + b with a kernel), coefficients
+ * [p + 1] (f32, w then b; linear only), alpha [n] (f64, a kernel model's dual coefficients).
  */
 export interface ScreenCall {
   options: string;
-  screened: number; scores: number; margins: number; coefficients: number;
+  screened: number; scores: number; margins: number; coefficients: number; alpha: number;
 }
 
 /** Owns one parsed dataset (features + raw labels) in wasm memory; call delete() when done. */
@@ -145,6 +146,7 @@ export interface InductiveModule {
   readonly HEAPU8: Uint8Array;
   readonly HEAP32: Int32Array;
   readonly HEAPF32: Float32Array;
+  readonly HEAPF64: Float64Array;
   _malloc(size: number): number;
   _free(address: number): void;
 
@@ -160,6 +162,8 @@ export interface InductiveModule {
   parseSmiles(smiles: string): string;
   /** The largest graph (nodes, atoms) GraphiT models run in this build. */
   maxGraphNodes(): number;
+  /** The most samples kernel screening accepts in this build. */
+  maxKernelSamples(): number;
   /** JSON describing the model file in [address, address + size); "" on failure. */
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;
@@ -173,7 +177,7 @@ export interface InductiveModule {
   setThreads(n: number): void;
   /** "thread-pool" (inductive-mt) or "serial" (inductive). */
   threadRuntime(): string;
-  /** Threaded module only: re-reads HEAPU8/HEAP32/HEAPF32 when another thread grew the memory. */
+  /** Threaded module only: re-reads HEAPU8/HEAP32/HEAPF32/HEAPF64 when another thread grew the memory. */
   refreshHeapViews?(): void;
 }
 

@@ -19,8 +19,8 @@ export function views(module: InductiveModule): InductiveModule {
   return module;
 }
 
-export type ElementType = 'f32' | 'i32' | 'u8';
-const BYTES: Record<ElementType, number> = { f32: 4, i32: 4, u8: 1 };
+export type ElementType = 'f64' | 'f32' | 'i32' | 'u8';
+const BYTES: Record<ElementType, number> = { f64: 8, f32: 4, i32: 4, u8: 1 };
 
 /** One array of a block: its element type and length (0 allowed: such a slot gets address 0, i.e. "absent"). */
 export interface Slot {
@@ -68,6 +68,11 @@ export class HeapBlock {
   readF32(i: number): Float32Array {
     const start = (this.addresses[i] ?? 0) >>> 2;
     return views(this.#module).HEAPF32.slice(start, start + this.#length(i));
+  }
+
+  readF64(i: number): Float64Array {
+    const start = (this.addresses[i] ?? 0) >>> 3;
+    return views(this.#module).HEAPF64.slice(start, start + this.#length(i));
   }
 
   readI32(i: number): Int32Array {

@@ -6,7 +6,7 @@
 //   const model = ind.loadOtkeModel(bytes);  const { probabilities } = model.predict(['ACGT...']);
 //   const data = ind.loadDataset(text, { format: 'libsvm' });  const { kept } = data.screen({ lambda: 0.1 });
 //   const g = ind.loadGraphitModel(bytes);  const { layers, meanSaliency } = g.attention('O=[N+]([O-])c1ccccc1');
-export { init, type Inductive } from './inductive.js';
+export { init, type Inductive, type Limits } from './inductive.js';
 export type { InitOptions } from './load.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
 export type { SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult } from './sinkhorn.js';
@@ -36,6 +36,8 @@ export {
   type ScreenHistory,
   type ScreeningLoss,
   type ScreeningPenalty,
+  type KernelOptions,
+  type KernelReport,
 } from './screening.js';
 export {
   GraphitModel,

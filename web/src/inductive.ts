@@ -36,9 +36,11 @@ export interface Inductive {
   /**
    * Sizes this build refuses past, before any work, with InductiveError('invalid_argument'): `maxGraphNodes`, the
    * largest graph or molecule (nodes, atoms) a GraphiT model runs (1024 here; 4096 in the native build): dense
-   * kernels and attention maps cost O(n^2) memory and O(n^3) time.
+   * kernels and attention maps cost O(n^2) memory and O(n^3) time. `maxKernelSamples`, the most samples
+   * `screen({ kernel })` takes (3000 here; 8000 in the native build): the Gram matrix's eigendecomposition costs
+   * about 4 n^2 doubles and O(n^3) time.
    */
-  readonly limits: { readonly maxGraphNodes: number };
+  readonly limits: Limits;
   /**
    * Threads the core's parallel loops run on (Sinkhorn batches, GraphiT graphs): > 1 only with the threaded
    * module, in a cross-origin-isolated browser page or Worker (see InitOptions.threads).
@@ -97,12 +99,18 @@ export async function init(options?: InitOptions): Promise<Inductive> {
   return new Instance(loaded.module, loaded.threads, loaded.threadsNote);
 }
 
+/** Sizes a build refuses past (see Inductive.limits). */
+export interface Limits {
+  readonly maxGraphNodes: number;
+  readonly maxKernelSamples: number;
+}
+
 class Instance implements Inductive {
   #module: InductiveModule | null;
   readonly version: string;
   readonly simd: string;
   readonly producer: string;
-  readonly limits: { readonly maxGraphNodes: number };
+  readonly limits: Limits;
   readonly threads: number;
   readonly threadsNote: string;
 
@@ -113,7 +121,10 @@ class Instance implements Inductive {
     this.version = module.version();
     this.simd = module.simdKernel();
     this.producer = module.producer();
-    this.limits = Object.freeze({ maxGraphNodes: module.maxGraphNodes() });
+    this.limits = Object.freeze({
+      maxGraphNodes: module.maxGraphNodes(),
+      maxKernelSamples: module.maxKernelSamples(),
+    });
   }
 
   get memoryBytes(): number {

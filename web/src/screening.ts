@@ -73,6 +73,13 @@ export interface ScreenOptions {
   ellipsoidSteps?: number;
   /** One-vs-rest: the label value that becomes +1 (all others -1). Default: none (labels used as they are). */
   positive?: number | null;
+  /**
+   * Screen the kernel problem instead (thesis ch. 4, "Extension to kernel methods"): `1/n sum_i loss(t_i) + lambda
+   * ||h||^2` over the kernel's function space, penalty 'l2' only. Exact, through the eigendecomposition of the
+   * n x n Gram matrix: O(n^3) time and about 4 n^2 doubles, so at most `ind.limits.maxKernelSamples` (3000) samples. Not in
+   * `path`. Default: none (the linear problem).
+   */
+  kernel?: KernelOptions | null;
   /** Called after each gap check; return false to stop the solver (the result then has cancelled = true). A
    * throwing callback stops it too, and its exception is rethrown once wasm has returned. */
   onProgress?: (progress: ScreenProgress) => void | boolean;
@@ -97,6 +104,32 @@ export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'
 }
 
 /** One lambda of a path. */
+/** scikit-learn's conventions: linear a.b; gaussian exp(-gamma ||a - b||^2); polynomial (gamma a.b + coef0)^degree. */
+export interface KernelOptions {
+  type: 'linear' | 'gaussian' | 'polynomial';
+  /** > 0; default (or 0): 1 / p. */
+  gamma?: number;
+  /** Polynomial: an integer in 1..20. Default 3. */
+  degree?: number;
+  /** Polynomial. Default 1. */
+  coef0?: number;
+}
+
+/** The kernel a screen() ran with. */
+export interface KernelReport {
+  type: KernelOptions['type'];
+  /** e.g. "gaussian(gamma=0.5)". */
+  description: string;
+  /** The gamma used (the default resolved). */
+  gamma: number;
+  degree: number;
+  coef0: number;
+  /** The rank of the Gram matrix's kernel map (eigenvalues above 1e-10 of the largest). */
+  rank: number;
+  /** Building the Gram matrix and its eigendecomposition. */
+  seconds: number;
+}
+
 export interface PathPoint {
   lambda: number;
   /** Samples screened at this lambda (static, sequential and dynamic), and as a fraction of n. */
@@ -147,10 +180,14 @@ export interface ScreenResult {
   kept: Int32Array;
   /** [n]: the static test's scores at the solution; > 0 means screened by it. */
   scores: Float32Array;
-  /** [n]: the decision values / predictions a_i^T w + b at the solution. */
+  /** [n]: the decision values / predictions a_i^T w + b at the solution (h(a_i) + b with a kernel). */
   margins: Float32Array;
-  /** [p]: w. */
+  /** [p]: w (empty with a kernel: see alpha). */
   coefficients: Float32Array;
+  /** With a kernel, [n]: the dual coefficients, h(a) = sum_j alpha_j K(a_j, a) + b; else empty. */
+  alpha: Float64Array;
+  /** The kernel run, or null (the linear problem). */
+  kernel: KernelReport | null;
   /** b (0 without an intercept). */
   intercept: number;
   nScreened: number;
@@ -187,7 +224,7 @@ interface Description {
 
 /** What the binding returns: the result's scalars, and the history as plain arrays (per-sample arrays go through
  * wasm memory instead). */
-type Report = Omit<ScreenResult, 'screened' | 'kept' | 'scores' | 'margins' | 'coefficients' | 'history'> & {
+type Report = Omit<ScreenResult, 'screened' | 'kept' | 'scores' | 'margins' | 'coefficients' | 'alpha' | 'history'> & {
   history: { epoch: number[]; gap: number[]; active: number[] };
 };
 
@@ -204,6 +241,7 @@ const SCREEN_KEYS: ReadonlySet<string> = new Set([
   'dynamic',
   'positive',
   'ellipsoidSteps',
+  'kernel',
   'onProgress',
 ]);
 const LOAD_KEYS: ReadonlySet<string> = new Set(['format', 'header', 'labelColumn', 'delimiter']);
@@ -250,6 +288,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
     const json = screenOptionsJson(where, options ?? {});
     const n = this.n;
     const p = this.p;
+    const kernel = options?.kernel !== undefined && options.kernel !== null;
     const progress = safeProgress(where, options?.onProgress, n);
     // A dispose() from onProgress frees the dataset when the call returns (WasmObject).
     return this.use(
@@ -262,12 +301,13 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
             { type: 'f32', length: n },
             { type: 'f32', length: n },
             { type: 'f32', length: p + 1 },
+            { type: 'f64', length: kernel ? n : 0 },
           ],
           where,
           (block) => {
             const at = (i: number): number => block.addresses[i] ?? 0;
             const text = handle.screen(
-              { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3) },
+              { options: json, screened: at(0), scores: at(1), margins: at(2), coefficients: at(3), alpha: at(4) },
               progress.callback,
             );
             progress.rethrow();
@@ -289,7 +329,9 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
               kept,
               scores: block.readF32(1),
               margins: block.readF32(2),
-              coefficients: coefficients.slice(0, p),
+              coefficients: kernel ? new Float32Array(0) : coefficients.slice(0, p),
+              alpha: kernel ? block.readF64(4) : new Float64Array(0),
+              kernel: r.kernel,
               intercept: r.intercept,
               nScreened: r.nScreened,
               nDynamic: r.nDynamic,
@@ -451,7 +493,7 @@ export function datasetFromArrays(
 }
 
 const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([
-  ...[...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress'),
+  ...[...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress' && k !== 'kernel'),
   'staticScreen',
 ]);
 
@@ -480,7 +522,32 @@ function screenOptionsJson(where: string, o: ScreenOptions, known: ReadonlySet<s
   for (const key of ['intercept', 'dynamic', 'staticScreen'] as const) {
     if (r[key] !== undefined) out[key] = checkBoolean(where, key, r[key], false);
   }
+  if (r.kernel !== undefined && r.kernel !== null) out.kernel = kernelJson(where, r.kernel);
   return JSON.stringify(out);
+}
+
+const KERNEL_KEYS: ReadonlySet<string> = new Set(['type', 'gamma', 'degree', 'coef0']);
+
+function kernelJson(where: string, k: unknown): Record<string, unknown> {
+  if (typeof k !== 'object' || k === null || Array.isArray(k)) {
+    throw invalid(`${where}: kernel must be an object {type, gamma?, degree?, coef0?}: got ${typeName(k)}`);
+  }
+  const o = k as Record<string, unknown>;
+  checkKeys(`${where}: kernel`, o, KERNEL_KEYS);
+  if (o.type !== 'linear' && o.type !== 'gaussian' && o.type !== 'polynomial') {
+    throw invalid(`${where}: kernel.type must be 'linear', 'gaussian' or 'polynomial': got ${JSON.stringify(o.type)}`);
+  }
+  const out: Record<string, unknown> = { type: o.type };
+  for (const key of ['gamma', 'coef0'] as const) {
+    const v = o[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) {
+      throw invalid(`${where}: kernel.${key} must be a finite number: got ${typeName(v)} ${String(v)}`);
+    }
+    out[key] = v;
+  }
+  if (o.degree !== undefined) out.degree = checkInt(where, 'kernel.degree', o.degree, 1);
+  return out;
 }
 
 function checkKeys(where: string, o: Record<string, unknown>, known: ReadonlySet<string>): void {

@@ -27,6 +27,7 @@ NpyArray load_npy(const std::string& path);
 
 std::vector<uint8_t> npy_bytes(const float* data, const std::vector<int64_t>& shape);
 std::vector<uint8_t> npy_bytes(const int32_t* data, const std::vector<int64_t>& shape);
+std::vector<uint8_t> npy_bytes(const double* data, const std::vector<int64_t>& shape);  // written as '<f8'
 // Atomic write (temp file + rename): a failed run never leaves a partial file at `path`.
 void save_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
 

@@ -246,6 +246,9 @@ std::vector<uint8_t> npy_bytes(const float* data, const std::vector<int64_t>& sh
 std::vector<uint8_t> npy_bytes(const int32_t* data, const std::vector<int64_t>& shape) {
   return npy_encode("<i4", data, 4, shape);
 }
+std::vector<uint8_t> npy_bytes(const double* data, const std::vector<int64_t>& shape) {
+  return npy_encode("<f8", data, 8, shape);
+}
 
 void save_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
   write_file_atomic(path, npy_bytes(data, shape));

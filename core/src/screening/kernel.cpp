@@ -1,5 +1,7 @@
 // Kernel screening through the empirical kernel map (see inductive/screening/kernel.h).
+#include <chrono>
 #include <cmath>
+#include <sstream>
 
 #include <Eigen/Eigenvalues>
 
@@ -9,31 +11,83 @@
 namespace inductive {
 namespace {
 
-VecD row_of(const DesignMatrix& x, int i) {
-  // a_i through the row interface, dense or sparse: an axpy into zeros costs nnz(a_i).
-  VecD r = VecD::Zero(x.cols());
-  x.row_axpy(i, 1.0, r.data());
-  return r;
+// The rows of `x` as a dense n x p double matrix (a row-wise axpy into zeros costs nnz(a_i), dense or sparse).
+MatDc dense_rows(const DesignMatrix& x) {
+  MatDc out = MatDc::Zero(x.rows(), x.cols());
+  VecD r(x.cols());
+  for (int i = 0; i < x.rows(); ++i) {
+    r.setZero();
+    x.row_axpy(i, 1.0, r.data());
+    out.row(i) = r.transpose();
+  }
+  return out;
 }
 
 }  // namespace
 
-MatD gaussian_cross_gram(const DesignMatrix& test, const DesignMatrix& train, double gamma) {
-  INDUCTIVE_CHECK(std::isfinite(gamma) && gamma > 0, ErrorCode::kInvalidArgument,
-                  "gaussian kernel: gamma must be finite and > 0: got ", gamma);
-  INDUCTIVE_CHECK(test.cols() == train.cols(), ErrorCode::kShapeMismatch, "gaussian kernel: ", test.cols(),
-                  " features against ", train.cols());
-  MatD k(test.rows(), train.rows());
-  std::vector<VecD> rows(static_cast<size_t>(train.rows()));
-  for (int j = 0; j < train.rows(); ++j) rows[j] = row_of(train, j);
-  for (int i = 0; i < test.rows(); ++i) {
-    const VecD a = row_of(test, i);
-    for (int j = 0; j < train.rows(); ++j) k(i, j) = std::exp(-gamma * (a - rows[j]).squaredNorm());
+void KernelSpec::validate() const {
+  INDUCTIVE_CHECK(std::isfinite(gamma) && gamma >= 0, ErrorCode::kInvalidArgument,
+                  "kernel: gamma must be finite and > 0 (or 0 for 1 / features): got ", gamma);
+  if (kind == KernelKind::kPolynomial) {
+    INDUCTIVE_CHECK(degree >= 1 && degree <= 20, ErrorCode::kInvalidArgument,
+                    "kernel: polynomial degree must be an integer in 1..20: got ", degree);
+    INDUCTIVE_CHECK(std::isfinite(coef0), ErrorCode::kInvalidArgument, "kernel: coef0 must be finite: got ", coef0);
+  }
+}
+
+double KernelSpec::gamma_for(int p) const { return gamma > 0 ? gamma : 1.0 / std::max(p, 1); }
+
+std::string KernelSpec::describe(int p) const {
+  std::ostringstream os;
+  os << kind;
+  if (kind == KernelKind::kGaussian) os << "(gamma=" << gamma_for(p) << ")";
+  if (kind == KernelKind::kPolynomial)
+    os << "(gamma=" << gamma_for(p) << ", degree=" << degree << ", coef0=" << coef0 << ")";
+  return os.str();
+}
+
+MatD kernel_cross_gram(const KernelSpec& kernel, const DesignMatrix& test, const DesignMatrix& train) {
+  kernel.validate();
+  INDUCTIVE_CHECK(test.cols() == train.cols(), ErrorCode::kShapeMismatch, "kernel: ", test.cols(), " features against ",
+                  train.cols());
+  const MatDc a = dense_rows(test);
+  const MatDc b = &test == &train ? a : dense_rows(train);
+  MatD k = a * b.transpose();  // the inner products: every kernel here is a function of them (and the norms)
+  const double gamma = kernel.gamma_for(train.cols());
+  switch (kernel.kind) {
+    case KernelKind::kLinear:
+      break;
+    case KernelKind::kGaussian: {
+      const VecD na = a.rowwise().squaredNorm(), nb = b.rowwise().squaredNorm();
+      for (Eigen::Index i = 0; i < k.rows(); ++i)
+        for (Eigen::Index j = 0; j < k.cols(); ++j)
+          k(i, j) = std::exp(-gamma * std::max(na[i] + nb[j] - 2 * k(i, j), 0.0));  // rounding can dip below 0
+      break;
+    }
+    case KernelKind::kPolynomial:
+      k = (gamma * k.array() + kernel.coef0).pow(kernel.degree).matrix();
+      break;
   }
   return k;
 }
 
+MatD kernel_gram(const KernelSpec& kernel, const DesignMatrix& x) { return kernel_cross_gram(kernel, x, x); }
+
+MatD gaussian_cross_gram(const DesignMatrix& test, const DesignMatrix& train, double gamma) {
+  INDUCTIVE_CHECK(std::isfinite(gamma) && gamma > 0, ErrorCode::kInvalidArgument,
+                  "gaussian kernel: gamma must be finite and > 0: got ", gamma);
+  return kernel_cross_gram({KernelKind::kGaussian, gamma}, test, train);
+}
+
 MatD gaussian_gram(const DesignMatrix& x, double gamma) { return gaussian_cross_gram(x, x, gamma); }
+
+int max_kernel_samples() {
+#ifdef __EMSCRIPTEN__
+  return 3000;
+#else
+  return 8000;
+#endif
+}
 
 KernelProblem::KernelProblem(const MatD& gram, std::vector<double> y, Loss loss, double lambda, bool intercept,
                              double intercept_scaling, double rel_tol) {
@@ -92,6 +146,42 @@ VecD KernelProblem::decision_function(const MatD& cross_gram, const VecD& x) con
   INDUCTIVE_CHECK(cross_gram.cols() == basis_.rows(), ErrorCode::kShapeMismatch, "kernel problem: cross gram has ",
                   cross_gram.cols(), " columns, expected ", basis_.rows(), " (training points)");
   return (cross_gram * alpha(x)).array() + intercept(x);
+}
+
+KernelScreenResult kernel_solve_and_screen(const ErmProblem& samples, const KernelSpec& kernel,
+                                           const SolverOptions& options, const ScreenOptions& screen) {
+  kernel.validate();
+  INDUCTIVE_CHECK(samples.x != nullptr, ErrorCode::kInvalidArgument, "kernel screening: no samples");
+  INDUCTIVE_CHECK(samples.penalty.kind == PenaltyKind::kL2, ErrorCode::kInvalidArgument,
+                  "kernel screening: the penalty must be l2 (lambda ||h||^2 in the kernel's space): got ",
+                  samples.penalty.name());
+  const int n = samples.n();
+  INDUCTIVE_CHECK(n <= max_kernel_samples(), ErrorCode::kInvalidArgument, "kernel screening holds the ", n, " x ", n,
+                  " Gram matrix and its eigendecomposition (about ", 4.0 * n * n * 8 / 1e6, " MB): n = ", n,
+                  " exceeds this build's limit of ", max_kernel_samples(),
+                  " samples; screen a subsample or use the linear problem");
+  const auto start = std::chrono::steady_clock::now();
+  const MatD gram = kernel_gram(kernel, *samples.x);
+  KernelScreenResult r;
+  r.kernel_problem = std::make_unique<KernelProblem>(gram, samples.y, samples.loss, samples.lambda, samples.intercept,
+                                                     samples.intercept_scaling);
+  r.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ErmProblem& linear = r.kernel_problem->problem();
+  r.result = solve_and_screen(linear, options, screen);
+  // The representer's coefficients from the solver's dual point nu_i = phi'(t_i): the optimality condition
+  // 1/n sum_i phi'(t_i) s_i K(a_i, .) + 2 lambda h = 0 (s_i = y_i for classification, 1 for regression) gives
+  // alpha_i = -s_i nu_i / (2 lambda n). Unlike the minimum-norm alpha of the map (KernelProblem::alpha, which K's
+  // null space leaves free), these are zero exactly for the samples screening removed: the non-support vectors.
+  const VecD& nu = r.result.fit.nu;
+  INDUCTIVE_CHECK(nu.size() == n, ErrorCode::kInternal, "kernel screening: the solver returned ", nu.size(),
+                  " dual variables for ", n, " samples");
+  r.alpha.resize(n);
+  const bool classification = samples.loss.is_classification();
+  for (int i = 0; i < n; ++i) r.alpha[i] = -(classification ? samples.y[i] : 1.0) * nu[i] / (2 * samples.lambda * n);
+  r.intercept = r.kernel_problem->intercept(r.result.fit.x);
+  r.decision.resize(n);
+  for (int i = 0; i < n; ++i) r.decision[i] = linear.x->row_dot(i, r.result.fit.x.data()) + r.intercept;
+  return r;
 }
 
 }  // namespace inductive

@@ -61,5 +61,55 @@ TEST(Kernel, RefusesMatricesThatAreNotKernels) {
       ErrorCode::kInvalidArgument, "not positive semi-definite");
 }
 
+TEST(Kernel, GramEntriesAreTheClosedForms) {
+  auto rp = testing::random_problem(33, 5, 3, Loss::squared_hinge(), Penalty::l2(), 0.1, /*sparse=*/true);
+  const MatF x = static_cast<const CsrDesign&>(*rp.x).to_dense();
+  const MatD lin = kernel_gram({KernelKind::kLinear}, *rp.x);
+  const MatD gau = kernel_gram({KernelKind::kGaussian, 0.7}, *rp.x);
+  const MatD poly = kernel_gram({KernelKind::kPolynomial, 0.0, 2, 0.5}, *rp.x);  // gamma 0: 1 / 3 features
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      const double dot = x.row(i).cast<double>().dot(x.row(j).cast<double>());
+      const double sq = (x.row(i).cast<double>() - x.row(j).cast<double>()).squaredNorm();
+      EXPECT_NEAR(lin(i, j), dot, 1e-12);
+      EXPECT_NEAR(gau(i, j), std::exp(-0.7 * sq), 1e-12);
+      EXPECT_NEAR(poly(i, j), std::pow(dot / 3 + 0.5, 2), 1e-12);
+    }
+  }
+  EXPECT_EQ((KernelSpec{KernelKind::kPolynomial, 0.0, 2, 0.5}.describe(3)),
+            "polynomial(gamma=0.333333, degree=2, coef0=0.5)");
+}
+
+TEST(Kernel, SolveAndScreenGivesAlphaAndDecisionValuesOfTheKernelModel) {
+  auto rp = testing::random_problem(34, 60, 2, Loss::squared_hinge(), Penalty::l2(), 0.002, false, true);
+  const KernelSpec spec{KernelKind::kGaussian, 0.5};
+  const KernelScreenResult r = kernel_solve_and_screen(rp.problem, spec, tight_solver_options());
+  const MatD gram = kernel_gram(spec, *rp.x);
+  const VecD f = gram * r.alpha;
+  for (int i = 0; i < 60; ++i) {
+    EXPECT_NEAR(r.decision[i], f[i] + r.intercept, 1e-6);  // alpha from the dual point, decision from the primal
+    if (r.result.screened[i] != 0) EXPECT_EQ(r.alpha[i], 0.0);
+  }
+  EXPECT_TRUE(verify_screening(r.kernel_problem->problem(), r.result.screened).safe);
+  EXPECT_GT(r.result.n_screened, 0);
+}
+
+TEST(Kernel, SolveAndScreenRefusesWhatItCannotDo) {
+  auto l1 = testing::random_problem(35, 20, 2, Loss::squared_hinge(), Penalty::l1(), 0.1);
+  testing::expect_error([&] { kernel_solve_and_screen(l1.problem, {}, {}); }, ErrorCode::kInvalidArgument,
+                        "the penalty must be l2");
+  auto ok = testing::random_problem(36, 20, 2, Loss::squared_hinge(), Penalty::l2(), 0.1);
+  testing::expect_error(
+      [&] {
+        kernel_solve_and_screen(ok.problem, {KernelKind::kGaussian, -1.0}, {});
+      },
+      ErrorCode::kInvalidArgument, "gamma must be finite");
+  testing::expect_error(
+      [&] {
+        kernel_solve_and_screen(ok.problem, {KernelKind::kPolynomial, 1.0, 0}, {});
+      },
+      ErrorCode::kInvalidArgument, "degree must be an integer in 1..20");
+}
+
 }  // namespace
 }  // namespace inductive
