@@ -13,6 +13,7 @@ void add_sinkhorn_command(CLI::App& app);
 void add_screen_command(CLI::App& app);
 void add_graph_kernel_command(CLI::App& app);  // cmd_graph.cpp
 void add_path_command(CLI::App& app);
+void add_compress_command(CLI::App& app);
 void add_smiles_command(CLI::App& app);
 void add_graphit_command(CLI::App& app);
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,24 +36,10 @@ struct PathArgs {
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::vector<double> parse_lambdas(const std::string& text) {
-  std::vector<double> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    INDUCTIVE_CHECK(used > 0 && item.find_first_not_of(" \t", used) == std::string::npos, ErrorCode::kInvalidArgument,
-                    "--lambdas: not a number: got '", item, "'");
-    INDUCTIVE_CHECK(std::isfinite(v) && v > 0, ErrorCode::kInvalidArgument,
-                    "--lambdas: every lambda must be a finite number > 0, got ", v);
-    out.push_back(v);
+  std::vector<double> out = parse_number_list(text, "--lambdas");
+  for (double v : out) {
+    INDUCTIVE_CHECK(v > 0, ErrorCode::kInvalidArgument, "--lambdas: every lambda must be a finite number > 0, got ", v);
   }
-  INDUCTIVE_CHECK(!out.empty(), ErrorCode::kInvalidArgument, "--lambdas: empty list");
   return out;
 }
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "inductive/error.h"
@@ -78,6 +80,27 @@ SolverOptions erm_solver_options(const ErmArgs& args, int every) {
     return true;
   };
   return options;
+}
+
+std::vector<double> parse_number_list(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    INDUCTIVE_CHECK(used > 0 && item.find_first_not_of(" \t", used) == std::string::npos, ErrorCode::kInvalidArgument,
+                    flag, ": not a number: got '", item, "'");
+    INDUCTIVE_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, flag, ": every value must be finite, got ", v);
+    out.push_back(v);
+  }
+  INDUCTIVE_CHECK(!out.empty(), ErrorCode::kInvalidArgument, flag, ": empty list");
+  return out;
 }
 
 std::string kept_samples_libsvm(const Dataset& data, const std::vector<int>& rows) {

@@ -43,6 +43,10 @@ ErmInput load_erm_input(const ErmArgs& args);
 // Solver options from the arguments, with a progress line on stderr every `every` epochs (none when every <= 0).
 SolverOptions erm_solver_options(const ErmArgs& args, int every = 10);
 
+// A comma-separated list of finite numbers ("1,0.5,0.1"); `flag` names the option in messages. Throws on an empty
+// list, an item that is not a number, NaN or Inf.
+std::vector<double> parse_number_list(const std::string& text, const std::string& flag);
+
 // The samples with keep[i] != 0 in LIBSVM format (1-based indices, original labels), for compressed datasets.
 std::string kept_samples_libsvm(const Dataset& data, const std::vector<int>& rows);
 

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   inductive::cli::add_screen_command(app);
   inductive::cli::add_graph_kernel_command(app);
   inductive::cli::add_path_command(app);
+  inductive::cli::add_compress_command(app);
   inductive::cli::add_smiles_command(app);
   inductive::cli::add_graphit_command(app);
 

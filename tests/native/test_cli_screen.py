@@ -235,5 +235,70 @@ class PathCase(CliCase):
         self.assert_refused("--libsvm", self.data, "--loss", "nope", extra=())
 
 
+class CompressCase(CliCase):
+    """`inductive compress`: refits after removing samples by screening score, margin or at random."""
+
+    command = "compress"
+
+    def test_curves_on_a_held_out_split(self):
+        out, csv = self.path("c.json"), self.path("c.csv")
+        r = self.run_cli("--libsvm", self.data, "--lambda", "0.01", "--tol", "1e-9", "--fractions", "0,0.2,0.5",
+                         "--test-fraction", "0.25", "--seed", "4", "--out", out, "--out-csv", csv)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("100% of the refits done", r.stderr)  # progress
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual((report["n_train"], report["n_test"]), (150, 50))
+        self.assertEqual(report["test"], {"held_out_fraction": 0.25, "seed": 4})
+        self.assertEqual([c["ranking"] for c in report["curves"]], ["screening", "margin", "random"])
+        full = report["full"]
+        self.assertTrue(full["converged"])
+        for c in report["curves"]:
+            self.assertEqual([p["fraction_removed"] for p in c["points"]], [0, 0.2, 0.5])
+            self.assertEqual([p["n_kept"] for p in c["points"]], [150, 120, 75])
+            for p in c["points"]:
+                # Never below the full optimum, never above it by more than the certified gap.
+                self.assertGreaterEqual(p["train_objective"], full["primal"] - 1e-9)
+                self.assertLessEqual(p["train_objective"] - full["primal"], p["certified_gap"] + 1e-9)
+            if c["ranking"] == "screening":
+                # Removing certified samples only changes nothing (the static test certifies > 20% here).
+                self.assertGreater(full["n_certified"], 30)
+                self.assertLess(c["points"][1]["certified_gap"], 1e-6)
+                self.assertEqual(c["points"][1]["test_accuracy"], full["test_accuracy"])
+        rows = np.genfromtxt(csv, delimiter=",", names=True, dtype=None, encoding="utf-8")
+        self.assertEqual(len(rows), 9)
+        self.assertEqual(list(rows["ranking"][:3]), ["screening"] * 3)
+        self.assertAlmostEqual(float(rows["test_accuracy"][0]), report["curves"][0]["points"][0]["test_accuracy"])
+
+    def test_a_test_file_and_a_choice_of_rankings(self):
+        out = self.path("c.json")
+        with open(self.data) as f:
+            test = self.write("test.svm", "".join(f.readlines()[:40]))
+        r = self.run_cli("--libsvm", self.data, "--test-libsvm", test, "--rankings", "random", "--fractions", "0.3",
+                         "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual((report["n_train"], report["n_test"], report["test"]), (200, 40, test))
+        self.assertEqual(len(report["curves"]), 1)
+        self.assertEqual(report["curves"][0]["points"][0]["n_kept"], 140)
+
+    def test_refusals(self):
+        cases = [
+            (("--fractions", "0,1"), "fractions must be in [0, 1)"),
+            (("--fractions", "0,x"), "--fractions: not a number"),
+            (("--rankings", "screening,best"), "--rankings must be screening, margin or random: got 'best'"),
+            (("--test-fraction", "1.5"), "test fraction must be in (0, 1)"),
+            (("--lambda", "0"), "--lambda must be"),
+        ]
+        for args, message in cases:
+            msg = self.assert_refused("--libsvm", self.data, *args, extra=("--out-csv", "c.csv"))
+            self.assertIn(message, msg)
+        narrow = self.write("narrow.csv", "1,2,1\n3,4,-1\n")
+        wide = self.write("wide.csv", "1,2,3,1\n3,4,5,-1\n2,2,2,1\n")
+        msg = self.assert_refused("--csv", wide, "--test-csv", narrow, extra=())
+        self.assertIn("2 features, the training input has 3", msg)
+
+
 if __name__ == "__main__":
     unittest.main()
