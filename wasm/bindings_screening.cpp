@@ -199,14 +199,7 @@ class DatasetHandle {
     guarded([&] {
       INDUCTIVE_CHECK(data_.x != nullptr, ErrorCode::kInvalidArgument, "screen: no dataset loaded in this handle");
       ScreenSettings s = parse_settings(c.options);
-      inductive::ErmProblem problem;
-      problem.x = data_.x.get();
-      problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
-      problem.loss = s.loss;
-      problem.penalty = s.penalty;
-      problem.lambda = s.lambda;
-      problem.intercept = s.intercept;
-      problem.validate();
+      const inductive::ErmProblem problem = problem_of(s, s.lambda);
       if (!progress.isUndefined()) {
         s.solver.progress = [&](const inductive::SolverProgress& p) {
           const emscripten::val keep = progress(p.epoch, p.primal, p.dual, p.gap, p.n_active);
@@ -290,14 +283,7 @@ class DatasetHandle {
                           : inductive::geometric_lambdas(grid.value("lambdaMax", inductive::kDefaultPathLambdaMax),
                                                          grid.value("ratio", inductive::kDefaultPathRatio),
                                                          grid.value("count", inductive::kDefaultPathCount));
-      inductive::ErmProblem problem;
-      problem.x = data_.x.get();
-      problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
-      problem.loss = s.loss;
-      problem.penalty = s.penalty;
-      problem.lambda = lambdas.empty() ? 1.0 : lambdas.front();
-      problem.intercept = s.intercept;
-      problem.validate();
+      const inductive::ErmProblem problem = problem_of(s, lambdas.empty() ? 1.0 : lambdas.front());
       const auto report_progress = inductive::wasm::js_progress(progress, "path");
       const double count = static_cast<double>(std::max<size_t>(lambdas.size(), 1));
       int done = 0;
@@ -335,7 +321,76 @@ class DatasetHandle {
     return report;
   }
 
+  // Dataset compression (core compress_dataset, as `inductive compress`): `settings` as screen's (no kernel),
+  // `compression` {testFraction, seed, fractions, rankings} (the TS layer fills every key). `progress(stage,
+  // fraction)`: "fit", then "refit"; returning false cancels. The JSON report, "" on failure.
+  std::string compression(const std::string& settings, const std::string& compression, emscripten::val progress) {
+    std::string report;
+    guarded([&] {
+      INDUCTIVE_CHECK(data_.x != nullptr, ErrorCode::kInvalidArgument,
+                      "compressionCurve: no dataset loaded in this handle");
+      const ScreenSettings s = parse_settings(settings);
+      INDUCTIVE_CHECK(!s.kernel, ErrorCode::kInvalidArgument, "compressionCurve: linear problems only (no kernel)");
+      const json c = json::parse(compression);
+      inductive::CompressionOptions o;
+      o.fractions = c.at("fractions").get<std::vector<double>>();
+      o.rankings.clear();
+      for (const json& r : c.at("rankings"))
+        o.rankings.push_back(inductive::parse_enum(inductive::kCompressionRankings, r.get<std::string>(), "rankings"));
+      o.seed = c.at("seed").get<uint32_t>();
+      o.solver = s.solver;
+      o.screen = s.regions;
+      o.progress = inductive::wasm::js_progress(progress, "compressionCurve");
+      o.validate();
+      const inductive::ErmProblem all = problem_of(s, s.lambda);
+      const inductive::HeldOut h = inductive::hold_out(all, c.at("testFraction").get<double>(), o.seed);
+      const inductive::CompressionReport r = inductive::compress_dataset(h.train, *h.test_x, h.test_y, o);
+      json curves = json::array();
+      for (const inductive::CompressionCurve& curve : r.curves) {
+        json points = json::array();
+        for (const inductive::CompressionPoint& p : curve.points) {
+          points.push_back({{"fractionRemoved", p.fraction_removed},
+                            {"nKept", p.n_kept},
+                            {"testAccuracy", p.test_accuracy},
+                            {"testLoss", num(p.test_loss)},
+                            {"trainObjective", num(p.train_objective)},
+                            {"certifiedGap", num(p.certified_gap)},
+                            {"epochs", p.epochs}});
+        }
+        curves.push_back({{"ranking", curve.ranking}, {"points", points}});
+      }
+      report = json{{"nTrain", h.train.n()},
+                    {"nTest", static_cast<int>(h.test_y.size())},
+                    {"p", all.features()},
+                    {"loss", s.loss.name()},
+                    {"penalty", s.penalty.name()},
+                    {"lambda", s.lambda},
+                    {"fullPrimal", num(r.full.gap.primal)},
+                    {"fullGap", num(r.full.gap.gap)},
+                    {"fullConverged", r.full.converged},
+                    {"fullTestAccuracy", r.full_test_accuracy},
+                    {"nCertified", r.n_certified},
+                    {"curves", curves},
+                    {"seconds", r.seconds}}
+                   .dump();
+    });
+    return report;
+  }
+
  private:
+  // The ERM problem of these settings on the loaded data, at `lambda`.
+  inductive::ErmProblem problem_of(const ScreenSettings& s, double lambda) const {
+    inductive::ErmProblem problem;
+    problem.x = data_.x.get();
+    problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
+    problem.loss = s.loss;
+    problem.penalty = s.penalty;
+    problem.lambda = lambda;
+    problem.intercept = s.intercept;
+    problem.validate();
+    return problem;
+  }
+
   void set(inductive::Dataset d) {
     INDUCTIVE_CHECK(d.n() >= 1 && d.p() >= 1, ErrorCode::kInvalidArgument,
                     "loadDataset: no samples or no features, got ", d.n(), " x ", d.p());
@@ -360,6 +415,7 @@ EMSCRIPTEN_BINDINGS(inductive_screening) {
       .function("loadDense", &DatasetHandle::load_dense)
       .function("describe", &DatasetHandle::describe)
       .function("screen", &DatasetHandle::screen)
+      .function("compression", &DatasetHandle::compression)
       .function("path", &DatasetHandle::path);
   emscripten::function("maxKernelSamples", &inductive::max_kernel_samples);
 }

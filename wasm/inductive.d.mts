@@ -96,6 +96,9 @@ export interface DatasetHandle {
   screen(call: ScreenCall,
     progress: ((epoch: number, primal: number, dual: number, gap: number, nActive: number) => boolean | undefined)
       | undefined): string;
+  /** Dataset compression: settings JSON as screen's, compression JSON {testFraction, seed, fractions, rankings};
+   * the JSON report ("" on failure). `progress(stage, fraction)`: return false to cancel. */
+  compression(settings: string, compression: string, progress: ProgressFunction | undefined): string;
   /** A regularisation path over a JSON array of lambdas; the JSON report ("" on failure). */
   path(options: string, lambdas: string, screening: boolean, progress: ProgressFunction | undefined): string;
   delete(): void;

@@ -38,6 +38,10 @@ export {
   type ScreeningPenalty,
   type KernelOptions,
   type KernelReport,
+  type CompressionOptions,
+  type CompressionPoint,
+  type CompressionRanking,
+  type CompressionResult,
 } from './screening.js';
 export {
   GraphitModel,

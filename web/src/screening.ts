@@ -103,7 +103,6 @@ export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'
   onProgress?: ProgressCallback;
 }
 
-/** One lambda of a path. */
 /** scikit-learn's conventions: linear a.b; gaussian exp(-gamma ||a - b||^2); polynomial (gamma a.b + coef0)^degree. */
 export interface KernelOptions {
   type: 'linear' | 'gaussian' | 'polynomial';
@@ -130,6 +129,7 @@ export interface KernelReport {
   seconds: number;
 }
 
+/** One lambda of a path. */
 export interface PathPoint {
   lambda: number;
   /** Samples screened at this lambda (static, sequential and dynamic), and as a fraction of n. */
@@ -154,6 +154,56 @@ export interface PathResult {
   staticScreen: boolean;
   points: PathPoint[];
   /** The sum of the points' seconds. */
+  seconds: number;
+}
+
+export type CompressionRanking = 'screening' | 'margin' | 'random';
+
+/** Options of ScreeningDataset.compressionCurve: screen's problem settings, the held-out split and the curve. */
+export interface CompressionOptions extends Omit<ScreenOptions, 'kernel' | 'dynamic' | 'onProgress'> {
+  /** The fraction of samples held out as the test set (stratified by label for classification). Default 0.2. */
+  testFraction?: number;
+  /** Seed of the split and of the random ranking (the same split as `inductive compress --seed`). Default 0. */
+  seed?: number;
+  /** Fractions of the training samples to remove, each in [0, 1). Default 0, 0.1, ..., 0.9. */
+  fractions?: number[];
+  /** Orders of removal: by screening score, by margin, at random. Default all three. */
+  rankings?: CompressionRanking[];
+  /** Stages "fit" (the full problem) and "refit" (fraction of all refits done); return false to cancel (throws
+   * InductiveError 'cancelled'). */
+  onProgress?: ProgressCallback;
+}
+
+/** One refit of a compression curve. */
+export interface CompressionPoint {
+  fractionRemoved: number;
+  nKept: number;
+  /** Classification: the fraction of test signs right; regression: |prediction - target| <= mu. */
+  testAccuracy: number;
+  testLoss: number | null;
+  /** The full training problem's objective at the refit, and its certified duality gap there: an upper bound on
+   * how far the compressed data's model is from the full data's (trainObjective - P*). */
+  trainObjective: number | null;
+  certifiedGap: number | null;
+  epochs: number;
+}
+
+export interface CompressionResult {
+  nTrain: number;
+  nTest: number;
+  p: number;
+  loss: ScreeningLoss;
+  penalty: ScreeningPenalty;
+  lambda: number;
+  /** The full training problem's solution. */
+  fullPrimal: number | null;
+  fullGap: number | null;
+  fullConverged: boolean;
+  fullTestAccuracy: number;
+  /** Training samples the static test screens at the full solution: removing up to this many by screening score
+   * leaves the model unchanged. */
+  nCertified: number;
+  curves: { ranking: CompressionRanking; points: CompressionPoint[] }[];
   seconds: number;
 }
 
@@ -402,6 +452,50 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
       'screening',
     );
   }
+
+  /**
+   * Dataset compression (thesis ch. 4): holds out a test set, solves the training problem, then for each fraction
+   * removes that many training samples (easiest first by screening score, by margin, or at random), refits on the
+   * rest and reports test accuracy and the certified gap to the full model (core compress_dataset, as
+   * `inductive compress`).
+   */
+  compressionCurve(options?: CompressionOptions): CompressionResult {
+    const where = 'compressionCurve';
+    checkOptionsObject(where, options);
+    const o = (options ?? {}) as Record<string, unknown>;
+    const { testFraction, seed, fractions, rankings, onProgress, ...settings } = o;
+    const json = screenOptionsJson(where, settings as ScreenOptions, COMPRESSION_SETTING_KEYS);
+    const curve = compressionJson(where, { testFraction, seed, fractions, rankings });
+    const progress = safeCancellableProgress(where, onProgress);
+    return this.use(
+      where,
+      (handle) => {
+        const text = handle.compression(json, curve, progress.callback);
+        progress.rethrow();
+        if (text === '') throw lastError(this.#module);
+        return parseJson<CompressionResult>(text, where);
+      },
+      'screening',
+    );
+  }
+}
+
+/** The thesis' dataset compression (`inductive compress`). */
+function compressionJson(where: string, o: Record<string, unknown>): string {
+  const testFraction = checkNumber(where, 'testFraction', o.testFraction, 0.2);
+  if (!Number.isFinite(testFraction))
+    throw invalid(`${where}: testFraction must be a finite number: got ${testFraction}`);
+  const seed = checkInt(where, 'seed', o.seed, 0);
+  if (seed < 0) throw invalid(`${where}: seed must be >= 0: got ${seed}`);
+  const fractions = o.fractions ?? [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+  if (!Array.isArray(fractions) || fractions.some((f) => typeof f !== 'number' || !Number.isFinite(f))) {
+    throw invalid(`${where}: fractions must be an array of finite numbers`);
+  }
+  const rankings = o.rankings ?? ['screening', 'margin', 'random'];
+  if (!Array.isArray(rankings) || rankings.some((r) => r !== 'screening' && r !== 'margin' && r !== 'random')) {
+    throw invalid(`${where}: rankings must be an array of 'screening', 'margin' or 'random'`);
+  }
+  return JSON.stringify({ testFraction, seed, fractions, rankings });
 }
 
 /** Parses LIBSVM or CSV text (a string, or bytes that may be gzip-compressed) into a new ScreeningDataset. */
@@ -496,6 +590,10 @@ const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([
   ...[...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress' && k !== 'kernel'),
   'staticScreen',
 ]);
+
+const COMPRESSION_SETTING_KEYS: ReadonlySet<string> = new Set(
+  [...SCREEN_KEYS].filter((k) => k !== 'onProgress' && k !== 'kernel' && k !== 'dynamic'),
+);
 
 /** The options as the binding's JSON; types are checked here, values (lambda > 0, known loss, ...) by the core. */
 function screenOptionsJson(where: string, o: ScreenOptions, known: ReadonlySet<string> = SCREEN_KEYS): string {

@@ -6,8 +6,9 @@
 // the panel and checks what a user sees: digits 9 vs rest at lambda 1 screens exactly the samples the native CLI
 // screens (tests/data/screening), the three figures are drawn, lambda and mu change the outcome, the breast-cancer
 // and interval-regression sets run, a malformed dropped file shows the library's error code (and the page goes on
-// working), a valid dropped file is screened, a long run is cancelled, and a regularisation path screens what the
-// native CLI's path screens at each lambda. Screenshots: build/screenshots/demo-screening*.png.
+// working), a valid dropped file is screened, a long run is cancelled, a regularisation path screens what the
+// native CLI's path screens at each lambda, and the compression curves are the native CLI's. Screenshots:
+// build/screenshots/demo-screening*.png.
 
 import { execFileSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
@@ -234,6 +235,7 @@ async function run(page, url) {
   const again = await expectResult(page, 'digits again');
   check(again.nScreened === native.n_removed, `digits again: ${again.nScreened} screened, native ${native.n_removed}`);
   await regularisationPath(page);
+  await compressionCurves(page);
 }
 
 // The path card on digits (9 vs rest): 20 lambdas from 1 to 0.001, with and without screening; the fraction
@@ -294,6 +296,69 @@ async function regularisationPath(page) {
   });
   await chart.screenshot({ path: join(shotDir, 'demo-screening-path.png') });
   log(`path: ${summary.text} (fractions match the native CLI at all 20 lambdas)`);
+}
+
+// The compression card on digits (9 vs rest, lambda 1): the certified count and every point's test accuracy must be
+// the native CLI's (`inductive compress`, same held-out split, fractions and tolerance).
+async function compressionCurves(page) {
+  await byTestId(page, 'screening-compression-run').click();
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('[data-testid="screening-compression-summary"]');
+      return el && el.dataset.state !== 'busy' && el.dataset.state !== 'idle';
+    },
+    null,
+    { timeout: 120_000 },
+  );
+  const summary = await byTestId(page, 'screening-compression-summary').evaluate((el) => ({
+    state: el.dataset.state,
+    text: el.textContent,
+    certified: Number(el.dataset.certified),
+  }));
+  check(summary.state === 'done', `the compression curves should run: "${summary.text}"`);
+  const chart = byTestId(page, 'screening-compression-chart');
+  check(
+    (await chart.getAttribute('data-drawn')) === 'true' &&
+      (await chart.getAttribute('data-curves')) === '3' &&
+      (await chart.getAttribute('data-points')) === '30',
+    'the compression chart should show 3 curves of 10 points',
+  );
+  const out = join(tmpdir(), `inductive-compress-${process.pid}.json`);
+  execFileSync(
+    CLI,
+    [
+      'compress',
+      '--csv',
+      join(repoRoot, 'data', 'screening', 'digits.csv.gz'),
+      '--one-vs-rest',
+      '9',
+      '--lambda',
+      '1',
+      '--tol',
+      '1e-9',
+      '--out',
+      out,
+    ],
+    { stdio: 'ignore' },
+  );
+  const native = JSON.parse(await readFile(out, 'utf8'));
+  await rm(out, { force: true });
+  check(
+    summary.certified === native.full.n_certified,
+    `certified removable: the page ${summary.certified}, the native CLI ${native.full.n_certified}`,
+  );
+  for (const curve of native.curves) {
+    const titles = await chart.locator(`g[data-ranking="${curve.ranking}"] circle title`).allTextContents();
+    const accuracy = titles.map((t) => Number(/test accuracy ([\d.]+)%/.exec(t)?.[1]) / 100);
+    curve.points.forEach((pt, i) => {
+      check(
+        Math.abs(accuracy[i] - pt.test_accuracy) <= 0.003,
+        `${curve.ranking}, ${pt.fraction_removed} removed: the page ${accuracy[i]}, the native CLI ${pt.test_accuracy}`,
+      );
+    });
+  }
+  await chart.screenshot({ path: join(shotDir, 'demo-screening-compression.png') });
+  log(`compression: ${summary.text} (certified count and 30 accuracies match the native CLI)`);
 }
 
 // A run long enough to cancel: 20000 x 50 samples, plain logistic loss (nothing to screen, so the solver runs its
@@ -362,7 +427,7 @@ runDemoTest({
     await run(page, url);
     log(
       `screenshots in ${shotDir} (demo-screening.png, demo-screening-digits.png, demo-screening-error.png, ` +
-        'demo-screening-path.png)',
+        'demo-screening-path.png, demo-screening-compression.png)',
     );
   },
 });

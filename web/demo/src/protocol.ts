@@ -315,8 +315,39 @@ export interface ScreeningPathResponse {
   converged: boolean;
 }
 
-export type ScreeningRequest = ScreeningLoadFileRequest | ScreeningRunRequest | ScreeningPathRequest;
-export type ScreeningResponse = ScreeningLoadFileResponse | ScreeningRunResponse | ScreeningPathResponse;
+/**
+ * Dataset compression (ScreeningDataset.compressionCurve): a held-out test set, then test accuracy after removing
+ * each fraction of the training samples by screening score, by margin and at random, for the settings of a run.
+ */
+export interface ScreeningCompressRequest extends Omit<ScreeningRunRequest, 'method'> {
+  method: 'screening-compress';
+  fractions: number[];
+}
+
+export interface CompressionCurveSeries {
+  ranking: string;
+  /** Per fraction: the fraction of training samples kept, the test accuracy, the certified gap to the full model. */
+  kept: number[];
+  accuracy: number[];
+  gap: (number | null)[];
+}
+
+export interface ScreeningCompressResponse {
+  method: 'screening-compress';
+  dataset: ScreeningDatasetInfo;
+  nTrain: number;
+  nTest: number;
+  /** Training samples certified removable at the full solution. */
+  nCertified: number;
+  fullTestAccuracy: number;
+  curves: CompressionCurveSeries[];
+  seconds: number;
+}
+
+export type ScreeningRequest =
+  ScreeningLoadFileRequest | ScreeningRunRequest | ScreeningPathRequest | ScreeningCompressRequest;
+export type ScreeningResponse =
+  ScreeningLoadFileResponse | ScreeningRunResponse | ScreeningPathResponse | ScreeningCompressResponse;
 
 // ---- Molecules (GraphiT) --------------------------------------------------------------------------------------
 // The worker holds the committed GraphiT model and the "current" one: the committed model until the page refits

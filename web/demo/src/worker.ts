@@ -99,6 +99,7 @@ function solve(
     case 'screening-load-file':
     case 'screening-run':
     case 'screening-path':
+    case 'screening-compress':
       return solveScreening(ind, request, progress);
     case 'graphit-info':
     case 'graphit-analyse':
@@ -123,6 +124,7 @@ function transferables(response: SolveResponse): Transferable[] {
     case 'screening-load-file':
     case 'screening-run':
     case 'screening-path':
+    case 'screening-compress':
       return screeningTransferables(response);
     case 'graphit-info':
     case 'graphit-analyse':

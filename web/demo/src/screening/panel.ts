@@ -7,6 +7,7 @@ import './screening.css';
 import { h } from '../dom';
 import { formatMs, formatSmall, formatValue } from '../format';
 import { LatestOnly } from '../latest_only';
+import { CompressionView } from './compression_view';
 import { PathView } from './path_view';
 import { epsFromStep } from '../ot/eps_scale';
 import type { PanelContext } from '../panels';
@@ -221,6 +222,29 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       ),
   });
 
+  // The compression curves likewise, at the current lambda.
+  const compressionView = new CompressionView({
+    run: (onProgress, signal) =>
+      ctx.solver.solve(
+        {
+          method: 'screening-compress',
+          source: s.source,
+          seed: s.seed,
+          loss: s.loss,
+          penalty: s.penalty,
+          lambda: lambdaOf(s.lambdaStep),
+          mu: WITH_MU.has(s.loss) ? s.mu : null,
+          intercept: s.intercept,
+          positive: s.positive,
+          tol: TOL,
+          maxEpochs: MAX_EPOCHS,
+          ellipsoidSteps: s.ellipsoidSteps,
+          fractions: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+        },
+        { onProgress, signal },
+      ),
+  });
+
   container.append(
     h(
       'header',
@@ -334,6 +358,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
           pictureNote,
         ),
         pathView.element,
+        compressionView.element,
       ),
     ),
   );

@@ -6,6 +6,8 @@ import { InductiveError, type Inductive, type ProgressCallback, type ScreeningDa
 import type {
   ScreeningDatasetInfo,
   ScreeningLoadFileRequest,
+  ScreeningCompressRequest,
+  ScreeningCompressResponse,
   ScreeningPathRequest,
   ScreeningPathResponse,
   ScreeningRequest,
@@ -173,6 +175,43 @@ async function path(
   };
 }
 
+// The thesis' compression experiment: the three orders of removal on one held-out split.
+async function compress(
+  ind: Inductive,
+  req: ScreeningCompressRequest,
+  progress: ProgressCallback,
+): Promise<ScreeningCompressResponse> {
+  const { dataset: d, info } = await dataset(ind, req);
+  const r = d.compressionCurve({
+    loss: req.loss as never,
+    penalty: req.penalty as never,
+    lambda: req.lambda,
+    intercept: req.intercept,
+    ...(req.mu === null ? {} : { mu: req.mu }),
+    positive: req.positive,
+    tol: req.tol,
+    maxEpochs: req.maxEpochs,
+    ellipsoidSteps: req.ellipsoidSteps,
+    fractions: req.fractions,
+    onProgress: progress,
+  });
+  return {
+    method: 'screening-compress',
+    dataset: info,
+    nTrain: r.nTrain,
+    nTest: r.nTest,
+    nCertified: r.nCertified,
+    fullTestAccuracy: r.fullTestAccuracy,
+    curves: r.curves.map((c) => ({
+      ranking: c.ranking,
+      kept: c.points.map((p) => p.nKept / r.nTrain),
+      accuracy: c.points.map((p) => p.testAccuracy),
+      gap: c.points.map((p) => p.certifiedGap),
+    })),
+    seconds: r.seconds,
+  };
+}
+
 export async function solveScreening(
   ind: Inductive,
   req: ScreeningRequest,
@@ -185,6 +224,8 @@ export async function solveScreening(
       return run(ind, req, progress);
     case 'screening-path':
       return path(ind, req, progress);
+    case 'screening-compress':
+      return compress(ind, req, progress);
   }
 }
 

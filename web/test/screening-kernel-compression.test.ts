@@ -1,7 +1,8 @@
 // Kernel screening in wasm (screen({ kernel })): the digits run screens what the native CLI screens (committed
-// reference, tests/data/screening/README.md), the returned coefficients are the model (margins = K alpha + b with K
-// computed here, independently), screened samples have zero coefficients (they are not support vectors), and what the kernel path cannot
-// do is refused with typed errors before any work.
+// reference, tests/data/screening/README.md), the returned coefficients are the model (margins = K alpha + b with
+// K computed here, independently), screened samples have zero coefficients (they are not support vectors), and
+// what the kernel path cannot do is refused with typed errors before any work. Dataset compression
+// (compressionCurve) gives the CLI's curves.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,5 +143,83 @@ describe('kernel screening', () => {
       'invalid_argument',
       "unknown option 'kernel'",
     );
+  });
+});
+
+describe('dataset compression (compressionCurve)', () => {
+  const REFERENCE_COMPRESS = repo('tests/data/screening/digits-9-vs-rest-compress.json');
+  type NativePoint = { fraction_removed: number; n_kept: number; test_accuracy: number; train_objective: number };
+  const native = JSON.parse(readFileSync(REFERENCE_COMPRESS, 'utf8')) as {
+    n_train: number;
+    n_test: number;
+    full: { n_certified: number; test_accuracy: number; primal: number };
+    curves: { ranking: string; points: NativePoint[] }[];
+  };
+
+  it('gives the native CLI curves on digits: same split, certified samples, accuracies and objectives', () => {
+    const digits = ind.loadDataset(new Uint8Array(readFileSync(DIGITS)), { format: 'csv' });
+    try {
+      const stages = new Set<string>();
+      const r = digits.compressionCurve({
+        positive: 9,
+        lambda: 1,
+        tol: 1e-8,
+        fractions: [0, 0.5, 0.8],
+        onProgress: (stage, fraction) => {
+          stages.add(stage);
+          expect(fraction).toBeGreaterThanOrEqual(0);
+          expect(fraction).toBeLessThanOrEqual(1);
+        },
+      });
+      expect([...stages]).toEqual(['fit', 'refit']);
+      expect([r.nTrain, r.nTest, r.nCertified]).toEqual([native.n_train, native.n_test, native.full.n_certified]);
+      expect(r.fullTestAccuracy).toBe(native.full.test_accuracy);
+      expect(r.curves.map((c) => c.ranking)).toEqual(['screening', 'margin', 'random']);
+      r.curves.forEach((c, k) => {
+        c.points.forEach((p, i) => {
+          const q = native.curves[k]!.points[i]!;
+          expect([p.fractionRemoved, p.nKept]).toEqual([q.fraction_removed, q.n_kept]);
+          expect(p.testAccuracy).toBeCloseTo(q.test_accuracy, 6);
+          expect(p.trainObjective!).toBeCloseTo(q.train_objective, 4); // each refit to a relative gap of 1e-8
+        });
+      });
+      // The thesis' finding: removing certified samples (here half the training set) keeps the model exactly;
+      // removing as many at random does not.
+      expect(r.curves[0]!.points[1]!.certifiedGap!).toBeLessThan(1e-6);
+      expect(r.curves[2]!.points[1]!.certifiedGap!).toBeGreaterThan(1e-3);
+    } finally {
+      digits.dispose();
+    }
+  });
+
+  it('cancels from onProgress and refuses bad options with typed errors', () => {
+    const n = 200;
+    const { x, y } = disc(n);
+    const data = ind.datasetFromArrays(x, n, 2, y);
+    try {
+      expectInductiveError(() => data.compressionCurve({ onProgress: () => false }), 'cancelled', 'cancelled');
+      expectInductiveError(() => data.compressionCurve({ fractions: [0, 1] }), 'invalid_argument', '[0, 1)');
+      expectInductiveError(
+        () => data.compressionCurve({ rankings: ['best' as 'random'] }),
+        'invalid_argument',
+        'rankings must be',
+      );
+      expectInductiveError(
+        () => data.compressionCurve({ testFraction: Number.NaN }),
+        'invalid_argument',
+        'testFraction must be a finite number',
+      );
+      expectInductiveError(() => data.compressionCurve({ testFraction: 1 }), 'invalid_argument', '(0, 1)');
+      expectInductiveError(
+        () => data.compressionCurve({ kernel: { type: 'linear' } } as never),
+        'invalid_argument',
+        "unknown option 'kernel'",
+      );
+      // Still usable after all of that.
+      const ok = data.compressionCurve({ fractions: [0], rankings: ['random'], lambda: 0.01 });
+      expect(ok.curves[0]!.points[0]!.nKept).toBe(ok.nTrain);
+    } finally {
+      data.dispose();
+    }
   });
 });
