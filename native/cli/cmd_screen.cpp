@@ -95,6 +95,7 @@ void run(const ScreenArgs& args) {
       {"n_removed_static_by_balls", stat.n_by_balls},
       {"ellipsoid_steps", args.ellipsoid_steps},
       {"ellipsoid_steps_taken", stat.ellipsoid ? stat.ellipsoid->steps() : 0},
+      {"l1_support_size", stat.support_size >= 0 ? nlohmann::json(stat.support_size) : nlohmann::json(nullptr)},
       {"fraction_screened", static_cast<double>(n_removed) / n},
       {"epochs", fit.epochs},
       {"seconds", fit.seconds},

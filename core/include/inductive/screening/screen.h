@@ -9,6 +9,13 @@
 //   ellipsoid  `ellipsoid_steps` steps of the ellipsoid method started from the smaller ball, with subgradients
 //              of the problem reduced to the samples the balls kept (same minimiser, so the cuts stay valid); every
 //              iterate holds x*, so each one's bounds are combined (more steps never screen fewer samples).
+//   support    pure L1 (no strong convexity) with a smooth loss (phi' L-Lipschitz): the dual is 1/(n L)-strongly
+//              concave, so ||nu* - nu0||^2 <= 2 n L gap (Gap Safe, Fercoq et al. 2015); KKT says x*_j != 0 only
+//              where |(R^T nu*)_j| / n = a, so every feature with |(R^T nu0)_j| / n + ||R_j|| r / n < a is zero in
+//              every minimiser (R: the rows r_i of the margins t_i = r_i^T x - o_i). The l1 ball and the ellipsoid
+//              method then run in the subspace of the remaining features (the problem restricted to them has the
+//              same minimisers), where the ellipsoid method converges in O(|S|^2) steps instead of O(p^2): this is
+//              what screens samples for L1 at all.
 // Each region is tested with the closed form of screening_rules.h, cut through its centre by the subgradient
 // there when `cut` is on, and the bounds of all regions are combined. There is deliberately no option to
 // supply a guessed radius: the reference's min(gap radius, p, P(w0)) missed the optimum 13 times.
@@ -30,6 +37,7 @@ struct ScreenOptions {
   bool l1_ball = true;
   int ellipsoid_steps = 0;
   bool cut = true;
+  bool l1_support = true;  // pure L1 + smooth loss: restrict the l1 ball and the ellipsoid to the certified support
   void validate() const;
 };
 
@@ -42,6 +50,9 @@ struct ScreenResult {
   DualityGap gap;                      // at (x0, nu0)
   double gap_radius = -1;              // radius of the gap ball (-1: not used)
   double l1_radius = -1;               // radius of the l1 ball around 0 (-1: not used)
+  int support_size = -1;               // features (+ intercept) left by the l1_support test (-1: not used)
+  std::vector<int> support;            // those coordinates, increasing (the intercept is index p)
+  double dual_radius = -1;             // its dual ball's radius
   std::optional<Ellipsoid> ellipsoid;  // final ellipsoid when steps were taken
   double seconds = 0;
 
