@@ -169,7 +169,9 @@ void add_screen_command(CLI::App& app) {
   cmd->add_option("--lambda", args->lambda, "Regularisation lambda > 0")->capture_default_str();
   cmd->add_option("--ellipsoid-steps", args->ellipsoid_steps,
                   "Static test at the solution: after the gap and l1 balls, N steps of the ellipsoid method (thesis "
-                  "ch. 4) started from the smaller ball, each region tested in closed form; 0: balls only")
+                  "ch. 4) started from the smaller ball, each region tested in closed form; 0: balls only. Pure L1 "
+                  "with a smooth loss: the balls and the steps run in the support the dual ball certifies (a few "
+                  "thousand steps screen there; the report's l1_support_size)")
       ->capture_default_str();
   cmd->add_option("--kernel", args->kernel,
                   "Screen the kernel problem instead (penalty l2 = lambda ||h||^2 in the kernel's space): linear, "

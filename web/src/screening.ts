@@ -68,7 +68,9 @@ export interface ScreenOptions {
   /**
    * The static test at the solution: after the gap and l1 balls, this many steps of the ellipsoid method (thesis
    * ch. 4) from the smaller ball; every iterate holds the optimum, so more steps never screen fewer samples. Each
-   * region is tested in closed form. Default 0 (balls only). In `path`, it shapes `staticScreen`.
+   * region is tested in closed form. Default 0 (balls only). In `path`, it shapes `staticScreen`. With a pure L1
+   * penalty and a smooth loss the balls and the steps run in the support certified by the dual ball, where a few
+   * thousand steps screen samples (L1 has no gap ball).
    */
   ellipsoidSteps?: number;
   /** One-vs-rest: the label value that becomes +1 (all others -1). Default: none (labels used as they are). */

@@ -26,8 +26,7 @@ testing::RandomProblem sparse_truth(uint32_t seed, int n, int p, int k, Loss los
   r.problem.x = r.x.get();
   for (int i = 0; i < n; ++i) {
     const double s = x.row(i).cast<double>().dot(w);
-    r.problem.y.push_back(loss.is_classification() ? (s + 0.1 * normal(rng) > 0 ? 1.0 : -1.0)
-                                                   : s + 0.01 * normal(rng));
+    r.problem.y.push_back(loss.is_classification() ? (s + 0.1 * normal(rng) > 0 ? 1.0 : -1.0) : s + 0.01 * normal(rng));
   }
   r.problem.loss = loss;
   r.problem.penalty = Penalty::l1();
