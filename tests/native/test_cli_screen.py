@@ -122,6 +122,25 @@ class ScreenCase(CliCase):
         msg = self.assert_refused("--libsvm", self.data, "--ellipsoid-steps", "-1")
         self.assertIn("--ellipsoid-steps must be >= 0", msg)
 
+    def test_pure_l1_screens_in_the_certified_support(self):
+        # Without strong convexity the balls screen nothing; the ellipsoid method in the support the dual ball
+        # certifies does, and the refit confirms it.
+        out = self.path("l1.json")
+        base = ("--libsvm", self.data, "--loss", "safe_logistic", "--mu", "0.2", "--penalty", "l1", "--lambda",
+                "0.01", "--no-dynamic", "--tol", "1e-8", "--verify", "--out", out)
+        r = self.run_cli(*base)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            balls = json.load(f)
+        r = self.run_cli(*base, "--ellipsoid-steps", "3000")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            steps = json.load(f)
+        self.assertEqual(balls["n_removed"], 0)
+        self.assertLessEqual(steps["l1_support_size"], 5)
+        self.assertGreater(steps["n_removed"], 50)
+        self.assertTrue(steps["verify"]["safe"], steps["verify"])
+
     def test_csv_input(self):
         rng = np.random.default_rng(1)
         x = rng.normal(size=(50, 3))
