@@ -31,7 +31,7 @@ MarginBounds test_region(const ErmProblem& problem, const Ellipsoid& region, boo
 }
 
 // The coordinates (features, then the intercept) that can be non-zero in a minimiser of a pure-L1 problem with a
-// smooth loss, from the dual ball around nu0 (see screen.h). Empty when every coordinate may be.
+// smooth loss, from the dual ball around nu0 (see screen.h); all of them when the ball certifies none zero.
 std::vector<int> certified_support(const ErmProblem& problem, const VecD& nu0, const DualityGap& gap, double& radius) {
   const int n = problem.n(), dim = problem.dim();
   radius = std::sqrt(2.0 * n * problem.loss.smoothness() * gap.certified());
