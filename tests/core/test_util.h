@@ -7,11 +7,22 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "inductive/error.h"
 #include "inductive/linalg.h"
 
 namespace inductive::testing {
+
+// A file path in gtest's temp folder that no other test uses: ctest runs tests in parallel (and CI may run two
+// builds' suites at once), so a fixed name shared by two tests races (one test reads the file the other is writing).
+inline std::string temp_path(const std::string& name) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string tag = info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : "no-test";
+  for (char& c : tag)
+    if (c == '/') c = '_';
+  return ::testing::TempDir() + "inductive-" + tag + "-" + std::to_string(::getpid()) + "-" + name;
+}
 
 template <typename T>
 std::vector<T> random_vector(size_t size, uint32_t seed, double lo = 0.0, double hi = 1.0) {

@@ -74,7 +74,7 @@ TEST(GraphCacheTest, PrecomputesShapesFromOneSpectrum) {
 TEST(GraphCacheTest, HitsReproduceAndStaleOrCorruptFilesAreRecomputed) {
   const GraphDataset ds = small_mutag();
   const GraphPrecomputeOptions o = all_options();
-  const std::string path = ::testing::TempDir() + "/inductive_graph_cache_test.bin";
+  const std::string path = inductive::testing::temp_path("inductive_graph_cache_test.bin");
   std::remove(path.c_str());
 
   const CachedGraphData first = load_or_precompute(path, ds, o);

@@ -143,7 +143,7 @@ TEST(GraphTuTest, ReportsMissingFilesAndReadsFromDisk) {
   expect_error([] { read_tu_dataset(repo_data("tu-MUTAG"), "NOPE"); }, ErrorCode::kIo, "NOPE_A.txt: cannot open");
   // Bad files on disk: the message names the file.
   const std::string dir = ::testing::TempDir();
-  const std::string name = "inductive_graph_test_bad";
+  const std::string name = "inductive_graph_test_bad_" + std::to_string(::getpid());  // other builds run it too
   auto write = [&](const std::string& suffix, const std::string& text) {
     std::ofstream(dir + "/" + name + suffix, std::ios::binary) << text;
   };

@@ -225,7 +225,7 @@ TEST(GraphitModel, SavesAndLoadsBitIdentically) {
     EXPECT_EQ(back.label_indices({"Cl", "C", "O"}), (std::vector<int32_t>{3, 0, 2}));
     expect_error([&] { back.label_indices({"Br"}); }, ErrorCode::kInvalidArgument, "node label 'Br' (node 0)");
 
-    const std::string path = ::testing::TempDir() + "graphit_model_test.safetensors";
+    const std::string path = inductive::testing::temp_path("graphit_model_test.safetensors");
     model.save(path);
     const GraphitModel loaded = GraphitModel::load(path);
     EXPECT_EQ(loaded.to_bytes(), bytes);

@@ -122,7 +122,7 @@ TEST(GraphitTrain, ResumingFromACheckpointEqualsAnUninterruptedRun) {
   const auto full = train_graphit(straight, train, &val, nullptr, o);
   EXPECT_EQ(hook_calls, 4 * 3);
 
-  const std::string ck = ::testing::TempDir() + "graphit_resume_test.ckpt";
+  const std::string ck = inductive::testing::temp_path("graphit_resume_test.ckpt");
   std::remove(ck.c_str());
   GraphitModel first = init;
   o.checkpoint_path = ck;

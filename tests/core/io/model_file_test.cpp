@@ -472,7 +472,7 @@ TEST(ModelFile, WriteRejectsContentsItCouldNotReadBack) {
 }
 
 TEST(ModelFile, SaveIsAtomicAndReadsBack) {
-  const std::string path = ::testing::TempDir() + "inductive_model_file_test.safetensors";
+  const std::string path = inductive::testing::temp_path("inductive_model_file_test.safetensors");
   save_model_file(path, sample());
   const auto bytes = read_file_bytes(path);
   EXPECT_EQ(bytes, write_model(sample()));

@@ -94,7 +94,7 @@ TEST(Npy, RejectsMalformedFiles) {
 }
 
 TEST(Npy, SaveIsAtomicAndLoadReadsItBack) {
-  const std::string path = ::testing::TempDir() + "inductive_npy_test.npy";
+  const std::string path = inductive::testing::temp_path("inductive_npy_test.npy");
   const std::vector<float> x = {1, 2, 3, 4};
   save_npy(path, x.data(), {4});
   EXPECT_EQ(load_npy(path).f32, x);

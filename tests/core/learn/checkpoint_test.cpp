@@ -19,7 +19,7 @@ struct Fixture {
   std::vector<float> w{1, 2, 3, 4, 5, 6}, b{0.5f};
   ModelContents model, best;
   Adam adam;
-  std::string path = ::testing::TempDir() + "checkpoint_test.ck";
+  std::string path = inductive::testing::temp_path("checkpoint_test.ck");
   Fixture() {
     model.model = "toy";
     model.config = {{"width", 3}};

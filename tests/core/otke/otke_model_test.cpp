@@ -76,7 +76,7 @@ TEST(OtkeModel, UnsupervisedFitIsDeterministicAndSavesLoadsIdentically) {
   EXPECT_EQ(emb.cols(), 4 * 12);
   EXPECT_TRUE(emb.allFinite());
 
-  const std::string path = ::testing::TempDir() + "otke_model_test.safetensors";
+  const std::string path = inductive::testing::temp_path("otke_model_test.safetensors");
   model.save(path);
   const OtkeModel loaded = OtkeModel::load(path);
   EXPECT_EQ(loaded.config.to_json(), model.config.to_json());

@@ -160,7 +160,7 @@ TEST(OtkeTrain, ResumingFromACheckpointEqualsAnUninterruptedRun) {
   OtkeModel straight = init;
   train_otke_supervised(straight, ftr, tr.labels, fva, va.labels, quick_options());
 
-  const std::string ck = ::testing::TempDir() + "otke_resume_test.ckpt";
+  const std::string ck = inductive::testing::temp_path("otke_resume_test.ckpt");
   std::remove(ck.c_str());
   OtkeModel first = init;
   OtkeTrainOptions o = quick_options();
