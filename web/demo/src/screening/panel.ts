@@ -204,16 +204,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       ctx.solver.solve(
         {
           method: 'screening-path',
-          source: s.source,
-          seed: s.seed,
-          loss: s.loss,
-          penalty: s.penalty,
-          mu: WITH_MU.has(s.loss) ? s.mu : null,
-          intercept: s.intercept,
-          positive: s.positive,
-          tol: TOL,
-          maxEpochs: MAX_EPOCHS,
-          ellipsoidSteps: s.ellipsoidSteps,
+          ...problemSettings(),
           lambdaMax: 1,
           ratio: 1e-3,
           count: 20,
@@ -228,17 +219,8 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
       ctx.solver.solve(
         {
           method: 'screening-compress',
-          source: s.source,
-          seed: s.seed,
-          loss: s.loss,
-          penalty: s.penalty,
+          ...problemSettings(),
           lambda: lambdaOf(s.lambdaStep),
-          mu: WITH_MU.has(s.loss) ? s.mu : null,
-          intercept: s.intercept,
-          positive: s.positive,
-          tol: TOL,
-          maxEpochs: MAX_EPOCHS,
-          ellipsoidSteps: s.ellipsoidSteps,
           fractions: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
         },
         { onProgress, signal },
@@ -535,20 +517,27 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     }
   }
 
-  function run(): void {
-    runner.submit({
-      method: 'screening-run',
+  // The problem as the controls set it now (all but lambda), for a run, a path or the compression curves.
+  function problemSettings(): Omit<ScreeningRunRequest, 'method' | 'lambda'> {
+    return {
       source: s.source,
       seed: s.seed,
       loss: s.loss,
       penalty: s.penalty,
-      lambda: lambdaOf(s.lambdaStep),
       mu: WITH_MU.has(s.loss) ? s.mu : null,
       intercept: s.intercept,
       positive: s.positive,
       tol: TOL,
       maxEpochs: MAX_EPOCHS,
       ellipsoidSteps: s.ellipsoidSteps,
+    };
+  }
+
+  function run(): void {
+    runner.submit({
+      method: 'screening-run',
+      ...problemSettings(),
+      lambda: lambdaOf(s.lambdaStep),
     });
   }
 

@@ -88,15 +88,9 @@ function loadFile(ind: Inductive, req: ScreeningLoadFileRequest): ScreeningRespo
   return { method: 'screening-load-file', dataset: entry.info };
 }
 
-async function run(
-  ind: Inductive,
-  req: ScreeningRunRequest,
-  progress: ProgressCallback,
-): Promise<ScreeningRunResponse> {
-  const start = performance.now();
-  const { dataset: d, info } = await dataset(ind, req);
-  // The settings go to the library as typed: it is the validator, and the page shows what it reports.
-  const r = d.screen({
+// A request's problem as the library's options (screen and compressionCurve take the same ones).
+function problemOptions(req: Omit<ScreeningRunRequest, 'method'>) {
+  return {
     loss: req.loss as never,
     penalty: req.penalty as never,
     lambda: req.lambda,
@@ -106,6 +100,19 @@ async function run(
     tol: req.tol,
     maxEpochs: req.maxEpochs,
     ellipsoidSteps: req.ellipsoidSteps,
+  };
+}
+
+async function run(
+  ind: Inductive,
+  req: ScreeningRunRequest,
+  progress: ProgressCallback,
+): Promise<ScreeningRunResponse> {
+  const start = performance.now();
+  const { dataset: d, info } = await dataset(ind, req);
+  // The settings go to the library as typed: it is the validator, and the page shows what it reports.
+  const r = d.screen({
+    ...problemOptions(req),
     // The solver reports after each gap check; a cancel from the page stops it there.
     onProgress: (p) => progress('solve', p.fractionScreened) !== false,
   });
@@ -183,15 +190,7 @@ async function compress(
 ): Promise<ScreeningCompressResponse> {
   const { dataset: d, info } = await dataset(ind, req);
   const r = d.compressionCurve({
-    loss: req.loss as never,
-    penalty: req.penalty as never,
-    lambda: req.lambda,
-    intercept: req.intercept,
-    ...(req.mu === null ? {} : { mu: req.mu }),
-    positive: req.positive,
-    tol: req.tol,
-    maxEpochs: req.maxEpochs,
-    ellipsoidSteps: req.ellipsoidSteps,
+    ...problemOptions(req),
     fractions: req.fractions,
     onProgress: progress,
   });
