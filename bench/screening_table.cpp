@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -148,6 +149,27 @@ void compression_table(const char* name, const Dataset& d, double positive, doub
   std::fflush(stdout);
 }
 
+// The static test from x0 with each of `steps` ellipsoid steps: one "fraction (time)" cell each; the last result.
+ScreenResult static_test_cells(const ErmProblem& prob, const VecD& x0, const VecD* nu0,
+                               std::initializer_list<int> steps) {
+  ScreenResult last;
+  for (int k : steps) {
+    ScreenOptions so;
+    so.ellipsoid_steps = k;
+    last = screen_samples(prob, x0, so, nu0);
+    std::printf(" %.3f (%.0f ms) |", double(last.n_screened) / prob.n(), 1e3 * last.seconds);
+  }
+  return last;
+}
+
+// A refit on the kept samples, counted in the final safety line.
+bool verified(const ErmProblem& prob, const std::vector<uint8_t>& screened) {
+  const VerifyReport v = verify_screening(prob, screened);
+  ++g_checks;
+  g_violations += static_cast<int>(v.violations.size());
+  return v.safe;
+}
+
 // Pure L1 (thesis ch. 4; the support-restricted region of screen.h): the static test from a solution at relative
 // gap 1e-6 with 0, 1000 and 5000 ellipsoid steps, the certified support's size, the static test's time, the ideal
 // fraction, and a refit check of the largest screened set.
@@ -160,18 +182,10 @@ void l1_row(const char* dataset, const ErmProblem& prob, const char* what) {
   tight.tol = 1e-10;
   const SolveResult opt = solve_erm(prob, tight);
   std::printf("| %s | %s | %d |", dataset, what, prob.n());
-  ScreenResult last;
-  for (int steps : {0, 1000, 5000}) {
-    ScreenOptions so;
-    so.ellipsoid_steps = steps;
-    last = screen_samples(prob, fit.x, so);
-    std::printf(" %.3f (%.0f ms) |", double(last.n_screened) / prob.n(), 1e3 * last.seconds);
-  }
-  const VerifyReport v = verify_screening(prob, last.screened);
-  ++g_checks;
-  g_violations += static_cast<int>(v.violations.size());
+  const ScreenResult last = static_test_cells(prob, fit.x, nullptr, {0, 1000, 5000});
+  const bool safe = verified(prob, last.screened);
   std::printf(" %.3f | %d of %d | %s |\n", ideal_fraction(prob, opt.x), last.support_size, prob.dim(),
-              v.safe ? "safe" : "VIOLATED");
+              safe ? "safe" : "VIOLATED");
   std::fflush(stdout);
 }
 
@@ -183,17 +197,8 @@ void ellipsoid_row(const char* dataset, const ErmProblem& prob, const char* what
   o.max_epochs = 100000;
   const SolveResult fit = solve_erm(prob, o);
   std::printf("| %s | %s | %d |", dataset, what, prob.n());
-  ScreenResult last;
-  for (int steps : {0, 5, 20, 100}) {
-    ScreenOptions so;
-    so.ellipsoid_steps = steps;
-    last = screen_samples(prob, fit.x, so, &fit.nu);
-    std::printf(" %.3f (%.0f ms) |", double(last.n_screened) / prob.n(), 1e3 * last.seconds);
-  }
-  const VerifyReport v = verify_screening(prob, last.screened);
-  ++g_checks;
-  g_violations += static_cast<int>(v.violations.size());
-  std::printf(" %s |\n", v.safe ? "safe" : "VIOLATED");
+  const ScreenResult last = static_test_cells(prob, fit.x, &fit.nu, {0, 5, 20, 100});
+  std::printf(" %s |\n", verified(prob, last.screened) ? "safe" : "VIOLATED");
   std::fflush(stdout);
 }
 
