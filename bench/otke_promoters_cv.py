@@ -11,6 +11,13 @@ Nystrom features (same k-mers, anchors from the same seed and sequences):
   otk-nopos  the same without positional weighting (sigma_pos = 0): position-blind, like the baselines
   mean       mean pooling (the thesis' CKN baseline)
   max        max pooling
+  attn       the thesis' "dot-product instead of OT" ablation: the same references and positional weighting, the
+             plan replaced by each support's softmax over the elements (`--plan attention`)
+  otk-sin    the sinusoidal positional encoding (Vaswani et al.) added to the features instead of the Gaussian
+             weighting of the plan (`--sinusoidal --sigma-pos 0`): the thesis' DeepSEA comparison
+  otk-bary   the reference refined into the Wasserstein barycenter of the training sets (`--reference-update
+             barycenter`), the thesis' alternative to k-means
+  otk-q2, otk-q4, otk-q8   q references of p/q supports each (the same embedding dimension), 2-Wasserstein k-means
   sup-otk, sup-conv-mean, sup-conv-max   supervised (`otke train --epochs`, from the unsupervised fit): Nystrom +
              OTK with positions, and a conv front end (Conv1d of width k + ReLU, He-initialised) with mean / max
              pooling - the thesis' supervised comparison
@@ -76,13 +83,39 @@ def write_split(folder, prefix, records, y, idx):
     return ["--class", f"promoter={pos}", "--class", f"non_promoter={neg}"]
 
 
+VARIANTS = ["otk", "otk-nopos", "mean", "max", "attn", "otk-sin", "otk-bary", "otk-q2", "otk-q4", "otk-q8",
+            "sup-otk", "sup-conv-mean", "sup-conv-max"]
+
+
+def variant_args(kind, args):
+    """The `otke fit` options of one pooling variant (see the module docstring); everything else is shared."""
+    if kind.startswith("conv-"):  # the supervised comparison: a conv front end pooled by mean / max
+        return ["--pooling", kind[5:], "--embedding", "conv"]
+    if kind in ("mean", "max"):
+        return ["--pooling", kind]
+    positions = ["--p", str(args.p), "--sigma-pos", str(args.sigma_pos)]
+    if kind == "otk":
+        return ["--pooling", "otk", *positions]
+    if kind == "otk-nopos":
+        return ["--pooling", "otk", "--p", str(args.p), "--sigma-pos", "0"]
+    if kind == "attn":
+        return ["--pooling", "otk", "--plan", "attention", *positions]
+    if kind == "otk-sin":
+        return ["--pooling", "otk", "--p", str(args.p), "--sigma-pos", "0", "--sinusoidal"]
+    if kind == "otk-bary":
+        return ["--pooling", "otk", "--reference-update", "barycenter", *positions]
+    if kind.startswith("otk-q"):  # q references of p / q supports each: the same embedding dimension as q = 1
+        q = int(kind[5:])
+        return ["--pooling", "otk", "--q", str(q), "--p", str(args.p // q), "--sigma-pos", str(args.sigma_pos)]
+    raise ValueError(kind)
+
+
 def cross_validate(args, key, folder):
     name, pos_file, neg_file = ORGANISMS[key]
     pos = read_fasta(os.path.join(args.data, pos_file))
     neg = read_fasta(os.path.join(args.data, neg_file))
     records, y = pos + neg, np.r_[np.ones(len(pos), int), np.zeros(len(neg), int)]
-    settings = ["--kmer", str(args.kmer), "--anchors", str(args.anchors), "--sigma", str(args.sigma), "--p",
-                str(args.p), "--eps", str(args.eps), "--iters", str(args.iters),
+    settings = ["--kmer", str(args.kmer), "--anchors", str(args.anchors), "--sigma", str(args.sigma), "--eps", str(args.eps), "--iters", str(args.iters),
                 "--max-samples", str(args.max_samples), "--seed", str(args.seed), "--quiet"]
     rows = []
     folds = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(np.zeros(len(y)), y)
@@ -100,16 +133,8 @@ def cross_validate(args, key, folder):
             train_args = write_split(folder, f"{key}{fold}_{fraction}_train", records, y, labelled)
             for pooling in args.poolings:
                 model = os.path.join(folder, "model.safetensors")
-                # "otk-nopos": OTK without positional weighting, the same view of the sequence as mean/max have.
-                # "sup-*": supervised (`otke train` from the unsupervised fit): sup-otk is Nystrom + OTK with
-                # positions, sup-conv-mean / sup-conv-max the same conv front end (Conv1d of width k + ReLU) pooled
-                # by mean / max, the thesis' supervised comparison.
                 supervised = pooling.startswith("sup-")
-                kind = pooling[4:] if supervised else pooling
-                embedding = ["--embedding", "conv"] if kind.startswith("conv-") else []
-                base = kind.split("-")[-1] if kind.startswith("conv-") else kind.split("-")[0]
-                sigma_pos = args.sigma_pos if kind == "otk" else 0.0
-                pool_args = ["--pooling", base, "--sigma-pos", str(sigma_pos), *embedding]
+                pool_args = variant_args(pooling[4:] if supervised else pooling, args)
                 t0 = time.time()
                 fit = run_json([args.cli, "otke", "fit", *train_args, *extra, *settings, *pool_args, "--out", model])
                 if supervised:
@@ -156,8 +181,7 @@ def main():
     p.add_argument("--organisms", nargs="+", default=list(ORGANISMS), choices=list(ORGANISMS))
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--label-fractions", nargs="+", type=float, default=[1.0, 0.1])
-    p.add_argument("--poolings", nargs="+", default=["otk", "otk-nopos", "mean", "max"],
-                   choices=["otk", "otk-nopos", "mean", "max", "sup-otk", "sup-conv-mean", "sup-conv-max"])
+    p.add_argument("--poolings", nargs="+", default=["otk", "otk-nopos", "mean", "max"], choices=VARIANTS)
     p.add_argument("--epochs", type=int, default=15, help="supervised training epochs (sup-* poolings)")
     p.add_argument("--kmer", type=int, default=10)
     p.add_argument("--anchors", type=int, default=64)
@@ -187,7 +211,7 @@ def main():
             platform.machine(), "cpus": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "total_s": total, "settings": {k: v for k, v in vars(args).items() if k not in ("cli", "data", "json")}}
     print(f"OTKE on promoters, {args.folds}-fold stratified CV; k={args.kmer}, anchors={args.anchors}, "
-          f"sigma={args.sigma}, p={args.p}, q=1, eps={args.eps}, iters={args.iters}, sigma_pos={args.sigma_pos}, "
+          f"sigma={args.sigma}, p={args.p} (otk-qQ: p/Q each), eps={args.eps}, iters={args.iters}, sigma_pos={args.sigma_pos}, "
           f"max_samples={args.max_samples}, seed={args.seed}")
     print(table(rows, args))
     print(f"total {total:.0f} s on {meta['cpus']} CPUs (OMP_NUM_THREADS={meta['omp_num_threads']}), "

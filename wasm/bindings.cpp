@@ -144,6 +144,9 @@ struct OtkeFitCall {
   double seed = 0;
   int kmeans_iters = 100;
   double max_samples = 300000;
+  std::string reference_update = "kmeans";  // or "barycenter" (inductive::OtkeReferenceUpdate)
+  int barycenter_iters = 10;
+  double barycenter_eps = 0.05;
 };
 
 // Strings packed back to back (`offsets`: count + 1 byte offsets; `bytes` is 0 when every string is empty).
@@ -277,6 +280,11 @@ class OtkeHandle {
       options.seed = static_cast<uint64_t>(f.seed);
       options.kmeans_iters = f.kmeans_iters;
       options.max_samples = static_cast<int64_t>(f.max_samples);
+      options.reference_update =
+          inductive::parse_enum(inductive::kOtkeReferenceUpdates, f.reference_update, "fitOtke: referenceUpdate");
+      options.barycenter.iters = f.barycenter_iters;
+      options.barycenter.eps = f.barycenter_eps;
+      options.barycenter.validate();
       options.progress = inductive::wasm::js_progress(progress, "fitOtke");
       if (c.sequences) {
         INDUCTIVE_CHECK(model.config.input_type == inductive::OtkeInput::kSequence,
@@ -417,7 +425,10 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .field("config", &OtkeFitCall::config)
       .field("seed", &OtkeFitCall::seed)
       .field("kmeansIters", &OtkeFitCall::kmeans_iters)
-      .field("maxSamples", &OtkeFitCall::max_samples);
+      .field("maxSamples", &OtkeFitCall::max_samples)
+      .field("referenceUpdate", &OtkeFitCall::reference_update)
+      .field("barycenterIters", &OtkeFitCall::barycenter_iters)
+      .field("barycenterEps", &OtkeFitCall::barycenter_eps);
   emscripten::class_<OtkeHandle>("OtkeHandle")
       .constructor<>()
       .function("load", &OtkeHandle::load)

@@ -49,6 +49,7 @@ export type ProgressFunction = (stage: string, fraction: number) => boolean | vo
 /** OtkeHandle.fitUnsupervised: the model config (JSON) and the k-means settings. */
 export interface OtkeFitCall {
   config: string; seed: number; kmeansIters: number; maxSamples: number;
+  referenceUpdate: string; barycenterIters: number; barycenterEps: number;
 }
 
 export interface OtkeHandle {

@@ -33,7 +33,11 @@ struct FitArgs {
   InputArgs data;
   std::vector<std::string> unlabeled;
   std::string unlabeled_sets, unlabeled_lengths;
-  std::string alphabet = "dna", embedding = "nystrom", pooling = "otk", scale = "paper", out;
+  std::string alphabet = "dna", embedding = "nystrom", pooling = "otk", scale = "paper", plan = "sinkhorn", out;
+  std::string reference_update = "kmeans";
+  bool sinusoidal = false;
+  int barycenter_iters = 10, barycenter_sinkhorn_iters = 2000;
+  double barycenter_eps = 0.05, barycenter_sinkhorn_tol = 1e-4;
   int kmer = 10, anchors = 128, p = 64, q = 1, iters = 100, kmeans_iters = 100, batch_size = 256;
   int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
   bool keep_case = false;
@@ -74,6 +78,8 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   c.otk.iters = a.iters;
   c.otk.sigma_pos = a.sigma_pos;
   c.otk.scale = parse_otk_scale(a.scale);
+  c.otk.plan = parse_enum(kOtkPlans, a.plan, "--plan");
+  c.otk.sinusoidal = a.sinusoidal;
   c.validate();
   return c;
 }
@@ -129,6 +135,12 @@ void run(const FitArgs& a) {
     fo.max_samples = a.max_samples;
     fo.kmeans_iters = a.kmeans_iters;
     fo.seed = a.seed;
+    fo.reference_update = parse_enum(kOtkeReferenceUpdates, a.reference_update, "--reference-update");
+    fo.barycenter.iters = a.barycenter_iters;
+    fo.barycenter.eps = a.barycenter_eps;
+    fo.barycenter.sinkhorn_iters = a.barycenter_sinkhorn_iters;
+    fo.barycenter.sinkhorn_tol = a.barycenter_sinkhorn_tol;
+    fo.barycenter.validate();
     fo.progress = [&](const char* stage, double f) { progress(stage, f); };
     fo.communicator = comm.get();
     if (!in.vectors && !in.text) {  // sequences: only the sampled k-mers are ever built
@@ -241,6 +253,26 @@ void add_otke_fit_command(CLI::App& otke) {
   cmd->add_option("--sigma-pos", a->sigma_pos, "Positional weighting bandwidth, 0 = off (thesis DeepSEA: 0.1)")
       ->capture_default_str();
   cmd->add_option("--scale", a->scale, "paper or otk-compatible")->capture_default_str();
+  cmd->add_option("--plan", a->plan,
+                  "sinkhorn (optimal transport), or attention: each support's softmax over the elements, the thesis' "
+                  "'dot-product instead of OT' ablation")
+      ->capture_default_str();
+  cmd->add_flag("--sinusoidal", a->sinusoidal,
+                "Add the sinusoidal positional encoding (Vaswani et al., unit norm) to the embedded elements before "
+                "pooling: the thesis' comparison with --sigma-pos");
+  cmd->add_option("--reference-update", a->reference_update,
+                  "kmeans, or barycenter: refine each reference into the Wasserstein barycenter of its sets (from the "
+                  "k-means start; every set is embedded)")
+      ->capture_default_str();
+  cmd->add_option("--barycenter-iters", a->barycenter_iters, "Barycenter fixed-point steps")->capture_default_str();
+  cmd->add_option("--barycenter-eps", a->barycenter_eps, "Barycenter Sinkhorn regularisation (squared distances)")
+      ->capture_default_str();
+  cmd->add_option("--barycenter-sinkhorn-iters", a->barycenter_sinkhorn_iters,
+                  "Most Sinkhorn iterations per barycenter plan")
+      ->capture_default_str();
+  cmd->add_option("--barycenter-sinkhorn-tol", a->barycenter_sinkhorn_tol,
+                  "A barycenter plan's Sinkhorn stops at this L1 marginal error")
+      ->capture_default_str();
   cmd->add_option("--max-samples", a->max_samples, "Local features sampled for k-means")->capture_default_str();
   cmd->add_option("--kmeans-iters", a->kmeans_iters, "k-means iterations (anchors and references)")
       ->capture_default_str();

@@ -28,6 +28,9 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
                   ErrorCode::kBackend, "cuda: OTKE training does not support the '", c.embedding, "' embedding", plan);
   INDUCTIVE_CHECK(c.pooling == OtkePooling::kOtk, ErrorCode::kBackend, "cuda: OTKE training does not support '",
                   c.pooling, "' pooling", plan);
+  INDUCTIVE_CHECK(c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal, ErrorCode::kBackend,
+                  "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)",
+                  plan);
   INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
                   "cuda: OTKE training does not support the implicit Sinkhorn gradient", plan);
 }

@@ -226,6 +226,17 @@ class DataParallelOtkeTraining(unittest.TestCase):
             # Every rank updates the centres from all rows in the serial order: the model of one process.
             self.assertLessEqual(max_relative_difference(self.init, out), 1e-5, f"{ranks} ranks")
 
+    def test_barycenter_references_split_over_ranks_are_the_one_process_ones(self):
+        # Each rank solves the plans of its share of the sets; the supports' sums are all-reduced.
+        fit = [*self.FIT, "--reference-update", "barycenter", "--barycenter-iters", "3"]
+        one = self.path("bary1.safetensors")
+        self.run_ok([CLI, *fit, "--out", one])
+        self.assertGreater(max_relative_difference(self.init, one), 1e-3, "the barycenter moves the references")
+        for ranks in (2, 3):
+            out = self.path(f"bary{ranks}.safetensors")
+            self.run_ok(mpirun(ranks, *fit, "--out", out))
+            self.assertLessEqual(max_relative_difference(one, out), 1e-5, f"{ranks} ranks")
+
     GRAPHIT = ["graphit", "train", "--tu", os.path.join(HERE, "..", "..", "data", "tu-MUTAG"), "--node-label-names",
                "C,N,O,F,I,Cl,Br", "--folds", os.path.join(HERE, "..", "..", "data", "graphit-folds", "MUTAG"),
                "--fold", "1", "--layers", "2", "--dim", "16", "--lap-pe", "2", "--gckn", "3", "--gckn-filters", "8",

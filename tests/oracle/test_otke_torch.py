@@ -7,8 +7,10 @@ otk_pooling.h), reading only the model file's tensors and config, never our code
   S^r = psi z_r^T;  log-domain Sinkhorn on K = S^r / eps with a = 1/n, b = 1/p: per iteration
   G = log b - LSE_i(F + K), F = log a - LSE_j(G + K); P = exp(F + G + K)
   P <- P o exp(-(i/n - j/p)^2 / sigma_pos^2) (when sigma_pos > 0);  Phi^r = c P^T psi,  c = sqrt(p/q) or p
-Every variant: Nystrom and identity embeddings, keep_norm, q = 1 and 3, positional weighting, both scales; sets of
-different lengths in one file. The bar: max |ours - torch| <= 1e-5 x max |torch|.
+Ablations: plan "attention" is P = softmax_i(K) / p column by column (no Sinkhorn); "sinusoidal" adds
+PE(i) / sqrt(k/2) to psi before pooling, PE_2m(i) = sin(i / 10000^(2m/k)), PE_2m+1(i) = cos(...).
+Every variant: Nystrom and identity embeddings, keep_norm, q = 1 and 3, positional weighting, both scales, both
+ablations; sets of different lengths in one file. The bar: max |ours - torch| <= 1e-5 x max |torch|.
 """
 import os
 import subprocess
@@ -50,6 +52,14 @@ def oracle_embedding(tensors, config, x, lengths):
                 psi = psi * norm
         else:
             psi = xb
+        if pool.get("sinusoidal", False):
+            k = psi.shape[1]
+            i = torch.arange(n, dtype=torch.float64)[:, None]
+            freq = 10000.0 ** (-2.0 * torch.arange((k + 1) // 2, dtype=torch.float64) / k)
+            pe = torch.zeros(n, k, dtype=torch.float64)
+            pe[:, 0::2] = torch.sin(i * freq)
+            pe[:, 1::2] = torch.cos(i * freq)[:, : k // 2]
+            psi = psi + pe / np.sqrt(max(k, 2) / 2)
         phis = []
         for r in range(q):
             z = t(tensors["otk.references"][r])
@@ -62,6 +72,8 @@ def oracle_embedding(tensors, config, x, lengths):
                 G = lb - torch.logsumexp(F[:, None] + K, dim=0)
                 F = la - torch.logsumexp(G[None, :] + K, dim=1)
             P = torch.exp(F[:, None] + G[None, :] + K)
+            if pool.get("plan", "sinkhorn") == "attention":
+                P = torch.softmax(K, dim=0) / p
             if sigma_pos > 0:
                 i = torch.arange(n, dtype=torch.float64)[:, None] / n
                 j = torch.arange(p, dtype=torch.float64)[None, :] / p
@@ -114,6 +126,15 @@ class OtkeEmbeddingAgainstTorch(unittest.TestCase):
 
     def test_identity_embedding(self):
         self.check("identity", "--embedding", "identity", "--p", "6", "--eps", "1.0")
+
+    def test_attention_plan_with_positional_weighting(self):
+        self.check("attention", "--anchors", "5", "--p", "4", "--q", "2", "--plan", "attention", "--sigma-pos", "0.3")
+
+    def test_sinusoidal_encoding(self):
+        self.check("sinusoidal", "--anchors", "6", "--p", "4", "--sinusoidal")
+
+    def test_sinusoidal_encoding_odd_dimension_attention(self):
+        self.check("sinusoidal_odd", "--anchors", "5", "--p", "3", "--sinusoidal", "--plan", "attention")
 
     def test_otk_compatible_scale_and_small_eps(self):
         self.check("otkscale", "--anchors", "4", "--p", "3", "--eps", "0.1", "--scale", "otk-compatible")

@@ -41,6 +41,15 @@ export function checkInt(where: string, name: string, x: unknown, fallback: numb
   return x;
 }
 
+/** An optional string option; the core judges its value (and names the choices). */
+export function checkString(where: string, name: string, x: unknown, fallback: string): string {
+  if (x === undefined) return fallback;
+  if (typeof x !== 'string') {
+    throw new InductiveError('invalid_argument', `${where}: ${name} must be a string: got ${typeName(x)}`);
+  }
+  return x;
+}
+
 export function checkBoolean(where: string, name: string, x: unknown, fallback: boolean): boolean {
   if (x === undefined) return fallback;
   if (typeof x !== 'boolean') {

@@ -6,7 +6,16 @@
 //   const base = ind.fitOtke(sequences, { k: 8, anchors: 32, p: 16, onProgress });
 //   const model = base.fitHead(labelledSequences, labels);   base.dispose();
 import type { InductiveModule, OtkeEmbedCall } from '../wasm/inductive.mjs';
-import { checkArray, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import {
+  checkArray,
+  checkBoolean,
+  checkCount,
+  checkInt,
+  checkNumber,
+  checkOptionsObject,
+  checkString,
+  typeName,
+} from './checks.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
 import { OtkeModel } from './otke.js';
@@ -34,6 +43,21 @@ export interface OtkeFitOptions {
   eps?: number;
   iters?: number;
   sigmaPos?: number;
+  /**
+   * The thesis' ablations (stored in the model): 'attention' replaces the transport plan by each support's softmax
+   * over the elements ("dot-product instead of OT"); `sinusoidal` adds Vaswani et al.'s positional encoding (unit
+   * norm) to the embedded elements, the alternative to `sigmaPos`.
+   */
+  plan?: 'sinkhorn' | 'attention';
+  sinusoidal?: boolean;
+  /**
+   * How references are learnt: 'kmeans' (default), or 'barycenter': refined from the k-means start into the
+   * free-support Wasserstein barycenter of the sets (`barycenterIters` fixed-point steps, default 10; Sinkhorn
+   * regularisation `barycenterEps` on squared distances, default 0.05). Reads every set, as q > 1 does.
+   */
+  referenceUpdate?: 'kmeans' | 'barycenter';
+  barycenterIters?: number;
+  barycenterEps?: number;
   /** k-means iterations (default 100), local features sampled for k-means (default 300000), seed (default 0). */
   kmeansIters?: number;
   maxSamples?: number;
@@ -60,6 +84,11 @@ const KEYS = new Set([
   'eps',
   'iters',
   'sigmaPos',
+  'plan',
+  'sinusoidal',
+  'referenceUpdate',
+  'barycenterIters',
+  'barycenterEps',
   'kmeansIters',
   'maxSamples',
   'seed',
@@ -83,6 +112,12 @@ function configFor(where: string, o: OtkeFitOptions, input: Record<string, unkno
   set(pooling, 'eps', o.eps === undefined ? undefined : checkNumber(where, 'eps', o.eps, 0));
   set(pooling, 'iters', o.iters === undefined ? undefined : checkCount(where, 'iters', o.iters));
   set(pooling, 'sigma_pos', o.sigmaPos === undefined ? undefined : checkNumber(where, 'sigmaPos', o.sigmaPos, 0));
+  set(pooling, 'plan', o.plan === undefined ? undefined : checkString(where, 'plan', o.plan, 'sinkhorn'));
+  set(
+    pooling,
+    'sinusoidal',
+    o.sinusoidal === undefined ? undefined : checkBoolean(where, 'sinusoidal', o.sinusoidal, false),
+  );
   return { input, embedding, pooling };
 }
 
@@ -98,6 +133,9 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     seed: checkInt(where, 'seed', options.seed, 0),
     kmeansIters: checkInt(where, 'kmeansIters', options.kmeansIters, 100),
     maxSamples: checkInt(where, 'maxSamples', options.maxSamples, 300000),
+    referenceUpdate: checkString(where, 'referenceUpdate', options.referenceUpdate, 'kmeans'),
+    barycenterIters: checkInt(where, 'barycenterIters', options.barycenterIters, 10),
+    barycenterEps: checkNumber(where, 'barycenterEps', options.barycenterEps, 0.05),
   };
   let slots: Slot[];
   let fill: (

@@ -37,6 +37,9 @@ export interface OtkeConfig {
         iters: number;
         sigma_pos: number;
         scale: 'paper' | 'otk-compatible';
+        /** Ablations, present only when set: the attention plan and the sinusoidal encoding. */
+        plan?: 'sinkhorn' | 'attention';
+        sinusoidal?: boolean;
       }
     | { type: 'mean' }
     | { type: 'max' };
@@ -69,6 +72,8 @@ export interface SetShape {
 /**
  * Transport plans of sequences onto the model's references (otk pooling), as pooled: after the positional
  * weighting when the model has one (`positionWeighted`), so their rows sum to 1/n and columns to 1/p only without it.
+ * A model with the attention plan (config pooling.plan 'attention') gives its attention weights: columns sum to 1/p,
+ * rows are free.
  * `plans[r][(b * nMax + i) * p + j]` is the mass that k-mer i of sequence b (its letters i .. i + k - 1, 0-based)
  * sends to support j of reference r; rows i >= lengths[b] are 0.
  */

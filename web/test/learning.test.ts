@@ -159,7 +159,20 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
     expect(ours).toBeGreaterThan(0.8);
   });
 
-  it('equals the native fit exactly where no distances tie: vector sets', () => {
+  // The ablations and the barycenter update too: the same options as CLI flags and as fitOtke options.
+  it.each([
+    { name: 'default', flags: [], options: {} },
+    {
+      name: 'attention plan, sinusoidal encoding',
+      flags: ['--plan', 'attention', '--sinusoidal'],
+      options: { plan: 'attention', sinusoidal: true },
+    },
+    {
+      name: 'barycenter references, q 2',
+      flags: ['--reference-update', 'barycenter', '--q', '2', '--barycenter-iters', '4'],
+      options: { referenceUpdate: 'barycenter', q: 2, barycenterIters: 4 },
+    },
+  ] as const)('equals the native fit exactly where no distances tie: vector sets ($name)', ({ flags, options }) => {
     const batch = 40,
       nMax = 10,
       dim = 6;
@@ -198,11 +211,17 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
       '10',
       '--seed',
       '5',
+      ...flags,
       '--out',
       file,
     );
     const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
-    const ours = ind.fitOtke({ x, shape: { batch, nMax, dim }, lengths }, { anchors: 8, p: 4, iters: 10, seed: 5 });
+    const ours = ind.fitOtke(
+      { x, shape: { batch, nMax, dim }, lengths },
+      { anchors: 8, p: 4, iters: 10, seed: 5, ...options },
+    );
+    expect(ours.config.pooling).toEqual({ ...native.config.pooling });
+    if ('plan' in options) expect(ours.config.pooling).toMatchObject({ plan: 'attention', sinusoidal: true });
     const a = native.embedSets(x, { batch, nMax, dim }, lengths).embeddings;
     const b = ours.embedSets(x, { batch, nMax, dim }, lengths).embeddings;
     native.dispose();
@@ -239,6 +258,16 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
     expect(() => ind.fitOtke(['ACGT'], { k: 8 })).toThrow(InductiveError);
     expect(() => ind.fitOtke(pos, { kmer: 8 } as never)).toThrow(/unknown option 'kmer'/);
     expect(() => ind.fitOtke(pos, { pooling: 'avg' as never })).toThrow(/pooling/);
+    expect(() => ind.fitOtke(pos, { ...SMALL, plan: 'dot' as never })).toThrow(
+      /pooling.plan must be sinkhorn or attention/,
+    );
+    expect(() => ind.fitOtke(pos, { ...SMALL, sinusoidal: 1 as never })).toThrow(/sinusoidal must be a boolean/);
+    expect(() => ind.fitOtke(pos, { ...SMALL, referenceUpdate: 'mean' as never })).toThrow(
+      /referenceUpdate must be kmeans or barycenter: got 'mean'/,
+    );
+    expect(() => ind.fitOtke(pos, { ...SMALL, referenceUpdate: 'barycenter', barycenterEps: 0 })).toThrow(
+      /barycenter: eps must be/,
+    );
     expect(() => ind.fitOtke('ACGT' as never)).toThrow(/array of sequences or vector sets/);
   });
 

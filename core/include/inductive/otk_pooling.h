@@ -10,11 +10,21 @@
 // Sinkhorn runs in the log domain with a fixed number of iterations. Its gradient is either unrolled (exact for
 // those iterations; recomputes the softmaxes from a tape of n + p values per iteration instead of storing n x p per
 // iteration) or implicit (differentiates the converged map; no tape: memory independent of `iters`).
+//
+// Two ablations of the thesis (ch. 2, "dot-product instead of OT" and the DeepSEA positional-encoding comparison):
+//   plan "attention":  P^r_ij = softmax_i(S_ij / eps) / p   each support attends over the set's elements (one
+//                      column normalisation, no row constraint): the columns sum to 1/p as the OT plan's do, so the
+//                      scale c and everything after the plan are unchanged; `iters` is not used.
+//   sinusoidal:        psi_i <- psi_i + PE(i) / sqrt(k / 2) before pooling, PE Vaswani et al.'s encoding of the
+//                      0-based position i (PE_2m = sin(i / 10000^(2m/k)), PE_2m+1 = cos(...)); the 1/sqrt(k/2) makes
+//                      |PE| = 1 (for even k), the scale of the unit-norm features it is added to. Independent of
+//                      sigma_pos (the thesis compares the two one at a time).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "inductive/enum_names.h"
 #include "inductive/linalg.h"
 #include "inductive/set_batch.h"
 #include "inductive/sinkhorn.h"
@@ -22,6 +32,12 @@
 namespace inductive {
 
 enum class OtkScale { kPaper, kOtkCompatible };
+enum class OtkPlan : uint8_t { kSinkhorn, kAttention };
+inline constexpr EnumName<OtkPlan> kOtkPlans[] = {{OtkPlan::kSinkhorn, "sinkhorn"}, {OtkPlan::kAttention, "attention"}};
+template <>
+struct EnumTable<OtkPlan> {
+  static constexpr const auto& names = kOtkPlans;
+};
 const char* otk_scale_name(OtkScale s);
 OtkScale parse_otk_scale(const std::string& name);  // "paper" | "otk-compatible"
 
@@ -32,6 +48,8 @@ struct OtkOptions {
   int iters = 10;          // Sinkhorn iterations (thesis: 10 supervised, 100 unsupervised)
   float sigma_pos = 0.0f;  // > 0: positional weighting (thesis DeepSEA: 0.1); 0: off
   OtkScale scale = OtkScale::kPaper;
+  OtkPlan plan = OtkPlan::kSinkhorn;  // kAttention: the dot-product ablation (see above)
+  bool sinusoidal = false;            // add the sinusoidal positional encoding to psi (see above)
   void validate() const;
 };
 
@@ -71,5 +89,10 @@ class OtkPooling {
 
 // Spos for one set (n x p, row-major): exp(-(i/n - j/p)^2 / sigma^2).
 void positional_weights(int n, int p, float sigma, float* out);
+
+// The unit-norm sinusoidal encoding of 0-based position i in dimension k (see above), into out[0..k).
+void sinusoidal_encoding(int64_t i, int k, float* out);
+// psi + the sinusoidal encoding of each element's position in its set (padding stays 0).
+SetBatch add_sinusoidal_encoding(const SetBatch& psi);
 
 }  // namespace inductive

@@ -10,7 +10,9 @@
 //   "identity"}
 //            | {"type": "conv", "filters": 64}   (ReLU(W x + b) on the k-mers = a Conv1d of width k + ReLU, the
 //                                                   thesis' DeepSEA front end; learned by supervised training only)
-//   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper"}
+//   pooling:   {"type": "otk", "p": 64, "q": 1, "eps": 0.5, "iters": 100, "sigma_pos": 0, "scale": "paper",
+//               "plan": "sinkhorn" | "attention", "sinusoidal": false}   (the last two: ablations, written only when
+//                                                                       set; see inductive/otk_pooling.h)
 //            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
 //   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
 // Tensors: "tokens.embedding" [V, E] (tokens only), "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight"
@@ -29,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/barycenter.h"
 #include "inductive/linalg.h"
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
@@ -131,14 +134,30 @@ class OtkeModel {
   void check_dim(const SetBatch& features) const;
 };
 
+// How the unsupervised fit updates a reference from its sets: k-means on their elements (the thesis' choice), or
+// the free-support Wasserstein barycenter of the sets (its alternative; inductive/barycenter.h), started from the
+// k-means centres.
+enum class OtkeReferenceUpdate : uint8_t { kKMeans, kBarycenter };
+inline constexpr EnumName<OtkeReferenceUpdate> kOtkeReferenceUpdates[] = {
+    {OtkeReferenceUpdate::kKMeans, "kmeans"}, {OtkeReferenceUpdate::kBarycenter, "barycenter"}};
+template <>
+struct EnumTable<OtkeReferenceUpdate> {
+  static constexpr const auto& names = kOtkeReferenceUpdates;
+};
+
 // Unsupervised learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references by
-// k-means on their embeddings (q = 1) or by 2-Wasserstein k-means over sets (q > 1).
+// k-means on their embeddings (q = 1) or by 2-Wasserstein k-means over sets (q > 1); with the barycenter update,
+// each reference is then refined into the Wasserstein barycenter of its sets (q = 1: of every set).
 struct OtkeFitOptions {
   int64_t max_samples = 300000;  // local features sampled for k-means (thesis: 300k)
   int kmeans_iters = 100;
   int wkmeans_iters = 5;  // q > 1
+  OtkeReferenceUpdate reference_update = OtkeReferenceUpdate::kKMeans;
+  BarycenterOptions barycenter;  // reference_update == kBarycenter (its communicator is this one's)
   uint64_t seed = 0;
-  ProgressFn progress;  // stages "anchors (spherical k-means)", "reference (k-means)", "references (Wasserstein ...)"
+  // Stages "anchors (spherical k-means)", "reference (k-means)", "references (Wasserstein k-means)" and
+  // "reference (Wasserstein barycenter)".
+  ProgressFn progress;
   // Data parallelism (inductive/communicator.h; null: one process): every rank passes the same features and gets
   // the one-process model; the k-means distances and the sets' Wasserstein assignments are split over the ranks.
   class Communicator* communicator = nullptr;
@@ -150,7 +169,7 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
 // The same fit from sequences (the same model, bit for bit, as from sequence_features(sequences, names)), building
 // only the max_samples sampled k-mers' features rather than every sequence's: memory O(max_samples k A + letters),
 // so a million sequences fit in a browser tab. q > 1 (the Wasserstein k-means needs every set) and tokens go through
-// sequence_features.
+// sequence_features, and so does the barycenter update (it reads every set).
 void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& sequences,
                            const std::vector<std::string>& names, const OtkeFitOptions& options);
 

@@ -1,6 +1,7 @@
 // OTK pooling forward and backward (see inductive/otk_pooling.h).
 #include "inductive/otk_pooling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -27,7 +28,63 @@ void OtkOptions::validate() const {
                   iters);
   INDUCTIVE_CHECK(std::isfinite(sigma_pos) && sigma_pos >= 0, ErrorCode::kInvalidArgument,
                   "otk: sigma_pos must be a finite number >= 0 (0 = off): got ", sigma_pos);
+  INDUCTIVE_CHECK(plan == OtkPlan::kSinkhorn || plan == OtkPlan::kAttention, ErrorCode::kInvalidArgument,
+                  "otk: unknown plan ", static_cast<int>(plan));
 }
+
+void sinusoidal_encoding(int64_t i, int k, float* out) {
+  const double norm = 1.0 / std::sqrt(std::max(k, 2) / 2.0);
+  for (int m = 0; 2 * m < k; ++m) {
+    const double angle = static_cast<double>(i) / std::pow(10000.0, 2.0 * m / k);
+    out[2 * m] = static_cast<float>(norm * std::sin(angle));
+    if (2 * m + 1 < k) out[2 * m + 1] = static_cast<float>(norm * std::cos(angle));
+  }
+}
+
+SetBatch add_sinusoidal_encoding(const SetBatch& psi) {
+  SetBatch out = psi;
+  const int longest = psi.batch == 0 ? 0 : *std::max_element(psi.n.begin(), psi.n.end());
+  MatF table(std::max(longest, 1), psi.dim);  // row i = PE(i), computed once for the batch
+  for (int i = 0; i < longest; ++i) sinusoidal_encoding(i, psi.dim, table.row(i).data());
+  for (int b = 0; b < psi.batch; ++b) MapF(out.row(b, 0), psi.n[b], psi.dim) += table.topRows(psi.n[b]);
+  return out;
+}
+
+namespace {
+
+// The attention plan (see the header): per set and support j, P_ij = softmax_i(S_ij / eps) / p over the valid rows;
+// padding rows 0, as Sinkhorn leaves them.
+void attention_plan(const float* sim, int B, int N, int p, const int* n, double eps, float* plan) {
+  const float inv_eps = static_cast<float>(1.0 / eps), mass = 1.0f / p;
+  detail::for_each_problem(B, [&](int b) {
+    const int64_t off = static_cast<int64_t>(b) * N * p;
+    CMapF s(sim + off, n[b], p);
+    MapF P(plan + off, N, p);
+    P.bottomRows(N - n[b]).setZero();
+    for (int j = 0; j < p; ++j) {
+      const float top = s.col(j).maxCoeff();
+      auto col = P.col(j).head(n[b]);
+      col = ((s.col(j).array() - top) * inv_eps).exp().matrix();
+      col *= mass / col.sum();
+    }
+  });
+}
+
+// Its backward: with a = p P (a column softmax) and gA = gP / p, dS = a o (gA - <a, gA>) / eps, i.e.
+// dS_ij = P_ij (gP_ij - p sum_i' P_i'j gP_i'j) / eps.
+void attention_plan_backward(const float* plan, const float* grad_plan, int B, int N, int p, const int* n, double eps,
+                             float* grad_sim) {
+  const float inv_eps = static_cast<float>(1.0 / eps);
+  detail::for_each_problem(B, [&](int b) {
+    const int64_t off = static_cast<int64_t>(b) * N * p;
+    CMapF P(plan + off, n[b], p), gP(grad_plan + off, n[b], p);
+    MapF gS(grad_sim + off, n[b], p);
+    const Eigen::RowVectorXf dots = (P.array() * gP.array()).colwise().sum() * static_cast<float>(p);
+    gS = (P.array() * (gP.rowwise() - dots).array()) * inv_eps;
+  });
+}
+
+}  // namespace
 
 void positional_weights(int n, int p, float sigma, float* out) {
   const double inv = 1.0 / (static_cast<double>(sigma) * sigma);
@@ -67,11 +124,14 @@ SinkhornOptions OtkPooling::sinkhorn_options() const {
   return o;
 }
 
-MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
+MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
   // Non-finite features surface through Sinkhorn's own check of the similarities, which costs n p, not n k.
-  psi.validate_shape("otk");
-  INDUCTIVE_CHECK(psi.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ", psi.dim,
-                  ", expected ", dim(), " (the references' dimension)");
+  embedded.validate_shape("otk");
+  INDUCTIVE_CHECK(embedded.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ",
+                  embedded.dim, ", expected ", dim(), " (the references' dimension)");
+  SetBatch encoded;
+  if (options_.sinusoidal) encoded = add_sinusoidal_encoding(embedded);
+  const SetBatch& psi = options_.sinusoidal ? encoded : embedded;
   const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;
   const float c = scale();
   MatF out(B, output_dim());
@@ -105,9 +165,18 @@ MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vec
       if (!scratch) scratch.reset(new float[size]);
       plan = scratch.get();
     }
-    SinkhornProblem<float> pr{sim.get(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
-    const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled;
-    sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan}, tape ? &cache->tapes[r] : nullptr);
+    if (options_.plan == OtkPlan::kAttention) {
+      // Sinkhorn checks its input; this plan checks the valid rows (padding is never written).
+      for (int b = 0; b < B; ++b)
+        INDUCTIVE_CHECK(CMapF(sim.get() + static_cast<int64_t>(b) * N * p, psi.n[b], p).allFinite(),
+                        ErrorCode::kInvalidArgument, "otk: set ", b,
+                        " has non-finite similarities to the references (NaN or Inf in its features)");
+      attention_plan(sim.get(), B, N, p, psi.n.data(), options_.eps, plan);
+    } else {
+      SinkhornProblem<float> pr{sim.get(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
+      const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled;
+      sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan}, tape ? &cache->tapes[r] : nullptr);
+    }
     if (plans_out) (*plans_out)[r].assign(plan, plan + size);
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
@@ -132,8 +201,13 @@ MatF OtkPooling::forward(const SetBatch& psi, Cache* cache, std::vector<std::vec
   return out;
 }
 
-void OtkPooling::backward(const SetBatch& psi, const Cache& cache, const Eigen::Ref<const MatF>& grad_out,
+void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Eigen::Ref<const MatF>& grad_out,
                           SetBatch* grad_psi, std::vector<MatF>* grad_refs) const {
+  // The sinusoidal encoding is an additive constant: its gradient passes through, but the similarities and the
+  // pooled values below are those of the encoded features.
+  SetBatch encoded;
+  if (options_.sinusoidal) encoded = add_sinusoidal_encoding(embedded);
+  const SetBatch& psi = options_.sinusoidal ? encoded : embedded;
   const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;
   INDUCTIVE_CHECK(grad_out.rows() == B && grad_out.cols() == output_dim(), ErrorCode::kShapeMismatch,
                   "otk backward: gradient is ", grad_out.rows(), " x ", grad_out.cols(), ", expected ", B, " x ",
@@ -178,7 +252,9 @@ void OtkPooling::backward(const SetBatch& psi, const Cache& cache, const Eigen::
       s.noalias() = x * z.transpose();
     });
     pr.cost = sim.data();
-    if (cache.gradient == SinkhornGradient::kImplicit)
+    if (options_.plan == OtkPlan::kAttention)
+      attention_plan_backward(plan.data(), grad_plan.data(), B, N, p, psi.n.data(), options_.eps, grad_sim.data());
+    else if (cache.gradient == SinkhornGradient::kImplicit)
       sinkhorn_implicit_backward(pr, sinkhorn_options(), plan.data(), grad_plan.data(), grad_sim.data());
     else
       sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());

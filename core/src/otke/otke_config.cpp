@@ -82,14 +82,19 @@ nlohmann::json OtkeConfig::to_json() const {
                    : embedding == OtkeEmbedding::kConv
                        ? json{{"type", enum_name(kOtkeEmbeddings, embedding)}, {"filters", filters}}
                        : json{{"type", enum_name(kOtkeEmbeddings, embedding)}};
-  j["pooling"] = pooling == OtkePooling::kOtk ? json{{"type", enum_name(kOtkePoolings, pooling)},
-                                                     {"p", otk.p},
-                                                     {"q", otk.q},
-                                                     {"eps", otk.eps},
-                                                     {"iters", otk.iters},
-                                                     {"sigma_pos", otk.sigma_pos},
-                                                     {"scale", otk_scale_name(otk.scale)}}
-                                              : json{{"type", enum_name(kOtkePoolings, pooling)}};
+  j["pooling"] = json{{"type", enum_name(kOtkePoolings, pooling)}};
+  if (pooling == OtkePooling::kOtk) {
+    j["pooling"].update(json{{"p", otk.p},
+                             {"q", otk.q},
+                             {"eps", otk.eps},
+                             {"iters", otk.iters},
+                             {"sigma_pos", otk.sigma_pos},
+                             {"scale", otk_scale_name(otk.scale)}});
+    // The ablations' keys are written only when set, so a default model's file is byte for byte what it was before
+    // they existed (and older readers still read it).
+    if (otk.plan != OtkPlan::kSinkhorn) j["pooling"]["plan"] = enum_name(kOtkPlans, otk.plan);
+    if (otk.sinusoidal) j["pooling"]["sinusoidal"] = true;
+  }
   j["head"] = json{{"classes", classes}, {"labels", labels}};
   return j;
 }
@@ -145,6 +150,8 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
       c.otk.iters = s.integer("iters", c.otk.iters);
       c.otk.sigma_pos = static_cast<float>(s.number("sigma_pos", c.otk.sigma_pos));
       c.otk.scale = parse_otk_scale(s.str("scale", otk_scale_name(c.otk.scale)));
+      c.otk.plan = parse_enum(kOtkPlans, s.str("plan", "sinkhorn"), "otke config: pooling.plan");
+      c.otk.sinusoidal = s.boolean("sinusoidal", c.otk.sinusoidal);
     }
     s.finish();
   }

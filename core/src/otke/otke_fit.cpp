@@ -1,5 +1,6 @@
 // Unsupervised OTKE learning (thesis ch. 2): anchors by spherical k-means++ on sampled local features, references
-// by k-means on embedded features (q = 1) or 2-Wasserstein k-means over sets (q > 1).
+// by k-means on embedded features (q = 1) or 2-Wasserstein k-means over sets (q > 1), optionally refined into
+// Wasserstein barycenters.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -51,30 +52,39 @@ struct RowIndex {
   }
 };
 
+// A sample of local features, with each row's position in its set (for the sinusoidal encoding).
+struct Sample {
+  MatF rows;
+  std::vector<int64_t> positions;
+};
+
 // Up to `limit` valid rows of a batch, drawn uniformly without replacement (all of them when there are fewer).
-MatF sample_rows(const SetBatch& x, int64_t limit, std::mt19937_64& rng) {
+Sample sample_rows(const SetBatch& x, int64_t limit, std::mt19937_64& rng) {
   const RowIndex index(std::vector<int64_t>(x.n.begin(), x.n.end()));
   const std::vector<int64_t> picks = sample_indices(index.total(), limit, rng);
-  MatF out(static_cast<Eigen::Index>(picks.size()), x.dim);
+  Sample out{MatF(static_cast<Eigen::Index>(picks.size()), x.dim), std::vector<int64_t>(picks.size())};
   for (size_t t = 0; t < picks.size(); ++t) {
     const auto [b, i] = index(picks[t]);
-    out.row(static_cast<Eigen::Index>(t)) = CMapF(x.row(b, static_cast<int>(i)), 1, x.dim);
+    out.rows.row(static_cast<Eigen::Index>(t)) = CMapF(x.row(b, static_cast<int>(i)), 1, x.dim);
+    out.positions[t] = i;
   }
   return out;
 }
 
 // The same sample from sequences, building only the sampled k-mers' one-hot features (kmer_features' rows).
-MatF sample_kmers(const std::vector<std::vector<int8_t>>& encoded, int alphabet_size, int k, int64_t limit,
-                  std::mt19937_64& rng) {
+Sample sample_kmers(const std::vector<std::vector<int8_t>>& encoded, int alphabet_size, int k, int64_t limit,
+                    std::mt19937_64& rng) {
   std::vector<int64_t> counts(encoded.size());
   for (size_t s = 0; s < encoded.size(); ++s) counts[s] = static_cast<int64_t>(encoded[s].size()) - k + 1;
   const RowIndex index(counts);
   const std::vector<int64_t> picks = sample_indices(index.total(), limit, rng);
   const float value = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k)));  // unit-norm k-mers
-  MatF out = MatF::Zero(static_cast<Eigen::Index>(picks.size()), k * alphabet_size);
+  Sample out{MatF::Zero(static_cast<Eigen::Index>(picks.size()), k * alphabet_size),
+             std::vector<int64_t>(picks.size())};
   for (size_t t = 0; t < picks.size(); ++t) {
     const auto [s, i] = index(picks[t]);
-    for (int j = 0; j < k; ++j) out(static_cast<Eigen::Index>(t), j * alphabet_size + encoded[s][i + j]) = value;
+    for (int j = 0; j < k; ++j) out.rows(static_cast<Eigen::Index>(t), j * alphabet_size + encoded[s][i + j]) = value;
+    out.positions[t] = i;
   }
   return out;
 }
@@ -105,8 +115,9 @@ double w2_cost(const SetBatch& psi, int b, const MatF& z, double eps, int iters)
 
 // Everything after the sample of local features: anchors (Nystrom), filters (conv), references. `features` (all
 // sets) is read only by the Wasserstein k-means of q > 1.
-void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, const OtkeFitOptions& options,
+void fit_from_sample(OtkeModel& model, Sample sampled, const SetBatch* features, const OtkeFitOptions& options,
                      std::mt19937_64& rng) {
+  MatF& sample = sampled.rows;
   OtkeConfig& c = model.config;
   auto progress = [&](const char* stage, double f) {
     if (options.progress) options.progress(stage, f);
@@ -141,6 +152,14 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
   progress("anchors (spherical k-means)", 1.0);
 
   if (c.pooling != OtkePooling::kOtk) return;
+  if (c.otk.sinusoidal) {
+    // The references live where pooling sees the elements: embedded, plus the encoding of their positions.
+    VecF pe(sample.cols());
+    for (Eigen::Index r = 0; r < sample.rows(); ++r) {
+      sinusoidal_encoding(sampled.positions[static_cast<size_t>(r)], static_cast<int>(sample.cols()), pe.data());
+      sample.row(r) += pe.transpose();
+    }
+  }
   const int p = c.otk.p, q = c.otk.q;
   INDUCTIVE_CHECK(sample.rows() >= p, ErrorCode::kInvalidArgument, "otke fit: only ", sample.rows(),
                   " local features to learn ", p, " supports; use a smaller p or more data");
@@ -150,16 +169,29 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
   ko.seed = options.seed + 1;
   ko.communicator = options.communicator;
   std::vector<MatF> refs;
+  const bool barycenter = options.reference_update == OtkeReferenceUpdate::kBarycenter;
+  BarycenterOptions bo = options.barycenter;
+  bo.communicator = options.communicator;
+  // The pooling's view of every set (q > 1 and the barycenter read whole sets).
+  SetBatch psi;
+  if (q > 1 || barycenter) {
+    INDUCTIVE_CHECK(features != nullptr, ErrorCode::kInternal, "otke fit: whole sets needed but not given");
+    psi = model.embed_elements(*features);
+    if (c.otk.sinusoidal) psi = add_sinusoidal_encoding(psi);
+  }
   if (q == 1) {
     ko.progress = options.progress;
     ko.stage = "reference (k-means)";
     refs.push_back(kmeans(sample, ko).centers);
+    if (barycenter) {
+      refs[0] = wasserstein_barycenter(psi, {}, std::move(refs[0]), bo);
+      progress("reference (Wasserstein barycenter)", 1.0);
+    }
   } else {
     // 2-Wasserstein k-means over sets: start from a random partition of the sets, then alternate assigning each set
     // to its nearest reference (entropic W2) and refitting each reference by k-means on its sets' elements.
     INDUCTIVE_CHECK(features->batch >= q, ErrorCode::kInvalidArgument, "otke fit: ", features->batch,
                     " sets cannot make q = ", q, " references");
-    const SetBatch psi = model.embed_elements(*features);
     std::vector<int> order(features->batch);
     std::iota(order.begin(), order.end(), 0);
     shuffle_range(order.begin(), order.end(), rng);
@@ -177,12 +209,13 @@ void fit_from_sample(OtkeModel& model, MatF sample, const SetBatch* features, co
           std::mt19937_64 sub(options.seed + 7 * r + it);
           SetBatch tmp(1, static_cast<int>(rows.rows()), psi.dim);
           MapF(tmp.x.data(), rows.rows(), psi.dim) = rows;
-          rows = sample_rows(tmp, options.max_samples, sub);
+          rows = sample_rows(tmp, options.max_samples, sub).rows;
         }
         KMeansOptions kr = ko;
         kr.seed = options.seed + 1 + r;
         if (rows.rows() < p) rows = sample;  // too few elements for p supports: fall back to the global sample
         refs[r] = kmeans(rows, kr).centers;
+        if (barycenter) refs[r] = wasserstein_barycenter(psi, members, std::move(refs[r]), bo);
       }
       if (it == options.wkmeans_iters) break;
       // Each rank assigns its share of the sets (all of them in one process); the assignments are then summed into
@@ -234,7 +267,7 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   }
   SetBatch looked_up;  // tokens: the table rows of the indices (other inputs are their own local features)
   if (c.input_type == OtkeInput::kTokens) looked_up = model.local_features(features);
-  MatF sample = sample_rows(c.input_type == OtkeInput::kTokens ? looked_up : features, options.max_samples, rng);
+  Sample sample = sample_rows(c.input_type == OtkeInput::kTokens ? looked_up : features, options.max_samples, rng);
   looked_up = SetBatch();
   fit_from_sample(model, std::move(sample), &features, options, rng);
 }
@@ -243,9 +276,10 @@ void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& seq
                            const std::vector<std::string>& names, const OtkeFitOptions& options) {
   const OtkeConfig& c = model.config;
   c.validate();
-  // Tokens look their rows up in a table, and q > 1 needs every set for the Wasserstein k-means: both go through
-  // the features of every sequence.
-  if (c.input_type != OtkeInput::kSequence || (c.pooling == OtkePooling::kOtk && c.otk.q > 1))
+  // Tokens look their rows up in a table, and q > 1 (the Wasserstein k-means) and the barycenter need every set: they
+  // go through the features of every sequence.
+  if (c.input_type != OtkeInput::kSequence ||
+      (c.pooling == OtkePooling::kOtk && (c.otk.q > 1 || options.reference_update == OtkeReferenceUpdate::kBarycenter)))
     return fit_otke_unsupervised(model, model.sequence_features(sequences, names), options);
   INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
   INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
@@ -259,7 +293,7 @@ void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& seq
                     encoded[s].size(), ", expected >= ", c.kmer);
   }
   std::mt19937_64 rng(options.seed);
-  MatF sample = sample_kmers(encoded, alphabet.size(), c.kmer, options.max_samples, rng);
+  Sample sample = sample_kmers(encoded, alphabet.size(), c.kmer, options.max_samples, rng);
   fit_from_sample(model, std::move(sample), nullptr, options, rng);
 }
 

@@ -84,14 +84,8 @@ TEST(OtkPooling, PlansForVisualisationHaveTheRightMarginals) {
   }
 }
 
-// (sigma_pos, gradient): the unrolled gradient is exact for 6 iterations; the implicit one differentiates the
-// converged map, so it is checked with enough iterations for the forward pass to have converged.
-class OtkPoolingGradient : public ::testing::TestWithParam<std::tuple<float, SinkhornGradient>> {};
-
-TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
-  OtkOptions o = small_options(2, std::get<0>(GetParam()));
-  const SinkhornGradient mode = std::get<1>(GetParam());
-  if (mode == SinkhornGradient::kImplicit) o.iters = 500;
+// dL/dx and dL/dz of L = <g, forward(x)> against central finite differences.
+void expect_gradients_match_finite_differences(const OtkOptions& o, SinkhornGradient mode) {
   std::vector<MatF> refs = {random_mat(3, 4, 11), random_mat(3, 4, 12)};
   const SetBatch x = random_batch({5, 3}, 4, 13);
   const MatF g = random_mat(2, 2 * 3 * 4, 14);
@@ -131,10 +125,87 @@ TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
       }
 }
 
+// (sigma_pos, gradient): the unrolled gradient is exact for 6 iterations; the implicit one differentiates the
+// converged map, so it is checked with enough iterations for the forward pass to have converged.
+class OtkPoolingGradient : public ::testing::TestWithParam<std::tuple<float, SinkhornGradient>> {};
+
+TEST_P(OtkPoolingGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
+  OtkOptions o = small_options(2, std::get<0>(GetParam()));
+  const SinkhornGradient mode = std::get<1>(GetParam());
+  if (mode == SinkhornGradient::kImplicit) o.iters = 500;
+  expect_gradients_match_finite_differences(o, mode);
+}
+
 INSTANTIATE_TEST_SUITE_P(PositionalAndMode, OtkPoolingGradient,
                          ::testing::Combine(::testing::Values(0.0f, 0.3f),
                                             ::testing::Values(SinkhornGradient::kUnrolled,
                                                               SinkhornGradient::kImplicit)));
+
+// The ablations (attention plan, sinusoidal encoding), alone and together with the positional weighting.
+class OtkPoolingAblationGradient : public ::testing::TestWithParam<std::tuple<OtkPlan, bool, float>> {};
+
+TEST_P(OtkPoolingAblationGradient, MatchesFiniteDifferencesForFeaturesAndReferences) {
+  OtkOptions o = small_options(2, std::get<2>(GetParam()));
+  o.plan = std::get<0>(GetParam());
+  o.sinusoidal = std::get<1>(GetParam());
+  expect_gradients_match_finite_differences(o, SinkhornGradient::kUnrolled);
+}
+
+INSTANTIATE_TEST_SUITE_P(PlanEncodingPositional, OtkPoolingAblationGradient,
+                         ::testing::Values(std::make_tuple(OtkPlan::kAttention, false, 0.0f),
+                                           std::make_tuple(OtkPlan::kAttention, false, 0.3f),
+                                           std::make_tuple(OtkPlan::kSinkhorn, true, 0.0f),
+                                           std::make_tuple(OtkPlan::kAttention, true, 0.3f)));
+
+TEST(OtkPooling, AttentionPlanIsEachSupportsSoftmaxOverTheElements) {
+  OtkOptions o = small_options(1, 0.0f);
+  o.plan = OtkPlan::kAttention;
+  const MatF z = random_mat(3, 4, 21);
+  const SetBatch x = random_batch({5, 2}, 4, 22);
+  std::vector<std::vector<float>> plans;
+  const MatF out = OtkPooling({z}, o).forward(x, nullptr, &plans);
+  for (int b = 0; b < 2; ++b) {
+    const int n = x.n[b];
+    const CMapF xs(x.row(b, 0), n, 4);
+    // Closed form in double: a_ij = exp(<x_i, z_j> / eps) / sum_i' exp(<x_i', z_j> / eps), P = a / p.
+    Eigen::MatrixXd a = (xs.cast<double>() * z.cast<double>().transpose() / o.eps).array().exp().matrix();
+    a.array().rowwise() /= a.colwise().sum().array();
+    const Eigen::MatrixXd P = a / 3.0;
+    for (int i = 0; i < x.n_max; ++i)
+      for (int j = 0; j < 3; ++j)
+        EXPECT_NEAR(plans[0][(b * x.n_max + i) * 3 + j], i < n ? P(i, j) : 0.0, 1e-6) << b << "," << i << "," << j;
+    const Eigen::MatrixXd expect = std::sqrt(3.0) * P.transpose() * xs.cast<double>();
+    EXPECT_LT((CMapF(out.row(b).data(), 3, 4).cast<double>() - expect).cwiseAbs().maxCoeff(), 1e-5);
+  }
+}
+
+TEST(OtkPooling, SinusoidalEncodingIsVaswanisAtUnitNormAddedBeforePooling) {
+  // PE_2m(i) = sin(i / 10000^(2m/k)), PE_2m+1(i) = cos(...), divided by sqrt(k / 2).
+  std::vector<float> pe(4);
+  sinusoidal_encoding(7, 4, pe.data());
+  const double s = 1 / std::sqrt(2.0);
+  EXPECT_NEAR(pe[0], s * std::sin(7.0), 1e-6);
+  EXPECT_NEAR(pe[1], s * std::cos(7.0), 1e-6);
+  EXPECT_NEAR(pe[2], s * std::sin(7.0 / 100.0), 1e-6);
+  EXPECT_NEAR(pe[3], s * std::cos(7.0 / 100.0), 1e-6);
+  EXPECT_NEAR(Eigen::Map<VecF>(pe.data(), 4).norm(), 1.0, 1e-6);
+
+  OtkOptions o = small_options(1, 0.0f);
+  const MatF z = random_mat(3, 4, 23);
+  const SetBatch x = random_batch({5, 3}, 4, 24);
+  SetBatch shifted = x;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < x.n[b]; ++i) {
+      sinusoidal_encoding(i, 4, pe.data());
+      for (int c = 0; c < 4; ++c) shifted.row(b, i)[c] += pe[c];
+    }
+  const MatF plain = OtkPooling({z}, o).forward(shifted);
+  o.sinusoidal = true;
+  const MatF encoded = OtkPooling({z}, o).forward(x);
+  EXPECT_LT((plain - encoded).cwiseAbs().maxCoeff(), 1e-6);
+  // Positions count from each set's first element, so padding and batch-mates still change nothing.
+  EXPECT_LT((OtkPooling({z}, o).forward(x.slice(1, 2)).row(0) - encoded.row(1)).cwiseAbs().maxCoeff(), 1e-6);
+}
 
 TEST(OtkPooling, RejectsBadOptionsAndShapes) {
   OtkOptions o = small_options(1, 0.0f);
@@ -145,6 +216,12 @@ TEST(OtkPooling, RejectsBadOptionsAndShapes) {
                         "dimension 5, expected 4");
   testing::expect_error([&] { OtkPooling({random_mat(2, 4, 1)}, small_options(1, 0.0f)); }, ErrorCode::kShapeMismatch,
                         "reference 0 must be p x k");
+  OtkOptions att = small_options(1, 0.0f);
+  att.plan = OtkPlan::kAttention;
+  SetBatch bad = random_batch({3}, 4, 2);
+  bad.row(0, 1)[2] = NAN;
+  testing::expect_error([&] { OtkPooling({random_mat(3, 4, 1)}, att).forward(bad); }, ErrorCode::kInvalidArgument,
+                        "set 0 has non-finite similarities");
 }
 
 }  // namespace

@@ -57,6 +57,30 @@ TEST(OtkeConfig, RoundTripsThroughJsonAndRejectsTypos) {
   expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument, "pooling.type must be otk, mean or max");
 }
 
+// The ablations are written only when set: a default model's config (and file) is what it was before they existed,
+// and a file without them reads as the defaults.
+TEST(OtkeConfig, AblationKeysAreWrittenOnlyWhenSetAndOldConfigsLoad) {
+  OtkeConfig c = small_config();
+  const auto plain = c.to_json();
+  EXPECT_FALSE(plain["pooling"].contains("plan"));
+  EXPECT_FALSE(plain["pooling"].contains("sinusoidal"));
+  const OtkeConfig old = OtkeConfig::from_json(plain);
+  EXPECT_EQ(old.otk.plan, OtkPlan::kSinkhorn);
+  EXPECT_FALSE(old.otk.sinusoidal);
+  c.otk.plan = OtkPlan::kAttention;
+  c.otk.sinusoidal = true;
+  const auto j = c.to_json();
+  EXPECT_EQ(j["pooling"]["plan"], "attention");
+  EXPECT_EQ(j["pooling"]["sinusoidal"], true);
+  const OtkeConfig back = OtkeConfig::from_json(j);
+  EXPECT_EQ(back.otk.plan, OtkPlan::kAttention);
+  EXPECT_TRUE(back.otk.sinusoidal);
+  auto bad = j;
+  bad["pooling"]["plan"] = "dot";
+  expect_error([&] { OtkeConfig::from_json(bad); }, ErrorCode::kInvalidArgument,
+               "pooling.plan must be sinkhorn or attention");
+}
+
 TEST(OtkeModel, UnsupervisedFitIsDeterministicAndSavesLoadsIdentically) {
   OtkeModel model;
   model.config = small_config();
@@ -86,13 +110,13 @@ TEST(OtkeModel, UnsupervisedFitIsDeterministicAndSavesLoadsIdentically) {
 
 // From sequences the fit samples k-mer positions first and builds only those features; it must give the model the
 // features of every sequence give, bit for bit: fewer samples than k-mers (the sparse shuffle must draw what the
-// dense one drew), more samples than k-mers, a conv embedding (the generator continues into its initialisation)
-// and q = 2 (which goes through every set's features).
+// dense one drew), more samples than k-mers, a conv embedding (the generator continues into its initialisation),
+// q = 2 and the barycenter (which go through every set's features), and the sinusoidal encoding (positions).
 TEST(OtkeModel, FittingFromSequencesEqualsFittingFromTheirFeatures) {
   const auto seqs = random_dna(25, 40, 3);
   std::vector<std::string> names;
   for (size_t s = 0; s < seqs.size(); ++s) names.push_back("s" + std::to_string(s));
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 6; ++variant) {
     SCOPED_TRACE(variant);
     OtkeModel a, b;
     a.config = small_config();
@@ -101,9 +125,11 @@ TEST(OtkeModel, FittingFromSequencesEqualsFittingFromTheirFeatures) {
       a.config.filters = 6;
     }
     if (variant == 3) a.config.otk.q = 2;
+    if (variant == 4) a.config.otk.sinusoidal = true;  // the sampled k-mers' positions must be the features' ones
     b.config = a.config;
     OtkeFitOptions fo;
     fo.seed = 11;
+    if (variant == 5) fo.reference_update = OtkeReferenceUpdate::kBarycenter;
     fo.max_samples = variant == 1 ? 100000 : 200;  // 25 x 37 = 925 k-mers
     fit_otke_unsupervised(a, a.sequence_features(seqs, names), fo);
     fit_otke_unsupervised(b, seqs, names, fo);

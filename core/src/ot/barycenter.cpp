@@ -1,0 +1,118 @@
+// The free-support Wasserstein barycenter (see inductive/barycenter.h).
+#include "inductive/barycenter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "inductive/communicator.h"
+#include "inductive/error.h"
+#include "inductive/sinkhorn.h"
+
+namespace inductive {
+
+namespace {
+
+// Sets are solved in chunks, so the cost and plan buffers stay O(chunk n_max p) whatever the number of sets.
+constexpr int kChunk = 256;
+
+std::vector<int> all_if_empty(const SetBatch& sets, const std::vector<int>& members) {
+  if (!members.empty()) return members;
+  std::vector<int> all(sets.batch);
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+// Runs `visit(b, plan n_b x p, cost value)` for each set of `chosen`, chunk by chunk.
+template <typename Visit>
+void for_each_plan(const SetBatch& sets, const std::vector<int>& chosen, const MatF& z, const BarycenterOptions& bo,
+                   Visit visit) {
+  const int p = static_cast<int>(z.rows()), k = sets.dim;
+  const Eigen::RowVectorXf z_norms = z.rowwise().squaredNorm().transpose();
+  SinkhornOptions o;
+  o.eps = bo.eps;
+  o.max_iter = bo.sinkhorn_iters;
+  o.tol = bo.sinkhorn_tol;
+  for (size_t start = 0; start < chosen.size(); start += kChunk) {
+    const int count = static_cast<int>(std::min<size_t>(kChunk, chosen.size() - start));
+    int n_max = 1;
+    std::vector<int32_t> n(count);
+    for (int t = 0; t < count; ++t) n_max = std::max(n_max, n[t] = sets.n[chosen[start + t]]);
+    std::vector<float> cost(static_cast<size_t>(count) * n_max * p, 0.0f), plan(cost.size()), value(count);
+    for (int t = 0; t < count; ++t) {
+      CMapF x(sets.row(chosen[start + t], 0), n[t], k);
+      MapF c(cost.data() + static_cast<int64_t>(t) * n_max * p, n[t], p);
+      c.noalias() = -2.0f * (x * z.transpose());
+      c.rowwise() += z_norms;
+      c.colwise() += x.rowwise().squaredNorm();
+      c = c.cwiseMax(0.0f);  // rounding can make a squared distance slightly negative
+    }
+    SinkhornProblem<float> problem{cost.data(), count, n_max, p, n.data(), nullptr, nullptr, nullptr};
+    SinkhornOutput<float> out;
+    out.plan = plan.data();
+    out.cost_value = value.data();
+    sinkhorn_log(problem, o, out);
+    for (int t = 0; t < count; ++t)
+      visit(chosen[start + t], CMapF(plan.data() + static_cast<int64_t>(t) * n_max * p, n[t], p), value[t]);
+  }
+}
+
+}  // namespace
+
+void BarycenterOptions::validate() const {
+  INDUCTIVE_CHECK(iters >= 0 && iters <= 10000, ErrorCode::kInvalidArgument,
+                  "barycenter: iters must be in 0..10000: got ", iters);
+  INDUCTIVE_CHECK(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument,
+                  "barycenter: eps must be a finite number > 0: got ", eps);
+  INDUCTIVE_CHECK(sinkhorn_iters >= 1 && sinkhorn_iters <= 100000, ErrorCode::kInvalidArgument,
+                  "barycenter: sinkhorn_iters must be in 1..100000: got ", sinkhorn_iters);
+  INDUCTIVE_CHECK(std::isfinite(sinkhorn_tol) && sinkhorn_tol >= 0, ErrorCode::kInvalidArgument,
+                  "barycenter: sinkhorn_tol must be a finite number >= 0 (0: always sinkhorn_iters): got ",
+                  sinkhorn_tol);
+}
+
+MatF wasserstein_barycenter(const SetBatch& sets, const std::vector<int>& members, MatF z,
+                            const BarycenterOptions& options) {
+  options.validate();
+  sets.validate("barycenter");
+  INDUCTIVE_CHECK(z.rows() >= 1 && z.cols() == sets.dim, ErrorCode::kShapeMismatch, "barycenter: the start is ",
+                  z.rows(), " x ", z.cols(), ", expected p x ", sets.dim);
+  INDUCTIVE_CHECK(z.allFinite(), ErrorCode::kInvalidArgument, "barycenter: the start contains NaN or Inf");
+  const std::vector<int> chosen = all_if_empty(sets, members);
+  for (int b : chosen)
+    INDUCTIVE_CHECK(b >= 0 && b < sets.batch, ErrorCode::kInvalidArgument, "barycenter: set ", b, " is out of range (",
+                    sets.batch, " sets)");
+  Communicator* comm = options.communicator;
+  const int ranks = comm ? comm->size() : 1;
+  const Shard mine = shard_of(static_cast<int64_t>(chosen.size()), comm ? comm->rank() : 0, ranks);
+  const std::vector<int> share(chosen.begin() + mine.begin, chosen.begin() + mine.end);
+  const int p = static_cast<int>(z.rows()), k = sets.dim;
+  for (int it = 0; it < options.iters; ++it) {
+    // Sums in double, laid out [p x k moved points | p masses] for one all-reduce.
+    std::vector<double> sums(static_cast<size_t>(p) * (k + 1), 0.0);
+    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> moved(sums.data(), p, k);
+    Eigen::Map<Eigen::VectorXd> mass(sums.data() + static_cast<size_t>(p) * k, p);
+    for_each_plan(sets, share, z, options, [&](int b, const CMapF& plan, float) {
+      CMapF x(sets.row(b, 0), sets.n[b], k);
+      moved += (plan.transpose() * x).cast<double>();
+      mass += plan.colwise().sum().transpose().cast<double>();
+    });
+    if (ranks > 1) comm->allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
+    // Entropic plans are positive, so every support receives mass; the guard only keeps a support whose mass
+    // underflowed where it was.
+    for (int j = 0; j < p; ++j)
+      if (mass[j] > 0) z.row(j) = (moved.row(j) / mass[j]).cast<float>();
+  }
+  return z;
+}
+
+double mean_w2_cost(const SetBatch& sets, const std::vector<int>& members, const MatF& z,
+                    const BarycenterOptions& options) {
+  options.validate();
+  const std::vector<int> chosen = all_if_empty(sets, members);
+  double total = 0.0;
+  for_each_plan(sets, chosen, z, options, [&](int, const CMapF&, float value) { total += static_cast<double>(value); });
+  return chosen.empty() ? 0.0 : total / static_cast<double>(chosen.size());
+}
+
+}  // namespace inductive
