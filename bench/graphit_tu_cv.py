@@ -13,6 +13,8 @@ Variants (the thesis' columns):
   pstep2/pstep3  the p-step random-walk kernel (I - gamma L)^p, gamma 0.5
   adjacency      the normalised adjacency kernel
   ...+gckn       the same with GCKN path features (paths of up to 5 nodes, 32 anchors per length, sigma 0.6)
+  ...+lappe      the same with the Laplacian PE of the node features (2 eigenvectors, random sign flips in
+                 training), the thesis' "LapPE" row of its structural-encoding ablation
 
     # run what is missing (two cells at a time), then print the table
     /usr/bin/python3 bench/graphit_tu_cv.py --cli build/native-release/bin/inductive \\
@@ -43,17 +45,20 @@ KERNELS = {
     "pstep3": ["--kernel", "pstep", "--p", "3", "--gamma", "0.5"],
     "adjacency": ["--kernel", "adjacency"],
 }
-GCKN = ["--gckn", "5", "--gckn-filters", "32", "--gckn-sigma", "0.6"]
-VARIANTS = list(KERNELS) + [k + "+gckn" for k in KERNELS if k != "T"]
+ENCODINGS = {"": [], "gckn": ["--gckn", "5", "--gckn-filters", "32", "--gckn-sigma", "0.6"], "lappe": ["--lap-pe", "2"]}
+# The thesis' structural-encoding ablation: every kernel (and none) with no encoding, GCKN and LapPE. The table
+# prints them in the order of the main table first, then the ablation's extra cells.
+VARIANTS = (list(KERNELS) + [k + "+gckn" for k in KERNELS if k != "T"] + ["T+gckn"] +
+            [k + "+lappe" for k in KERNELS])
 # The grid this table uses: 3 layers, d 64, 4 heads, weight decay 1e-4 (smaller than the thesis' grid, for time).
 GRID = ["--grid-layers", "3", "--grid-dim", "64", "--grid-heads", "4", "--grid-weight-decay", "1e-4"]
 
 
 def variant_args(variant):
     kernel, _, extra = variant.partition("+")
-    if kernel not in KERNELS or extra not in ("", "gckn"):
+    if kernel not in KERNELS or extra not in ENCODINGS:
         raise SystemExit(f"graphit_tu_cv: unknown variant '{variant}' (expected one of {', '.join(VARIANTS)})")
-    return KERNELS[kernel] + (GCKN if extra else [])
+    return KERNELS[kernel] + ENCODINGS[extra]
 
 
 def report_path(results, dataset, variant, folds):

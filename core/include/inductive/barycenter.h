@@ -12,6 +12,7 @@
 // not fully converged. K-means is the special case of one set holding every point (the thesis' remark).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "inductive/linalg.h"
@@ -37,6 +38,12 @@ struct BarycenterOptions {
 
 // The barycenter of sets[members] (all sets when `members` is empty), starting from `init` (p x dim).
 MatF wasserstein_barycenter(const SetBatch& sets, const std::vector<int>& members, MatF init,
+                            const BarycenterOptions& options);
+
+// Sets produced on demand: load(ids) returns the sets `ids` as a batch, in that order. The barycenter asks for a
+// few hundred at a time, so the sets never have to be in memory together (OTKE's fit embeds them on the fly).
+using SetLoader = std::function<SetBatch(const std::vector<int>& ids)>;
+MatF wasserstein_barycenter(const SetLoader& load, const std::vector<int>& members, MatF init,
                             const BarycenterOptions& options);
 
 // F(z) / m: the mean entropic W2^2 cost from the sets to z (what the fixed point decreases).

@@ -23,38 +23,46 @@ std::vector<int> all_if_empty(const SetBatch& sets, const std::vector<int>& memb
   return all;
 }
 
-// Runs `visit(b, plan n_b x p, cost value)` for each set of `chosen`, chunk by chunk.
+// Runs `visit(set, plan n x p, cost value)` for each set of `chosen` (`set`: its n x dim elements), chunk by chunk.
 template <typename Visit>
-void for_each_plan(const SetBatch& sets, const std::vector<int>& chosen, const MatF& z, const BarycenterOptions& bo,
+void for_each_plan(const SetLoader& load, const std::vector<int>& chosen, const MatF& z, const BarycenterOptions& bo,
                    Visit visit) {
-  const int p = static_cast<int>(z.rows()), k = sets.dim;
+  const int p = static_cast<int>(z.rows());
   const Eigen::RowVectorXf z_norms = z.rowwise().squaredNorm().transpose();
   SinkhornOptions o;
   o.eps = bo.eps;
   o.max_iter = bo.sinkhorn_iters;
   o.tol = bo.sinkhorn_tol;
   for (size_t start = 0; start < chosen.size(); start += kChunk) {
-    const int count = static_cast<int>(std::min<size_t>(kChunk, chosen.size() - start));
-    int n_max = 1;
-    std::vector<int32_t> n(count);
-    for (int t = 0; t < count; ++t) n_max = std::max(n_max, n[t] = sets.n[chosen[start + t]]);
-    std::vector<float> cost(static_cast<size_t>(count) * n_max * p, 0.0f), plan(cost.size()), value(count);
-    for (int t = 0; t < count; ++t) {
-      CMapF x(sets.row(chosen[start + t], 0), n[t], k);
-      MapF c(cost.data() + static_cast<int64_t>(t) * n_max * p, n[t], p);
+    const size_t count = std::min<size_t>(kChunk, chosen.size() - start);
+    const SetBatch sets = load(std::vector<int>(chosen.begin() + static_cast<std::ptrdiff_t>(start),
+                                                chosen.begin() + static_cast<std::ptrdiff_t>(start + count)));
+    INDUCTIVE_CHECK(sets.batch == static_cast<int>(count) && sets.dim == z.cols(), ErrorCode::kShapeMismatch,
+                    "barycenter: the loader gave ", sets.batch, " sets of dimension ", sets.dim, ", expected ", count,
+                    " of dimension ", z.cols());
+    const int n_max = std::max(sets.n_max, 1), k = sets.dim;
+    std::vector<float> cost(count * n_max * p, 0.0f), plan(cost.size()), value(count);
+    for (int t = 0; t < sets.batch; ++t) {
+      CMapF x(sets.row(t, 0), sets.n[t], k);
+      MapF c(cost.data() + static_cast<int64_t>(t) * n_max * p, sets.n[t], p);
       c.noalias() = -2.0f * (x * z.transpose());
       c.rowwise() += z_norms;
       c.colwise() += x.rowwise().squaredNorm();
       c = c.cwiseMax(0.0f);  // rounding can make a squared distance slightly negative
     }
-    SinkhornProblem<float> problem{cost.data(), count, n_max, p, n.data(), nullptr, nullptr, nullptr};
+    SinkhornProblem<float> problem{cost.data(), sets.batch, n_max, p, sets.n.data(), nullptr, nullptr, nullptr};
     SinkhornOutput<float> out;
     out.plan = plan.data();
     out.cost_value = value.data();
     sinkhorn_log(problem, o, out);
-    for (int t = 0; t < count; ++t)
-      visit(chosen[start + t], CMapF(plan.data() + static_cast<int64_t>(t) * n_max * p, n[t], p), value[t]);
+    for (int t = 0; t < sets.batch; ++t)
+      visit(CMapF(sets.row(t, 0), sets.n[t], k), CMapF(plan.data() + static_cast<int64_t>(t) * n_max * p, sets.n[t], p),
+            value[t]);
   }
+}
+
+SetLoader loader_of(const SetBatch& sets) {
+  return [&sets](const std::vector<int>& ids) { return sets.gather(ids); };
 }
 
 }  // namespace
@@ -71,29 +79,36 @@ void BarycenterOptions::validate() const {
                   sinkhorn_tol);
 }
 
-MatF wasserstein_barycenter(const SetBatch& sets, const std::vector<int>& members, MatF z,
+MatF wasserstein_barycenter(const SetBatch& sets, const std::vector<int>& members, MatF init,
                             const BarycenterOptions& options) {
-  options.validate();
   sets.validate("barycenter");
-  INDUCTIVE_CHECK(z.rows() >= 1 && z.cols() == sets.dim, ErrorCode::kShapeMismatch, "barycenter: the start is ",
-                  z.rows(), " x ", z.cols(), ", expected p x ", sets.dim);
-  INDUCTIVE_CHECK(z.allFinite(), ErrorCode::kInvalidArgument, "barycenter: the start contains NaN or Inf");
   const std::vector<int> chosen = all_if_empty(sets, members);
   for (int b : chosen)
     INDUCTIVE_CHECK(b >= 0 && b < sets.batch, ErrorCode::kInvalidArgument, "barycenter: set ", b, " is out of range (",
                     sets.batch, " sets)");
+  INDUCTIVE_CHECK(init.cols() == sets.dim, ErrorCode::kShapeMismatch, "barycenter: the start is ", init.rows(), " x ",
+                  init.cols(), ", expected p x ", sets.dim);
+  return wasserstein_barycenter(loader_of(sets), chosen, std::move(init), options);
+}
+
+MatF wasserstein_barycenter(const SetLoader& load, const std::vector<int>& members, MatF z,
+                            const BarycenterOptions& options) {
+  options.validate();
+  INDUCTIVE_CHECK(!members.empty(), ErrorCode::kInvalidArgument, "barycenter: no set given");
+  INDUCTIVE_CHECK(z.rows() >= 1 && z.cols() >= 1, ErrorCode::kShapeMismatch, "barycenter: the start is ", z.rows(),
+                  " x ", z.cols(), ", expected p x dim with p, dim >= 1");
+  INDUCTIVE_CHECK(z.allFinite(), ErrorCode::kInvalidArgument, "barycenter: the start contains NaN or Inf");
   Communicator* comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
-  const Shard mine = shard_of(static_cast<int64_t>(chosen.size()), comm ? comm->rank() : 0, ranks);
-  const std::vector<int> share(chosen.begin() + mine.begin, chosen.begin() + mine.end);
-  const int p = static_cast<int>(z.rows()), k = sets.dim;
+  const Shard mine = shard_of(static_cast<int64_t>(members.size()), comm ? comm->rank() : 0, ranks);
+  const std::vector<int> share(members.begin() + mine.begin, members.begin() + mine.end);
+  const int p = static_cast<int>(z.rows()), k = static_cast<int>(z.cols());
   for (int it = 0; it < options.iters; ++it) {
     // Sums in double, laid out [p x k moved points | p masses] for one all-reduce.
     std::vector<double> sums(static_cast<size_t>(p) * (k + 1), 0.0);
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> moved(sums.data(), p, k);
     Eigen::Map<Eigen::VectorXd> mass(sums.data() + static_cast<size_t>(p) * k, p);
-    for_each_plan(sets, share, z, options, [&](int b, const CMapF& plan, float) {
-      CMapF x(sets.row(b, 0), sets.n[b], k);
+    for_each_plan(load, share, z, options, [&](const CMapF& x, const CMapF& plan, float) {
       moved += (plan.transpose() * x).cast<double>();
       mass += plan.colwise().sum().transpose().cast<double>();
     });
@@ -111,7 +126,8 @@ double mean_w2_cost(const SetBatch& sets, const std::vector<int>& members, const
   options.validate();
   const std::vector<int> chosen = all_if_empty(sets, members);
   double total = 0.0;
-  for_each_plan(sets, chosen, z, options, [&](int, const CMapF&, float value) { total += static_cast<double>(value); });
+  for_each_plan(loader_of(sets), chosen, z, options,
+                [&](const CMapF&, const CMapF&, float value) { total += static_cast<double>(value); });
   return chosen.empty() ? 0.0 : total / static_cast<double>(chosen.size());
 }
 

@@ -2,6 +2,7 @@
 // by k-means on embedded features (q = 1) or 2-Wasserstein k-means over sets (q > 1), optionally refined into
 // Wasserstein barycenters.
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -89,15 +90,61 @@ Sample sample_kmers(const std::vector<std::vector<int8_t>>& encoded, int alphabe
   return out;
 }
 
-MatF all_rows(const SetBatch& x, const std::vector<int>& sets) {
-  int64_t total = 0;
-  for (int b : sets) total += x.n[b];
-  MatF out(total, x.dim);
-  int64_t r = 0;
-  for (int b : sets) {
-    out.middleRows(r, x.n[b]) = CMapF(x.row(b, 0), x.n[b], x.dim);
-    r += x.n[b];
+// The fit's whole sets: how many, their lengths, and their model inputs on demand (a chunk at a time).
+struct SetSource {
+  std::vector<int64_t> lengths;
+  std::function<SetBatch(const std::vector<int>&)> inputs;
+  int count() const { return static_cast<int>(lengths.size()); }
+};
+
+// Sets are embedded a chunk at a time: the Wasserstein k-means and the barycenter read every set, and holding every
+// set's embedding at once takes n K floats per set (37 GB for a million 81-letter sequences at K = 128).
+constexpr int kSetChunk = 256;
+
+// The sets as pooling sees them: embedded, plus the sinusoidal encoding when the model has it.
+SetLoader pooled_sets(const OtkeModel& model, const SetSource& sets) {
+  return [&model, &sets](const std::vector<int>& ids) {
+    SetBatch psi = model.embed_elements(sets.inputs(ids));
+    return model.config.otk.sinusoidal ? add_sinusoidal_encoding(psi) : psi;
+  };
+}
+
+// Calls visit(t, psi, i) for every set ids[t], psi holding it as its set i, a chunk of sets at a time.
+template <typename Visit>
+void for_each_pooled_set(const SetLoader& load, const std::vector<int>& ids, Visit visit) {
+  for (size_t start = 0; start < ids.size(); start += kSetChunk) {
+    const size_t end = std::min(ids.size(), start + kSetChunk);
+    const SetBatch psi = load(std::vector<int>(ids.begin() + static_cast<std::ptrdiff_t>(start),
+                                               ids.begin() + static_cast<std::ptrdiff_t>(end)));
+    for (size_t t = start; t < end; ++t) visit(t, psi, static_cast<int>(t - start));
   }
+}
+
+// The rows k-means refits a reference on: every element of the member sets in order, or, when they are more than
+// `limit`, `limit` of them drawn uniformly without replacement (in draw order), built without holding the rest.
+MatF member_rows(const SetLoader& load, const SetSource& sets, const std::vector<int>& members, int dim, int64_t limit,
+                 std::mt19937_64& rng) {
+  std::vector<int64_t> counts(members.size());
+  for (size_t t = 0; t < members.size(); ++t) counts[t] = sets.lengths[static_cast<size_t>(members[t])];
+  const RowIndex index(counts);
+  std::vector<int64_t> picks;
+  if (index.total() > limit) {
+    picks = sample_indices(index.total(), limit, rng);
+  } else {
+    picks.resize(static_cast<size_t>(index.total()));
+    std::iota(picks.begin(), picks.end(), 0);
+  }
+  // Row t of the result is flat row picks[t]; walk the picks in flat order so each chunk of sets is loaded once.
+  std::vector<size_t> order(picks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return picks[a] < picks[b]; });
+  MatF out(static_cast<Eigen::Index>(picks.size()), dim);
+  size_t next = 0;
+  for_each_pooled_set(load, members, [&](size_t t, const SetBatch& psi, int i) {
+    for (; next < order.size() && picks[order[next]] < index.start[t + 1]; ++next)
+      out.row(static_cast<Eigen::Index>(order[next])) =
+          CMapF(psi.row(i, static_cast<int>(picks[order[next]] - index.start[t])), 1, dim);
+  });
   return out;
 }
 
@@ -113,9 +160,9 @@ double w2_cost(const SetBatch& psi, int b, const MatF& z, double eps, int iters)
   return sinkhorn_log<float>(c.data(), n, static_cast<int>(z.rows()), nullptr, nullptr, o).cost_value;
 }
 
-// Everything after the sample of local features: anchors (Nystrom), filters (conv), references. `features` (all
-// sets) is read only by the Wasserstein k-means of q > 1.
-void fit_from_sample(OtkeModel& model, Sample sampled, const SetBatch* features, const OtkeFitOptions& options,
+// Everything after the sample of local features: anchors (Nystrom), filters (conv), references. `sets` (all of
+// them) are read only by the Wasserstein k-means of q > 1 and by the barycenter.
+void fit_from_sample(OtkeModel& model, Sample sampled, const SetSource& sets, const OtkeFitOptions& options,
                      std::mt19937_64& rng) {
   MatF& sample = sampled.rows;
   OtkeConfig& c = model.config;
@@ -172,69 +219,64 @@ void fit_from_sample(OtkeModel& model, Sample sampled, const SetBatch* features,
   const bool barycenter = options.reference_update == OtkeReferenceUpdate::kBarycenter;
   BarycenterOptions bo = options.barycenter;
   bo.communicator = options.communicator;
-  // The pooling's view of every set (q > 1 and the barycenter read whole sets).
-  SetBatch psi;
-  if (q > 1 || barycenter) {
-    INDUCTIVE_CHECK(features != nullptr, ErrorCode::kInternal, "otke fit: whole sets needed but not given");
-    psi = model.embed_elements(*features);
-    if (c.otk.sinusoidal) psi = add_sinusoidal_encoding(psi);
-  }
+  const SetLoader load = pooled_sets(model, sets);
   if (q == 1) {
     ko.progress = options.progress;
     ko.stage = "reference (k-means)";
     refs.push_back(kmeans(sample, ko).centers);
     if (barycenter) {
-      refs[0] = wasserstein_barycenter(psi, {}, std::move(refs[0]), bo);
+      std::vector<int> all(sets.count());
+      std::iota(all.begin(), all.end(), 0);
+      refs[0] = wasserstein_barycenter(load, all, std::move(refs[0]), bo);
       progress("reference (Wasserstein barycenter)", 1.0);
     }
   } else {
     // 2-Wasserstein k-means over sets: start from a random partition of the sets, then alternate assigning each set
     // to its nearest reference (entropic W2) and refitting each reference by k-means on its sets' elements.
-    INDUCTIVE_CHECK(features->batch >= q, ErrorCode::kInvalidArgument, "otke fit: ", features->batch,
-                    " sets cannot make q = ", q, " references");
-    std::vector<int> order(features->batch);
+    const int count = sets.count();
+    INDUCTIVE_CHECK(count >= q, ErrorCode::kInvalidArgument, "otke fit: ", count, " sets cannot make q = ", q,
+                    " references");
+    std::vector<int> order(count);
     std::iota(order.begin(), order.end(), 0);
     shuffle_range(order.begin(), order.end(), rng);
-    std::vector<int> assign(features->batch);
-    for (int t = 0; t < features->batch; ++t) assign[order[t]] = t % q;
+    std::vector<int> assign(count);
+    for (int t = 0; t < count; ++t) assign[order[t]] = t % q;
     refs.assign(q, MatF());
+    const int dim = static_cast<int>(sample.cols());
     for (int it = 0; it <= options.wkmeans_iters; ++it) {
       for (int r = 0; r < q; ++r) {
         std::vector<int> members;
-        for (int b = 0; b < features->batch; ++b)
+        for (int b = 0; b < count; ++b)
           if (assign[b] == r) members.push_back(b);
         if (members.empty()) members.push_back(order[r]);  // keep every reference alive
-        MatF rows = all_rows(psi, members);
-        if (rows.rows() > options.max_samples) {
-          std::mt19937_64 sub(options.seed + 7 * r + it);
-          SetBatch tmp(1, static_cast<int>(rows.rows()), psi.dim);
-          MapF(tmp.x.data(), rows.rows(), psi.dim) = rows;
-          rows = sample_rows(tmp, options.max_samples, sub).rows;
-        }
+        std::mt19937_64 sub(options.seed + 7 * r + it);
+        MatF rows = member_rows(load, sets, members, dim, options.max_samples, sub);
         KMeansOptions kr = ko;
         kr.seed = options.seed + 1 + r;
         if (rows.rows() < p) rows = sample;  // too few elements for p supports: fall back to the global sample
         refs[r] = kmeans(rows, kr).centers;
-        if (barycenter) refs[r] = wasserstein_barycenter(psi, members, std::move(refs[r]), bo);
+        if (barycenter) refs[r] = wasserstein_barycenter(load, members, std::move(refs[r]), bo);
       }
       if (it == options.wkmeans_iters) break;
       // Each rank assigns its share of the sets (all of them in one process); the assignments are then summed into
       // everyone's hands, and every rank updates alike.
       const int ranks = options.communicator ? options.communicator->size() : 1;
-      const Shard mine = shard_of(features->batch, options.communicator ? options.communicator->rank() : 0, ranks);
-      std::vector<double> nearest(features->batch, 0.0);
-      for (int b = static_cast<int>(mine.begin); b < mine.end; ++b) {
+      const Shard mine = shard_of(count, options.communicator ? options.communicator->rank() : 0, ranks);
+      std::vector<int> share(static_cast<size_t>(mine.end - mine.begin));
+      std::iota(share.begin(), share.end(), static_cast<int>(mine.begin));
+      std::vector<double> nearest(count, 0.0);
+      for_each_pooled_set(load, share, [&](size_t t, const SetBatch& psi, int i) {
         int best = 0;
-        double best_cost = w2_cost(psi, b, refs[0], c.otk.eps, c.otk.iters);
+        double best_cost = w2_cost(psi, i, refs[0], c.otk.eps, c.otk.iters);
         for (int r = 1; r < q; ++r) {
-          const double cost = w2_cost(psi, b, refs[r], c.otk.eps, c.otk.iters);
+          const double cost = w2_cost(psi, i, refs[r], c.otk.eps, c.otk.iters);
           if (cost < best_cost) best_cost = cost, best = r;
         }
-        nearest[b] = best;
-      }
-      if (ranks > 1) options.communicator->allreduce_sum(nearest.data(), features->batch);
+        nearest[static_cast<size_t>(share[t])] = best;
+      });
+      if (ranks > 1) options.communicator->allreduce_sum(nearest.data(), count);
       bool changed = false;
-      for (int b = 0; b < features->batch; ++b) {
+      for (int b = 0; b < count; ++b) {
         changed |= assign[b] != static_cast<int>(nearest[b]);
         assign[b] = static_cast<int>(nearest[b]);
       }
@@ -269,17 +311,17 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
   if (c.input_type == OtkeInput::kTokens) looked_up = model.local_features(features);
   Sample sample = sample_rows(c.input_type == OtkeInput::kTokens ? looked_up : features, options.max_samples, rng);
   looked_up = SetBatch();
-  fit_from_sample(model, std::move(sample), &features, options, rng);
+  SetSource sets{std::vector<int64_t>(features.n.begin(), features.n.end()),
+                 [&features](const std::vector<int>& ids) { return features.gather(ids); }};
+  fit_from_sample(model, std::move(sample), sets, options, rng);
 }
 
 void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& sequences,
                            const std::vector<std::string>& names, const OtkeFitOptions& options) {
   const OtkeConfig& c = model.config;
   c.validate();
-  // Tokens look their rows up in a table, and q > 1 (the Wasserstein k-means) and the barycenter need every set: they
-  // go through the features of every sequence.
-  if (c.input_type != OtkeInput::kSequence ||
-      (c.pooling == OtkePooling::kOtk && (c.otk.q > 1 || options.reference_update == OtkeReferenceUpdate::kBarycenter)))
+  // Tokens look their rows up in a table: they go through the features of every sentence.
+  if (c.input_type != OtkeInput::kSequence)
     return fit_otke_unsupervised(model, model.sequence_features(sequences, names), options);
   INDUCTIVE_CHECK(!sequences.empty(), ErrorCode::kInvalidArgument, "otke: no sequence given");
   INDUCTIVE_CHECK(options.max_samples >= 1, ErrorCode::kInvalidArgument, "otke fit: max_samples must be >= 1");
@@ -294,7 +336,16 @@ void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& seq
   }
   std::mt19937_64 rng(options.seed);
   Sample sample = sample_kmers(encoded, alphabet.size(), c.kmer, options.max_samples, rng);
-  fit_from_sample(model, std::move(sample), nullptr, options, rng);
+  // Whole sequences (q > 1, barycenter) are turned into k-mer features a chunk at a time, from their letters.
+  SetSource sets;
+  sets.lengths.resize(encoded.size());
+  for (size_t s = 0; s < encoded.size(); ++s) sets.lengths[s] = static_cast<int64_t>(encoded[s].size()) - c.kmer + 1;
+  sets.inputs = [&encoded, &c, size = alphabet.size()](const std::vector<int>& ids) {
+    std::vector<std::vector<int8_t>> some(ids.size());
+    for (size_t t = 0; t < ids.size(); ++t) some[t] = encoded[static_cast<size_t>(ids[t])];
+    return kmer_features(some, size, c.kmer);
+  };
+  fit_from_sample(model, std::move(sample), sets, options, rng);
 }
 
 }  // namespace inductive
