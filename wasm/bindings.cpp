@@ -145,8 +145,8 @@ struct OtkeFitCall {
   int kmeans_iters = 100;
   double max_samples = 300000;
   std::string reference_update = "kmeans";  // or "barycenter" (inductive::OtkeReferenceUpdate)
-  int barycenter_iters = 10;
-  double barycenter_eps = 0.05;
+  int barycenter_iters = inductive::BarycenterOptions{}.iters;
+  double barycenter_eps = inductive::BarycenterOptions{}.eps;
 };
 
 // Strings packed back to back (`offsets`: count + 1 byte offsets; `bytes` is 0 when every string is empty).

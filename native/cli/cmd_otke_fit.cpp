@@ -36,8 +36,9 @@ struct FitArgs {
   std::string alphabet = "dna", embedding = "nystrom", pooling = "otk", scale = "paper", plan = "sinkhorn", out;
   std::string reference_update = "kmeans";
   bool sinusoidal = false;
-  int barycenter_iters = 10, barycenter_sinkhorn_iters = 2000;
-  double barycenter_eps = 0.05, barycenter_sinkhorn_tol = 1e-4;
+  // The barycenter's settings default to the core's (inductive/barycenter.h).
+  int barycenter_iters = BarycenterOptions{}.iters, barycenter_sinkhorn_iters = BarycenterOptions{}.sinkhorn_iters;
+  double barycenter_eps = BarycenterOptions{}.eps, barycenter_sinkhorn_tol = BarycenterOptions{}.sinkhorn_tol;
   int kmer = 10, anchors = 128, p = 64, q = 1, iters = 100, kmeans_iters = 100, batch_size = 256;
   int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
   bool keep_case = false;
@@ -265,7 +266,7 @@ void add_otke_fit_command(CLI::App& otke) {
                   "k-means start; every set is embedded)")
       ->capture_default_str();
   cmd->add_option("--barycenter-iters", a->barycenter_iters, "Barycenter fixed-point steps")->capture_default_str();
-  cmd->add_option("--barycenter-eps", a->barycenter_eps, "Barycenter Sinkhorn regularisation (squared distances)")
+  cmd->add_option("--barycenter-eps", a->barycenter_eps, "Barycenter Sinkhorn regularisation, relative to each plan's mean squared distance")
       ->capture_default_str();
   cmd->add_option("--barycenter-sinkhorn-iters", a->barycenter_sinkhorn_iters,
                   "Most Sinkhorn iterations per barycenter plan")

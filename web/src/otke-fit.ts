@@ -53,7 +53,7 @@ export interface OtkeFitOptions {
   /**
    * How references are learnt: 'kmeans' (default), or 'barycenter': refined from the k-means start into the
    * free-support Wasserstein barycenter of the sets (`barycenterIters` fixed-point steps, default 10; Sinkhorn
-   * regularisation `barycenterEps` on squared distances, default 0.05). Reads every set, as q > 1 does.
+   * regularisation `barycenterEps`, relative to each plan's mean squared distance, default 0.01: the core's). Reads every set, as q > 1 does.
    */
   referenceUpdate?: 'kmeans' | 'barycenter';
   barycenterIters?: number;
@@ -135,7 +135,7 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     maxSamples: checkInt(where, 'maxSamples', options.maxSamples, 300000),
     referenceUpdate: checkString(where, 'referenceUpdate', options.referenceUpdate, 'kmeans'),
     barycenterIters: checkInt(where, 'barycenterIters', options.barycenterIters, 10),
-    barycenterEps: checkNumber(where, 'barycenterEps', options.barycenterEps, 0.05),
+    barycenterEps: checkNumber(where, 'barycenterEps', options.barycenterEps, 0.01),
   };
   let slots: Slot[];
   let fill: (

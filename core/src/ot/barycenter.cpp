@@ -49,6 +49,9 @@ void for_each_plan(const SetLoader& load, const std::vector<int>& chosen, const 
       c.rowwise() += z_norms;
       c.colwise() += x.rowwise().squaredNorm();
       c = c.cwiseMax(0.0f);  // rounding can make a squared distance slightly negative
+      // eps is relative to the problem's mean cost: the same blur whatever the features' scale.
+      const float mean = c.mean();
+      if (mean > 0) c /= mean;
     }
     SinkhornProblem<float> problem{cost.data(), sets.batch, n_max, p, sets.n.data(), nullptr, nullptr, nullptr};
     SinkhornOutput<float> out;
