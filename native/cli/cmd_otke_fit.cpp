@@ -266,7 +266,8 @@ void add_otke_fit_command(CLI::App& otke) {
                   "k-means start; every set is embedded)")
       ->capture_default_str();
   cmd->add_option("--barycenter-iters", a->barycenter_iters, "Barycenter fixed-point steps")->capture_default_str();
-  cmd->add_option("--barycenter-eps", a->barycenter_eps, "Barycenter Sinkhorn regularisation, relative to each plan's mean squared distance")
+  cmd->add_option("--barycenter-eps", a->barycenter_eps,
+                  "Barycenter Sinkhorn regularisation, relative to each plan's mean squared distance")
       ->capture_default_str();
   cmd->add_option("--barycenter-sinkhorn-iters", a->barycenter_sinkhorn_iters,
                   "Most Sinkhorn iterations per barycenter plan")

@@ -27,6 +27,10 @@ class LineReader {
   size_t pos_ = 0, number_ = 0;
 };
 
+// The fields of one line split at every `delimiter`, as they are (no quoting, no trimming): TSV (GLUE sentences keep
+// their quote characters), the TU files and numeric CSV. "a,,b" gives three fields, "" gives one empty field.
+std::vector<std::string> split_fields(const std::string& line, char delimiter);
+
 // The fields of one CSV line (RFC 4180 quoting: "a,b" is one field, "" inside quotes is a quote). Quoted fields
 // spanning lines are not supported. Throws Error{kInvalidArgument} naming `what` and the line for an unclosed
 // quote or text after a closing quote.

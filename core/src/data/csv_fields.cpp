@@ -1,4 +1,4 @@
-// CSV field splitting with quotes (see inductive/text_lines.h).
+// Field splitting, plain and with CSV quotes (see inductive/text_lines.h).
 #include <string>
 #include <vector>
 
@@ -6,6 +6,15 @@
 #include "inductive/text_lines.h"
 
 namespace inductive {
+
+std::vector<std::string> split_fields(const std::string& line, char delimiter) {
+  std::vector<std::string> fields;
+  size_t begin = 0;
+  for (size_t end; (end = line.find(delimiter, begin)) != std::string::npos; begin = end + 1)
+    fields.push_back(line.substr(begin, end - begin));
+  fields.push_back(line.substr(begin));
+  return fields;
+}
 
 std::vector<std::string> split_csv_fields(const std::string& line, char delimiter, const std::string& what,
                                           size_t line_number) {

@@ -11,15 +11,6 @@ namespace inductive {
 
 namespace {
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t begin = 0;
-  for (size_t tab; (tab = line.find('\t', begin)) != std::string::npos; begin = tab + 1)
-    fields.push_back(line.substr(begin, tab - begin));
-  fields.push_back(line.substr(begin));
-  return fields;
-}
-
 std::string line_name(const std::string& source, size_t line) { return source + " line " + std::to_string(line); }
 
 }  // namespace
@@ -42,7 +33,7 @@ TextSamples parse_glue_tsv(const std::string& text, const std::string& source, b
   }
   INDUCTIVE_CHECK(!line.empty(), ErrorCode::kInvalidArgument, source, ": empty file (expected a header line ",
                   labelled ? "'sentence<TAB>label'" : "naming a 'sentence' column", ")");
-  const std::vector<std::string> header = split_tabs(line);
+  const std::vector<std::string> header = split_fields(line, '\t');
   const size_t header_line = lines.number();
   int sentence_col = -1, label_col = -1;
   for (size_t c = 0; c < header.size(); ++c) {
@@ -62,7 +53,7 @@ TextSamples parse_glue_tsv(const std::string& text, const std::string& source, b
   while (lines.next(line)) {
     const size_t line_no = lines.number();
     if (line.empty()) continue;
-    const std::vector<std::string> fields = split_tabs(line);
+    const std::vector<std::string> fields = split_fields(line, '\t');
     INDUCTIVE_CHECK(fields.size() == header.size(), ErrorCode::kInvalidArgument, source, ": line ", line_no,
                     ": expected ", header.size(), " tab-separated fields (as the header), got ", fields.size());
     const std::string& sentence = fields[sentence_col];

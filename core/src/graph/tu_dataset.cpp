@@ -134,17 +134,12 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
     std::vector<float> row;
     for (int64_t i = 0; i < n; ++i) {
       row.clear();
-      size_t start = 0;
-      while (true) {
-        const size_t comma = na[i].text.find(',', start);
-        const std::string tok =
-            detail::trim(na[i].text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      for (const std::string& field : split_fields(na[i].text, ',')) {
+        const std::string tok = detail::trim(field);
         double v;
         INDUCTIVE_CHECK(detail::parse_double(tok, v), ErrorCode::kInvalidArgument, f_na, ": line ", na[i].number,
                         ": attribute ", row.size() + 1, " '", tok.substr(0, 40), "' is not a finite number");
         row.push_back(static_cast<float>(v));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
       }
       if (i == 0) attributes.resize(n, static_cast<Eigen::Index>(row.size()));
       INDUCTIVE_CHECK(static_cast<Eigen::Index>(row.size()) == attributes.cols(), ErrorCode::kInvalidArgument, f_na,
@@ -157,11 +152,11 @@ GraphDataset parse_tu_dataset(const TuTexts& texts, const std::string& name) {
   // Edges: "row, col", 1-based global ids, both ends in one graph.
   std::vector<std::vector<std::array<int32_t, 2>>> pairs(n_graphs);
   for (const Line& l : records(texts.a, f_a)) {
-    const size_t comma = l.text.find(',');
-    INDUCTIVE_CHECK(comma != std::string::npos, ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": '",
+    const std::vector<std::string> fields = split_fields(l.text, ',');
+    INDUCTIVE_CHECK(fields.size() == 2, ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": '",
                     l.text.substr(0, 40), "' is not 'row, col'");
     int64_t ends[2];
-    const std::string toks[2] = {detail::trim(l.text.substr(0, comma)), detail::trim(l.text.substr(comma + 1))};
+    const std::string toks[2] = {detail::trim(fields[0]), detail::trim(fields[1])};
     for (int k = 0; k < 2; ++k) {
       INDUCTIVE_CHECK(parse_int(toks[k], ends[k]), ErrorCode::kInvalidArgument, f_a, ": line ", l.number, ": node id '",
                       toks[k].substr(0, 40), "' is not an integer");

@@ -23,14 +23,8 @@ Dataset parse_csv(const std::string& text, const CsvOptions& options, const std:
       skipped_header = true;
       continue;
     }
-    fields.clear();
-    size_t start = 0;
-    for (;;) {
-      const size_t d = line.find(options.delimiter, start);
-      fields.push_back(detail::trim(line.substr(start, d == std::string::npos ? std::string::npos : d - start)));
-      if (d == std::string::npos) break;
-      start = d + 1;
-    }
+    fields = split_fields(line, options.delimiter);
+    for (std::string& f : fields) f = detail::trim(f);
     if (columns < 0) {
       columns = static_cast<int>(fields.size());
       if (options.has_label) {
