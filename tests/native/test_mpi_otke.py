@@ -227,15 +227,24 @@ class DataParallelOtkeTraining(unittest.TestCase):
             self.assertLessEqual(max_relative_difference(self.init, out), 1e-5, f"{ranks} ranks")
 
     def test_barycenter_references_split_over_ranks_are_the_one_process_ones(self):
-        # Each rank solves the plans of its share of the sets; the supports' sums are all-reduced.
+        # Each rank solves the plans of its share of the sets (whole chunks); the supports' sums are all-reduced.
+        # The unsupervised tensors are compared: the head's L-BFGS fit on near-separable embeddings turns their
+        # last-bit differences (double sums added in another order) into visibly different weights.
         fit = [*self.FIT, "--reference-update", "barycenter", "--barycenter-iters", "3"]
         one = self.path("bary1.safetensors")
         self.run_ok([CLI, *fit, "--out", one])
-        self.assertGreater(max_relative_difference(self.init, one), 1e-3, "the barycenter moves the references")
+        unsupervised = ("nystrom.anchors", "nystrom.factor", "otk.references")
+        a, _ = read_safetensors(one)
+        init, _ = read_safetensors(self.init)
+        self.assertGreater(float(np.abs(a["otk.references"] - init["otk.references"]).max()), 1e-3,
+                           "the barycenter moves the references")
         for ranks in (2, 3):
             out = self.path(f"bary{ranks}.safetensors")
             self.run_ok(mpirun(ranks, *fit, "--out", out))
-            self.assertLessEqual(max_relative_difference(one, out), 1e-5, f"{ranks} ranks")
+            b, _ = read_safetensors(out)
+            for name in unsupervised:
+                diff = float(np.abs(a[name] - b[name]).max()) / max(float(np.abs(a[name]).max()), 1e-30)
+                self.assertLessEqual(diff, 1e-5, f"{ranks} ranks, {name}")
 
     GRAPHIT = ["graphit", "train", "--tu", os.path.join(HERE, "..", "..", "data", "tu-MUTAG"), "--node-label-names",
                "C,N,O,F,I,Cl,Br", "--folds", os.path.join(HERE, "..", "..", "data", "graphit-folds", "MUTAG"),

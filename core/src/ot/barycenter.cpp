@@ -103,8 +103,13 @@ MatF wasserstein_barycenter(const SetLoader& load, const std::vector<int>& membe
   INDUCTIVE_CHECK(z.allFinite(), ErrorCode::kInvalidArgument, "barycenter: the start contains NaN or Inf");
   Communicator* comm = options.communicator;
   const int ranks = comm ? comm->size() : 1;
-  const Shard mine = shard_of(static_cast<int64_t>(members.size()), comm ? comm->rank() : 0, ranks);
-  const std::vector<int> share(members.begin() + mine.begin, members.begin() + mine.end);
+  // Ranks take whole chunks, so every set is solved in the same chunk (same batch layout, same float rounding)
+  // whatever the number of ranks: sharp plans amplify a last-bit difference over the fixed-point steps.
+  const int64_t chunks = (static_cast<int64_t>(members.size()) + kChunk - 1) / kChunk;
+  const Shard mine = shard_of(chunks, comm ? comm->rank() : 0, ranks);
+  const auto first = static_cast<std::ptrdiff_t>(std::min<int64_t>(mine.begin * kChunk, members.size()));
+  const auto last = static_cast<std::ptrdiff_t>(std::min<int64_t>(mine.end * kChunk, members.size()));
+  const std::vector<int> share(members.begin() + first, members.begin() + last);
   const int p = static_cast<int>(z.rows()), k = static_cast<int>(z.cols());
   for (int it = 0; it < options.iters; ++it) {
     // Sums in double, laid out [p x k moved points | p masses] for one all-reduce.

@@ -7,6 +7,8 @@
 // CLI computes (tests/data/graphit), RDKit draws it with every atom highlighted, moving the layer slider recolours
 // the atoms and redraws the attention heatmap, both heatmaps have n x n cells, an invalid SMILES and an unknown atom
 // show the library's error code and message and the page goes on working, and nothing is logged as an error.
+// Benzidine's last layer shows the visualisation study's finding (its amine N the most salient atom) with the CLI's
+// number at the top of the colour scale.
 // Then the few-labels card: the 40 BBBP examples refit the output layer (status "done" with a training accuracy,
 // the prediction now in the classes permeable / non-permeable), the saved model is read by the native CLI (which
 // must give the page's probabilities), a one-class CSV and a malformed line fail with their code, a long refit
@@ -497,6 +499,24 @@ async function run(page, url) {
   log(
     `benzidine: ${benzidine.label} (${benzidine.probabilities.map((v) => v.toFixed(4)).join(', ')}), 14 atoms coloured`,
   );
+  // The visualisation study (bench/README.md): in the last layer the amine N is the most salient atom, at 3x the
+  // mean. The page's colour scale must end at the CLI's saliency of that atom (tests/data/graphit/attention-1).
+  await setLayer(page, 3);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="graphit-layer-label"]')?.textContent === 'layer 3 of 3',
+  );
+  const saliency = readNpyF32(await readFile(join(repoRoot, 'tests/data/graphit/attention-1/saliency.npy')));
+  const atoms = JSON.parse(await readFile(join(repoRoot, 'tests/data/graphit/attention-1/summary.json'), 'utf8')).nodes;
+  const last = saliency.slice(2 * 14, 3 * 14);
+  const top = last.indexOf(Math.max(...last));
+  const shown = Number(await text(page, 'graphit-saliency-max'));
+  check(
+    Math.abs(shown - last[top]) <= 5e-3 * last[top],
+    `benzidine, layer 3: the colour scale should end at the CLI's largest saliency ${last[top]}, shows ${shown}`,
+  );
+  check(atoms[top] === 'N', `benzidine, layer 3: the most salient atom should be an amine N, is ${atoms[top]}`);
+  log(`benzidine, layer 3: most salient atom ${top} (N), saliency ${shown} = ${(shown * 14).toFixed(2)}x the mean`);
+  await setLayer(page, 4);
 
   // A typed molecule: glycerol (simple alcohol).
   await smiles.fill('OCC(O)CO');
