@@ -76,10 +76,17 @@ void run(const TrainArgs& a) {
   o.seed = a.seed;
   o.checkpoint_path = a.checkpoint;
   o.communicator = comm.get();
-  o.progress = [&](const std::string& line) {
+  const auto say = [&](const std::string& line) {
     if (!a.quiet) std::fprintf(stderr, "otke train: %.1fs %s\n", progress.elapsed(), line.c_str());
   };
-  if (comm->size() > 1 && writer) o.progress("data parallel over " + comm->name());
+  o.on_epoch = [&](const OtkeEpoch& e) {
+    char line[200];
+    std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs",
+                  e.epoch, o.epochs, e.train_loss, e.val_loss, e.val_accuracy, e.lr, e.seconds);
+    say(line);
+  };
+  o.on_resume = [&](int after) { say("resumed from " + o.checkpoint_path + " after epoch " + std::to_string(after)); };
+  if (comm->size() > 1 && writer) say("data parallel over " + comm->name());
   const OtkeTrainReport report = train_otke_supervised(model, f_train, y_train, f_val, y_val, o);
   if (!writer) return;
   model.save(a.out);

@@ -45,6 +45,11 @@ void check_otke_batch(const OtkeModel& model, const SetBatch& features, const st
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
                  OtkeGradients* grads, const OtkeLossOptions& options = {});
 
+struct OtkeEpoch {
+  int epoch = 0;
+  double train_loss = 0, val_loss = 0, val_accuracy = 0, lr = 0, seconds = 0;
+};
+
 struct OtkeTrainOptions {
   int epochs = 100;
   int batch_size = 64;
@@ -67,13 +72,11 @@ struct OtkeTrainOptions {
   // identical across ranks after every epoch. CPU backend only for now.
   class Communicator* communicator = nullptr;
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
-  std::function<void(const std::string& line)> progress;  // one line per epoch
+  // Progress, structured (the front ends format it): after every epoch, and once on resuming from a checkpoint
+  // (the last epoch it holds). Called on the writing rank only; cancel by throwing.
+  std::function<void(const OtkeEpoch&)> on_epoch;
+  std::function<void(int after_epoch)> on_resume;
   void validate() const;
-};
-
-struct OtkeEpoch {
-  int epoch = 0;
-  double train_loss = 0, val_loss = 0, val_accuracy = 0, lr = 0, seconds = 0;
 };
 
 struct OtkeTrainReport {

@@ -27,8 +27,14 @@ std::vector<int> all_if_empty(const SetBatch& sets, const std::vector<int>& memb
 template <typename Visit>
 void for_each_plan(const SetLoader& load, const std::vector<int>& chosen, const MatF& z, const BarycenterOptions& bo,
                    Visit visit) {
-  const int p = static_cast<int>(z.rows());
-  const Eigen::RowVectorXf z_norms = z.rowwise().squaredNorm().transpose();
+  const int p = static_cast<int>(z.rows()), k = static_cast<int>(z.cols());
+  // Every sum below runs in a fixed order with plain loops: Eigen's reductions peel to the data's alignment, so
+  // their rounding would depend on where the allocator put a chunk, and sharp plans amplify a last-bit difference
+  // over the fixed-point steps into a different barycenter from run to run.
+  MatF zt = z.transpose();  // k x p: the inner loops run over supports, contiguous
+  std::vector<float> z_norms(p, 0.0f);
+  for (int j = 0; j < p; ++j)
+    for (int d = 0; d < k; ++d) z_norms[j] += z(j, d) * z(j, d);
   SinkhornOptions o;
   o.eps = bo.eps;
   o.max_iter = bo.sinkhorn_iters;
@@ -37,21 +43,33 @@ void for_each_plan(const SetLoader& load, const std::vector<int>& chosen, const 
     const size_t count = std::min<size_t>(kChunk, chosen.size() - start);
     const SetBatch sets = load(std::vector<int>(chosen.begin() + static_cast<std::ptrdiff_t>(start),
                                                 chosen.begin() + static_cast<std::ptrdiff_t>(start + count)));
-    INDUCTIVE_CHECK(sets.batch == static_cast<int>(count) && sets.dim == z.cols(), ErrorCode::kShapeMismatch,
+    INDUCTIVE_CHECK(sets.batch == static_cast<int>(count) && sets.dim == k, ErrorCode::kShapeMismatch,
                     "barycenter: the loader gave ", sets.batch, " sets of dimension ", sets.dim, ", expected ", count,
-                    " of dimension ", z.cols());
-    const int n_max = std::max(sets.n_max, 1), k = sets.dim;
+                    " of dimension ", k);
+    const int n_max = std::max(sets.n_max, 1);
     std::vector<float> cost(count * n_max * p, 0.0f), plan(cost.size()), value(count);
     for (int t = 0; t < sets.batch; ++t) {
-      CMapF x(sets.row(t, 0), sets.n[t], k);
-      MapF c(cost.data() + static_cast<int64_t>(t) * n_max * p, sets.n[t], p);
-      c.noalias() = -2.0f * (x * z.transpose());
-      c.rowwise() += z_norms;
-      c.colwise() += x.rowwise().squaredNorm();
-      c = c.cwiseMax(0.0f);  // rounding can make a squared distance slightly negative
+      float* c = cost.data() + static_cast<int64_t>(t) * n_max * p;
+      double total = 0.0;
+      for (int i = 0; i < sets.n[t]; ++i) {
+        const float* x = sets.row(t, i);
+        float* ci = c + static_cast<int64_t>(i) * p;
+        float x_norm = 0.0f;
+        for (int d = 0; d < k; ++d) {
+          x_norm += x[d] * x[d];
+          const float* zd = zt.data() + static_cast<int64_t>(d) * p;
+          for (int j = 0; j < p; ++j) ci[j] += x[d] * zd[j];
+        }
+        for (int j = 0; j < p; ++j) {
+          // ||x||^2 - 2 <x, z> + ||z||^2, floored at 0 (rounding can make it slightly negative)
+          ci[j] = std::max(0.0f, x_norm - 2.0f * ci[j] + z_norms[j]);
+          total += ci[j];
+        }
+      }
       // eps is relative to the problem's mean cost: the same blur whatever the features' scale.
-      const float mean = c.mean();
-      if (mean > 0) c /= mean;
+      const double mean = total / (static_cast<double>(sets.n[t]) * p);
+      if (mean > 0)
+        for (int64_t e = 0; e < static_cast<int64_t>(sets.n[t]) * p; ++e) c[e] = static_cast<float>(c[e] / mean);
     }
     SinkhornProblem<float> problem{cost.data(), sets.batch, n_max, p, sets.n.data(), nullptr, nullptr, nullptr};
     SinkhornOutput<float> out;
@@ -117,8 +135,12 @@ MatF wasserstein_barycenter(const SetLoader& load, const std::vector<int>& membe
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> moved(sums.data(), p, k);
     Eigen::Map<Eigen::VectorXd> mass(sums.data() + static_cast<size_t>(p) * k, p);
     for_each_plan(load, share, z, options, [&](const CMapF& x, const CMapF& plan, float) {
-      moved += (plan.transpose() * x).cast<double>();
-      mass += plan.colwise().sum().transpose().cast<double>();
+      for (Eigen::Index i = 0; i < plan.rows(); ++i)
+        for (int j = 0; j < p; ++j) {
+          const double w = plan(i, j);
+          mass[j] += w;
+          for (int d = 0; d < k; ++d) moved(j, d) += w * x(i, d);
+        }
     });
     if (ranks > 1) comm->allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
     // Entropic plans are positive, so every support receives mass; the guard only keeps a support whose mass

@@ -144,9 +144,6 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
                   "otke train: data-parallel training (", comm ? comm->name() : "",
                   ") runs on the cpu backend only for now, not ", options.backend);
   const bool writer = !comm || comm->writer();
-  auto say = [&](const std::string& line) {
-    if (options.progress && writer) options.progress(line);
-  };
 
   OtkeTrainReport report;
   Adam adam(options.adam);
@@ -162,7 +159,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   if (resumed) {
     report.resumed = true;
     report.resumed_from_epoch = st.epoch;
-    say("resumed from " + options.checkpoint_path + " after epoch " + std::to_string(st.epoch));
+    if (options.on_resume && writer) options.on_resume(st.epoch);
   } else {
     const auto [vl, va] = evaluate(*stepper, val, y_val, options.batch_size, comm);
     st.best_val_loss = vl;
@@ -221,10 +218,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, secs});
     st.epoch = epoch;
-    char line[200];
-    std::snprintf(line, sizeof line, "epoch %d/%d  train loss %.4f  val loss %.4f  val acc %.4f  lr %.2g  %.1fs", epoch,
-                  options.epochs, train_loss, val_loss, val_acc, adam.options().lr, secs);
-    say(line);
+    if (options.on_epoch && writer) options.on_epoch(report.history.back());
     if (!options.checkpoint_path.empty() && writer)
       save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
   }
