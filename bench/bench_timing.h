@@ -1,4 +1,5 @@
-// bench/bench_timing.h - the one timing rule of the screening benchmarks: median wall time of repeated runs.
+// bench/bench_timing.h - the timing rules of the benchmarks: the median wall time of repeated runs, either a fixed
+// number of them or as many as fit a time budget; and the 1-thread GEMM peak the roofline tables divide by.
 #pragma once
 
 #include <algorithm>
@@ -6,17 +7,46 @@
 #include <functional>
 #include <vector>
 
+#include "inductive/linalg.h"
+
 namespace inductive::bench {
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline double median_seconds(int reps, const std::function<void()>& body) {
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
     const auto s = std::chrono::steady_clock::now();
     body();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+    t.push_back(seconds_since(s));
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Median over repetitions until `budget` seconds have passed (at least `min_repeats`, at most 200).
+inline double median_seconds_within(double budget, const std::function<void()>& body, int min_repeats = 3) {
+  std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
+  while (static_cast<int>(t.size()) < min_repeats || (seconds_since(start) < budget && t.size() < 200)) {
+    const auto s = std::chrono::steady_clock::now();
+    body();
+    t.push_back(seconds_since(s));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// GFLOP/s of a float32 1024 x 1024 x 1024 product through Eigen, the GEMM our models multiply with, on the calling
+// thread (callers set 1 thread first): the roofline tables' "peak". Measured in the same process as the figures it
+// divides, so that clock and machine load are the same.
+inline double gemm_peak_gflops() {
+  const int n = 1024;
+  MatF a = MatF::Random(n, n), b = MatF::Random(n, n), c(n, n);
+  const double t = median_seconds_within(1.0, [&] { c.noalias() = a * b; });
+  return 2.0 * n * n * n / t / 1e9;
 }
 
 }  // namespace inductive::bench

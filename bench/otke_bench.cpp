@@ -3,8 +3,9 @@
 // [200, 1000] with masks, p = 64 or 10, q = 1, eps 0.5, 10 Sinkhorn iterations; inference (embed) and one
 // training step (forward + backward through Sinkhorn + Adam on references and head); 1 and 2 threads.
 // Baseline measured in the same run: mean pooling of the same features (the cheapest pooling there is), so the
-// ratio says what optimal transport costs on top of reading the data. Figures of the public PyTorch reference on
-// this machine kind, quoted by the issue, are printed next to ours for orientation (not re-measured here).
+// ratio says what optimal transport costs on top of reading the data. The PyTorch baseline of the same workload,
+// measured in the same run, is bench/otke_vs_torch.py; `--roofline` prints the work per sequence and the fraction
+// of the 1-thread GEMM peak achieved.
 //
 // Peak memory of a training step: VmHWM after resetting it through /proc/self/clear_refs, minus VmRSS before, with
 // the allocator's free memory handed back first (malloc_trim), so that a step's buffers count as new memory instead
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@
 #endif
 
 #include "bench_args.h"
+#include "bench_timing.h"
 #include "inductive/heap.h"
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
@@ -85,18 +88,8 @@ OtkeModel make_model(int k, int p, const std::string& pooling, int q = 1) {
   return m;
 }
 
-template <typename F>
-double median_seconds(F&& body, double min_time = 1.0, int min_repeats = 3) {
-  std::vector<double> t;
-  double total = 0;
-  while (static_cast<int>(t.size()) < min_repeats || total < min_time) {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    total += t.back();
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+double median_seconds(const std::function<void()>& body, double min_time = 1.0, int min_repeats = 3) {
+  return bench::median_seconds_within(min_time, body, min_repeats);
 }
 
 long proc_status_kb(const char* key) {
@@ -212,13 +205,53 @@ void time_breakdown(int k, int p) {
       100 * std::max(0.0, t_all - parts) / t_all);
 }
 
+// The roofline table, 1 thread, q 1: the work per sequence of n rows from the model's products, and the fraction
+// of the GEMM peak the measured throughput achieves. Inference: the similarities x z^T and the transport P^T x
+// (2 n p k each) and 10 scaling-domain Sinkhorn iterations (two n x p matrix-vector products each: 4 n p), with
+// n p exps. A training step: the forward in the log domain (10 iterations of two log-sum-exps over n x p: 20 n p
+// exps and ~4 n p FLOPs each), and the backward's products: dL/dz = dC^T x and dL/dP = dPhi x^T (2 n p k each), with
+// the unrolled Sinkhorn's backward counted as its forward's; 8 n p k + 3 x 40 n p FLOPs.
+void roofline_table() {
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+  const double peak = bench::gemm_peak_gflops();
+  std::printf(
+      "OTKE roofline, 1 thread, batch 64, n ~ U[200, 1000], eps 0.5, 10 iterations. Peak: float32 1024^3 GEMM "
+      "(Eigen) measured now: %.1f GFLOP/s\n\n| config | MFLOP/seq infer | exps/seq infer | infer seq/s | infer "
+      "GFLOP/s | of peak | MFLOP/seq train | exps/seq train | train seq/s | train GFLOP/s | of peak |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n",
+      peak);
+  for (const auto& [k, p] : std::vector<std::pair<int, int>>{{128, 64}, {512, 64}, {128, 10}, {512, 10}}) {
+    const SetBatch x = make_features(64, k, 11);
+    std::vector<int32_t> y(64);
+    for (int b = 0; b < 64; ++b) y[b] = b % 2;
+    double n = 0;
+    for (int b = 0; b < 64; ++b) n += x.n[b];
+    n /= 64;  // every count is linear in n
+    const double f_inf = 4.0 * n * p * k + 40.0 * n * p, e_inf = n * p;
+    const double f_train = 8.0 * n * p * k + 120.0 * n * p, e_train = 20.0 * n * p;
+    OtkeModel m = make_model(k, p, "otk");
+    const double t_inf = median_seconds([&] { m.embed(x); });
+    Adam adam({1e-3});
+    const double t_train = median_seconds([&] { train_step(m, x, y, adam); });
+    const double g_inf = f_inf * 64 / t_inf / 1e9, g_train = f_train * 64 / t_train / 1e9;
+    std::printf("| k%d p%d | %.1f | %.0f | %.0f | %.1f | %.0f %% | %.1f | %.0f | %.0f | %.1f | %.0f %% |\n", k, p,
+                f_inf / 1e6, e_inf, 64 / t_inf, g_inf, 100 * g_inf / peak, f_train / 1e6, e_train, 64 / t_train,
+                g_train, 100 * g_train / peak);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
-  bool memory_only = false, breakdown_only = false;
+  bool memory_only = false, breakdown_only = false, roofline_only = false;
   std::string only;
   inductive::bench::BenchArgs args("otke_bench",
                                    "OTKE inference and training throughput (seq/s), time breakdown and memory");
   args.flag("--memory", "only the table of training memory vs Sinkhorn iterations", &memory_only);
   args.flag("--breakdown", "only the time breakdown of inference", &breakdown_only);
+  args.flag("--roofline", "only the roofline table (1 thread): FLOPs and exps per sequence, GFLOP/s, % of GEMM peak",
+            &roofline_only);
   args.option("--config", "NAME",
               "only this configuration of the first table: k128p64, k512p64, k128p10, k512p10, k128p10q4, k512p64q4",
               &only);
@@ -239,17 +272,18 @@ int main(int argc, char** argv) {
   std::printf(
       "batch 64, n ~ U[200, 1000] (masked), q 1 (q 4 where named), eps 0.5, 10 iterations; seq/s = sequences per "
       "second\n\n");
-  // The issue's PyTorch reference, 1 thread, inference / training step (seq/s) and training memory.
-  // q 4 (four references, thesis ch. 2): no quoted PyTorch figure (0: none).
+  // The configurations: q 1, and q 4 (four references, thesis ch. 2) where named.
   struct Ref {
     int k, p;
-    double inf, train;
     int q = 1;
   };
-  const Ref refs[] = {{128, 64, 1121, 241}, {512, 64, 486, 129}, {128, 10, 4209, 965},
-                      {512, 10, 1386, 449}, {128, 10, 0, 0, 4},  {512, 64, 0, 0, 4}};
-  std::printf("%-12s %-3s %12s %12s %10s %12s %12s %10s %14s\n", "config", "thr", "infer seq/s", "vs mean-pool",
-              "vs PyTorch", "train seq/s", "vs mean-pool", "vs PyTorch", "train peak MB");
+  const Ref refs[] = {{128, 64}, {512, 64}, {128, 10}, {512, 10}, {128, 10, 4}, {512, 64, 4}};
+  if (roofline_only) {
+    roofline_table();
+    return 0;
+  }
+  std::printf("%-12s %-3s %12s %12s %12s %12s %14s\n", "config", "thr", "infer seq/s", "vs mean-pool", "train seq/s",
+              "vs mean-pool", "train peak MB");
   for (const Ref& r : refs) {
     if (memory_only || arg == "--breakdown") break;
     const std::string config =
@@ -279,17 +313,13 @@ int main(int argc, char** argv) {
         std::snprintf(name, sizeof name, "k%d p%d q%d", r.k, r.p, r.q);
       else
         std::snprintf(name, sizeof name, "k%d p%d", r.k, r.p);
-      const double inf = 64 / t_inf, tr = 64 / t_train;
-      char vs_inf[16] = "-", vs_train[16] = "-";
-      if (r.inf > 0) std::snprintf(vs_inf, sizeof vs_inf, "%.2fx", inf / r.inf);
-      if (r.train > 0) std::snprintf(vs_train, sizeof vs_train, "%.2fx", tr / r.train);
-      std::printf("%-12s %-3d %12.0f %11.2fx %10s %12.0f %11.2fx %10s %14ld\n", name, threads, inf, t_inf_mean / t_inf,
-                  vs_inf, tr, t_train_mean / t_train, vs_train, peak_mb);
+      std::printf("%-12s %-3d %12.0f %11.2fx %12.0f %11.2fx %14ld\n", name, threads, 64 / t_inf, t_inf_mean / t_inf,
+                  64 / t_train, t_train_mean / t_train, peak_mb);
     }
   }
   std::printf(
       "\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
-      "slower by that factor. 'vs PyTorch' = our seq/s / the issue's 1-thread PyTorch figure (quoted).\n");
+      "slower by that factor. PyTorch on the same workload, measured now: bench/otke_vs_torch.py\n");
   if (arg == "--breakdown" || only.empty()) {
     std::printf("\nwhere the inference time goes (one batch of 64, 1 thread)\n");
     for (const Ref& r : refs)

@@ -35,7 +35,7 @@ def ours(bench, config):
     out = subprocess.run([bench, f"--config={config}"], capture_output=True, text=True, check=True).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"k(\d+) p(\d+)\s+(\d+)\s+(\d+)\s+\S+\s+\S+\s+(\d+)", line)
+        m = re.match(r"k(\d+) p(\d+)\s+(\d+)\s+(\d+)\s+\S+\s+(\d+)", line)
         if m:
             rows[int(m.group(3))] = (float(m.group(4)), float(m.group(5)))
     if not rows:

@@ -23,7 +23,7 @@ def run(bench, runtime, busy):
         env["INDUCTIVE_PARALLEL"] = "pool"
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     try:
-        out = subprocess.run([bench, "--config", "b", "--threads", "1,2"], capture_output=True, text=True, env=env,
+        out = subprocess.run([bench, "--config", "b", "--threads", "1,2", "--kernel-only"], capture_output=True, text=True, env=env,
                              check=True).stdout
     finally:
         if spinner:

@@ -85,6 +85,9 @@ if [[ -x "$(dirname "$BENCH")/otke_bench" ]]; then
   # The same configurations next to a PyTorch CPU baseline measured now, interleaved (bench/otke_vs_torch.py).
   echo
   $PY bench/otke_vs_torch.py --bench "$(dirname "$BENCH")/otke_bench" ${QUICK:+--quick}
+  # The work per sequence and the fraction of the GEMM peak (measured in the same process).
+  echo
+  "$(dirname "$BENCH")/otke_bench" --roofline
 fi
 
 # Safe screening (digits 9-vs-rest), when the shared data is present.
@@ -107,6 +110,11 @@ fi
 echo
 if [[ -x "$(dirname "$BENCH")/graphit_bench" ]]; then
   "$(dirname "$BENCH")/graphit_bench"
+  # The same graphs through a PyTorch GraphiT, interleaved (bench/graphit_vs_torch.py), and the roofline.
+  echo
+  $PY bench/graphit_vs_torch.py --bench "$(dirname "$BENCH")/graphit_bench" ${QUICK:+--budget 1}
+  echo
+  "$(dirname "$BENCH")/graphit_bench" --roofline
   # 1 vs 2 threads next to a busy loop, OpenMP and the pool (bench/thread_contention.py).
   echo
   $PY bench/thread_contention.py --bench "$(dirname "$BENCH")/graphit_bench"

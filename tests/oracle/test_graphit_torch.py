@@ -279,5 +279,46 @@ class GraphitAgainstTorch(unittest.TestCase):
         self.assertGreater(errors(ours["outputs"], out)[0], 100 * TOL)
 
 
+class BenchBaselineIsTheSameMaths(unittest.TestCase):
+    """bench/torch_graphit.py, the speed baseline of bench/graphit_vs_torch.py (padded, batched attention, packed
+    node-wise layers), computes what the oracle computes: outputs, loss and every gradient, in float64, for the
+    variants the benchmark runs (kernel or not, LayerNorm or BatchNorm in both modes, CE or L1). A baseline that
+    did less work would make our ratios look better than they are."""
+
+    def check(self, config, training, seed, sizes=(2, 9, 5, 4)):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+        import torch_graphit
+        rng = np.random.default_rng(seed)
+        graphs, targets = make_inputs(rng, config, sizes)
+        p, stats = torch_graphit.init_params(config, torch.float64, seed=seed)
+        tensors = {k: v.detach().numpy().copy() for k, v in {**p, **stats}.items()}
+        out_ref, loss_ref, grads_ref = oracle(tensors, config, graphs, targets, training)
+        batch = torch_graphit.Batch(
+            sizes, np.concatenate([g["labels"] for g in graphs]),
+            np.concatenate([g.get("degree", np.zeros(n, np.float32)) for g, n in zip(graphs, sizes)]),
+            [g.get("kernel", np.ones((n, n), np.float32)) for g, n in zip(graphs, sizes)],
+            targets.get("classes", targets.get("values")), config["task"]["type"], dtype=torch.float64)
+        out = torch_graphit.forward(p, stats, config, batch, training)
+        loss = torch_graphit.loss_fn(out, config, batch)
+        loss.backward()
+        ours = {"outputs": out.detach().numpy(), "loss": np.array(loss.item())}
+        ours.update({"grad " + k: v.grad.numpy() for k, v in p.items()})
+        ref = {"outputs": out_ref, "loss": np.array(loss_ref)}
+        ref.update({"grad " + k: v for k, v in grads_ref.items()})
+        for name, (absolute, _) in compare(ours, ref).items():
+            self.assertLess(absolute, 1e-10, name)
+
+    def test_kernel_layernorm_cross_entropy(self):
+        self.check(config_json(vocab=5, layers=2, heads=2), training=True, seed=11)
+
+    def test_kernel_batchnorm_l1_training_and_evaluation(self):
+        config = config_json(vocab=5, layers=2, heads=2, norm="batch", task="regression", outputs=1)
+        self.check(config, training=True, seed=12)
+        self.check(config, training=False, seed=13)
+
+    def test_plain_transformer(self):
+        self.check(config_json(vocab=5, layers=2, heads=2, kernel=False), training=True, seed=14)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,16 +5,72 @@
 // these split the rows in contiguous blocks, one per thread: exact for x W^T (rows are independent) and, for the
 // weight gradients dY^T X (a sum over rows), a per-thread partial sum added in thread order, so a given thread count
 // always gives the same bits. Small batches and calls from inside a parallel region run on the calling thread.
+//
+// In the wasm build Eigen is unvectorised, so a block's product goes through the SIMD128 kernels of
+// simd/small_gemm.h when its operands are plain row-major matrices (every call in GraphiT: x W^T, dY W, dY^T X);
+// any other expression takes Eigen's path.
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "inductive/linalg.h"
 #include "inductive/parallel.h"
+#if defined(__EMSCRIPTEN__)
+#include "simd/small_gemm.h"
+#endif
 
 namespace inductive::graphit_detail {
+
+template <typename T>
+inline constexpr bool kIsMatF = std::is_same_v<std::decay_t<T>, MatF>;
+template <typename T>
+inline constexpr bool kIsMatFTransposed = std::is_same_v<std::decay_t<T>, Eigen::Transpose<const MatF>> ||
+                                          std::is_same_v<std::decay_t<T>, Eigen::Transpose<MatF>>;
+
+// Rows [r0, r1) of out (=, or += when `accumulate`) the same rows of a, times b.
+template <typename A, typename B>
+void product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate) {
+#if defined(__EMSCRIPTEN__)
+  if constexpr (kIsMatF<A> && kIsMatF<B>) {
+    const int m = static_cast<int>(r1 - r0), n = static_cast<int>(out.cols()), k = static_cast<int>(a.cols());
+    simd::gemm_ab(a.data() + r0 * k, k, b.data(), n, out.data() + r0 * n, n, m, n, k, accumulate);
+    return;
+  }
+#endif
+  if (r0 == 0 && r1 == a.rows()) {  // the whole product, as one Eigen expression
+    if (accumulate)
+      out.noalias() += a * b;
+    else
+      out.noalias() = a * b;
+  } else if (accumulate) {
+    out.middleRows(r0, r1 - r0).noalias() += a.middleRows(r0, r1 - r0) * b;
+  } else {
+    out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+  }
+}
+
+// out (=, or += when `accumulate`) a^T b over rows [r0, r1) of a and b.
+template <typename A, typename B>
+void transposed_product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate) {
+#if defined(__EMSCRIPTEN__)
+  if constexpr (kIsMatF<A> && kIsMatF<B>) {
+    const int m = static_cast<int>(a.cols()), n = static_cast<int>(b.cols());
+    simd::gemm_atb(a.data() + r0 * m, m, b.data() + r0 * n, n, out.data(), n, m, n, static_cast<int>(r1 - r0), 1.0f,
+                   accumulate);
+    return;
+  }
+#endif
+  if (r0 == 0 && r1 == a.rows() && accumulate) {  // the whole sum, as one Eigen expression
+    out.noalias() += a.transpose() * b;
+  } else if (accumulate) {
+    out.noalias() += a.middleRows(r0, r1 - r0).transpose() * b.middleRows(r0, r1 - r0);
+  } else {
+    out.noalias() = a.middleRows(r0, r1 - r0).transpose() * b.middleRows(r0, r1 - r0);
+  }
+}
 
 constexpr Eigen::Index kMinRowsPerThread = 256;
 
@@ -31,21 +87,25 @@ inline std::pair<Eigen::Index, Eigen::Index> row_block(Eigen::Index rows, int t,
 // out = a * b (or out += a * b when `accumulate`), out resized to a.rows() x b.cols() when not accumulating.
 template <typename A, typename B>
 void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
+#if defined(__EMSCRIPTEN__)
+  if constexpr (kIsMatF<A> && kIsMatFTransposed<B>) {
+    // x W^T: W^T copied once (d x d, small next to the n x d x d product) so that the product runs as broadcasts and
+    // FMAs (gemm_ab); the dot-product form (gemm_abt) ends every 4 x 4 block with 16 horizontal sums, which cost it
+    // more than it saved over Eigen here.
+    const MatF bt = b;
+    rows_product(out, a, bt, accumulate);
+    return;
+  }
+#endif
   if (!accumulate) out.resize(a.rows(), b.cols());
   const int T = row_threads(a.rows());
   if (T == 1) {
-    if (accumulate)
-      out.noalias() += a * b;
-    else
-      out.noalias() = a * b;
+    product_rows(out, a, b, 0, a.rows(), accumulate);
     return;
   }
   parallel_for(T, 1, T, [&](int t, int) {
     const auto [r0, r1] = row_block(a.rows(), t, T);
-    if (accumulate)
-      out.middleRows(r0, r1 - r0).noalias() += a.middleRows(r0, r1 - r0) * b;
-    else
-      out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+    product_rows(out, a, b, r0, r1, accumulate);
   });
 }
 
@@ -54,13 +114,14 @@ template <typename A, typename B>
 void add_transposed_product(MatF& out, const A& a, const B& b) {
   const int T = row_threads(a.rows());
   if (T == 1) {
-    out.noalias() += a.transpose() * b;
+    transposed_product_rows(out, a, b, 0, a.rows(), true);
     return;
   }
   std::vector<MatF> partial(T);
   parallel_for(T, 1, T, [&](int t, int) {
     const auto [r0, r1] = row_block(a.rows(), t, T);
-    partial[t].noalias() = a.middleRows(r0, r1 - r0).transpose() * b.middleRows(r0, r1 - r0);
+    partial[t].resize(a.cols(), b.cols());
+    transposed_product_rows(partial[t], a, b, r0, r1, false);
   });
   for (const MatF& p : partial) out += p;
 }

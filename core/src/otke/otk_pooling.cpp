@@ -146,10 +146,21 @@ MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std
   if (plans_out) plans_out->assign(options_.q, {});
   for (int r = 0; r < options_.q; ++r) {
     const MatF& z = refs_[r];
+#if defined(__EMSCRIPTEN__)
+    // With p a multiple of 8 (two SIMD128 vectors), x z^T runs faster as broadcasts and FMAs over z^T (gemm_ab) than
+    // as dot products, whose horizontal sums cost more than they save (k128 p64: +18 %). Otherwise gemm_ab would
+    // end each row with scalar columns, and the dot products win (k512 p10: -12 % with gemm_ab).
+    const bool by_rows = p % 8 == 0;
+    const MatF zt = by_rows ? MatF(z.transpose()) : MatF();
+#endif
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
 #if defined(__EMSCRIPTEN__)
-      simd::gemm_abt(psi.row(b, 0), k, z.data(), k, sim.get() + static_cast<int64_t>(b) * N * p, p, n, p, k);
+      float* s = sim.get() + static_cast<int64_t>(b) * N * p;
+      if (by_rows)
+        simd::gemm_ab(psi.row(b, 0), k, zt.data(), p, s, p, n, p, k);
+      else
+        simd::gemm_abt(psi.row(b, 0), k, z.data(), k, s, p, n, p, k);
 #else
       CMapF x(psi.row(b, 0), n, k);
       MapF s(sim.get() + static_cast<int64_t>(b) * N * p, n, p);

@@ -41,37 +41,45 @@ void dot_rows(const float* a, int lda, const float* b, int ldb, float* c, int ld
   for (; j < n; ++j) dot_block<R, 1>(a, lda, b + static_cast<long>(j) * ldb, ldb, c + j, ldc, k);
 }
 
-// Rows [j, j + R) and V vectors of columns [col, col + V W) of C = alpha sum_r a[r, j..]^T b[r, col..].
+// Rows [i, i + R) and V vectors of columns [col, col + V W) of C = alpha sum_t A(i, t) B(t, col..), where A(i, t) is
+// a[t * a_t + i * a_i]: a[t, i] for A^T B (a_t = lda, a_i = 1), a[i, t] for A B (a_t = 1, a_i = lda).
 template <int R, int V>
-void outer_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int r, int col, float alpha) {
+void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int r, int col,
+                 float alpha, bool accumulate) {
   B acc[R][V];
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < V; ++v) acc[i][v] = B(0.0f);
   for (int t = 0; t < r; ++t) {
     const float* brow = b + static_cast<long>(t) * ldb + col;
-    const float* arow = a + static_cast<long>(t) * lda;
     B vb[V];
     for (int v = 0; v < V; ++v) vb[v] = B::load_unaligned(brow + v * W);
     for (int i = 0; i < R; ++i) {
-      const B s(arow[i]);
+      const B s(a[t * a_t + i * a_i]);
       for (int v = 0; v < V; ++v) acc[i][v] = xsimd::fma(s, vb[v], acc[i][v]);
     }
   }
   const B va(alpha);
   for (int i = 0; i < R; ++i)
-    for (int v = 0; v < V; ++v) (va * acc[i][v]).store_unaligned(c + static_cast<long>(i) * ldc + col + v * W);
+    for (int v = 0; v < V; ++v) {
+      float* out = c + static_cast<long>(i) * ldc + col + v * W;
+      B value = va * acc[i][v];
+      if (accumulate) value += B::load_unaligned(out);
+      value.store_unaligned(out);
+    }
 }
 
 template <int R>
-void outer_rows(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int n, int r, float alpha) {
+void outer_rows(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int n, int r,
+                float alpha, bool accumulate) {
   int col = 0;
-  for (; col + 2 * W <= n; col += 2 * W) outer_block<R, 2>(a, lda, b, ldb, c, ldc, r, col, alpha);
-  for (; col + W <= n; col += W) outer_block<R, 1>(a, lda, b, ldb, c, ldc, r, col, alpha);
+  for (; col + 2 * W <= n; col += 2 * W) outer_block<R, 2>(a, a_t, a_i, b, ldb, c, ldc, r, col, alpha, accumulate);
+  for (; col + W <= n; col += W) outer_block<R, 1>(a, a_t, a_i, b, ldb, c, ldc, r, col, alpha, accumulate);
   for (; col < n; ++col)
     for (int i = 0; i < R; ++i) {
       float s = 0.0f;
-      for (int t = 0; t < r; ++t) s += a[static_cast<long>(t) * lda + i] * b[static_cast<long>(t) * ldb + col];
-      c[static_cast<long>(i) * ldc + col] = alpha * s;
+      for (int t = 0; t < r; ++t) s += a[t * a_t + i * a_i] * b[static_cast<long>(t) * ldb + col];
+      float& out = c[static_cast<long>(i) * ldc + col];
+      out = accumulate ? out + alpha * s : alpha * s;
     }
 }
 
@@ -85,10 +93,23 @@ void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ld
     dot_rows<1>(a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k);
 }
 
-void gemm_atb(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int r, float alpha) {
+void gemm_atb(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int r, float alpha,
+              bool accumulate) {
   int j = 0;
-  for (; j + 4 <= m; j += 4) outer_rows<4>(a + j, lda, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha);
-  for (; j < m; ++j) outer_rows<1>(a + j, lda, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha);
+  for (; j + 4 <= m; j += 4)
+    outer_rows<4>(a + j, lda, 1, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha, accumulate);
+  for (; j < m; ++j) outer_rows<1>(a + j, lda, 1, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha, accumulate);
+}
+
+void gemm_ab(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k,
+             bool accumulate) {
+  int i = 0;
+  for (; i + 4 <= m; i += 4)
+    outer_rows<4>(a + static_cast<long>(i) * lda, 1, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k, 1.0f,
+                  accumulate);
+  for (; i < m; ++i)
+    outer_rows<1>(a + static_cast<long>(i) * lda, 1, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k, 1.0f,
+                  accumulate);
 }
 
 }  // namespace inductive::simd

@@ -1,5 +1,6 @@
-// The register-blocked products used by OTK pooling in the wasm build equal Eigen's, for every remainder of the
-// 4 x 4 and 4 x 2W blocks and the vector width, with row strides wider than the rows.
+// The register-blocked products used by OTK pooling and GraphiT's Linear layers in the wasm build equal Eigen's, for
+// every remainder of the 4 x 4 and 4 x 2W blocks and the vector width, with row strides wider than the rows; they
+// accumulate when asked; and a row's bits do not depend on the rows computed with it (threads split by rows).
 #include <gtest/gtest.h>
 
 #include "inductive/linalg.h"
@@ -36,6 +37,45 @@ TEST(SmallGemm, TransposedTimesRowsEqualsEigen) {
         EXPECT_LT((c.leftCols(n) - want).cwiseAbs().maxCoeff(), 1e-4f) << m << " x " << n << " over " << r;
         EXPECT_TRUE((c.rightCols(1).array() == 7.0f).all()) << "wrote outside its block";
       }
+}
+
+TEST(SmallGemm, TransposedTimesRowsAccumulates) {
+  const MatF a = random_mat(40, 9, 5), b = random_mat(40, 13, 6);
+  MatF c = random_mat(9, 13, 7);
+  const MatF want = c + 0.5f * (a.transpose() * b);
+  simd::gemm_atb(a.data(), 9, b.data(), 13, c.data(), 13, 9, 13, 40, 0.5f, true);
+  EXPECT_LT((c - want).cwiseAbs().maxCoeff(), 1e-4f);
+}
+
+TEST(SmallGemm, RowsTimesMatrixEqualsEigenAndAccumulates) {
+  for (int m : {1, 3, 4, 9, 37})
+    for (int n : {1, 3, 4, 8, 19, 64, 128})
+      for (int k : {1, 5, 64, 128}) {
+        const MatF a = random_mat(m, k + 3, 8), b = random_mat(k, n + 2, 9);
+        MatF c = MatF::Constant(m, n + 1, 7.0f);
+        simd::gemm_ab(a.data(), k + 3, b.data(), n + 2, c.data(), n + 1, m, n, k);
+        const MatF want = a.leftCols(k) * b.leftCols(n);
+        EXPECT_LT((c.leftCols(n) - want).cwiseAbs().maxCoeff(), 1e-4f) << m << " x " << n << " x " << k;
+        EXPECT_TRUE((c.rightCols(1).array() == 7.0f).all()) << "wrote outside its block";
+        simd::gemm_ab(a.data(), k + 3, b.data(), n + 2, c.data(), n + 1, m, n, k, true);
+        EXPECT_LT((c.leftCols(n) - 2 * want).cwiseAbs().maxCoeff(), 2e-4f) << "accumulate " << m << " x " << n;
+      }
+}
+
+TEST(SmallGemm, ARowsBitsDoNotDependOnTheRowsAroundIt) {
+  // Threads split a product by rows: rows 5..11 computed alone must equal the same rows of the whole product.
+  const MatF a = random_mat(16, 64, 10), w = random_mat(48, 64, 11), b = random_mat(64, 48, 12);
+  MatF whole(16, 48), part(7, 48);
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 0) {
+      simd::gemm_abt(a.data(), 64, w.data(), 64, whole.data(), 48, 16, 48, 64);
+      simd::gemm_abt(a.row(5).data(), 64, w.data(), 64, part.data(), 48, 7, 48, 64);
+    } else {
+      simd::gemm_ab(a.data(), 64, b.data(), 48, whole.data(), 48, 16, 48, 64);
+      simd::gemm_ab(a.row(5).data(), 64, b.data(), 48, part.data(), 48, 7, 48, 64);
+    }
+    EXPECT_TRUE((whole.middleRows(5, 7).array() == part.array()).all()) << (pass == 0 ? "gemm_abt" : "gemm_ab");
+  }
 }
 
 }  // namespace
