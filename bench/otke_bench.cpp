@@ -14,10 +14,8 @@
 // implicit): the issue asks that a step's memory not grow with the iterations.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
@@ -28,6 +26,7 @@
 #endif
 
 #include "bench_args.h"
+#include "bench_memory.h"
 #include "bench_timing.h"
 #include "inductive/heap.h"
 #include "inductive/otke_train.h"
@@ -54,7 +53,10 @@ SetBatch make_features(int batch, int k, uint64_t seed) {
     for (int i = 0; i < x.n[b]; ++i) {
       float* r = x.row(b, i);
       float norm = 0;
-      for (int c = 0; c < k; ++c) norm += (r[c] = nd(rng)) * r[c];
+      for (int c = 0; c < k; ++c) {
+        r[c] = nd(rng);
+        norm += r[c] * r[c];
+      }
       for (int c = 0; c < k; ++c) r[c] /= std::sqrt(norm);  // like Nystrom features: bounded similarities
     }
   }
@@ -92,14 +94,6 @@ double median_seconds(const std::function<void()>& body, double min_time = 1.0, 
   return bench::median_seconds_within(min_time, body, min_repeats);
 }
 
-long proc_status_kb(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.compare(0, std::strlen(key), key) == 0) return std::stol(line.substr(std::strlen(key) + 1));
-  return -1;
-}
-
 void train_step(OtkeModel& m, const SetBatch& x, const std::vector<int32_t>& y, Adam& adam,
                 SinkhornGradient gradient = SinkhornGradient::kUnrolled) {
   OtkeGradients g;
@@ -123,10 +117,10 @@ long peak_mb_of(F&& step) {
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
-  std::ofstream("/proc/self/clear_refs") << "5";
-  const long before = proc_status_kb("VmRSS:");
+  bench::reset_peak_rss();
+  const long before = bench::proc_status_kb("VmRSS:");
   step();
-  const long hwm = proc_status_kb("VmHWM:");
+  const long hwm = bench::proc_status_kb("VmHWM:");
   return before > 0 && hwm > 0 ? (hwm - before) / 1024 : -1;
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_args.h"
+#include "bench_memory.h"
 #include "bench_timing.h"
 #include "inductive/graphit.h"
 #include "inductive/heap.h"
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
     json rows = json::array();
     for (int threads : thread_counts) {
       inductive::set_parallel_threads(threads);
+      inductive::bench::reset_peak_rss();  // each row's own peak, as each browser row is a fresh instance
       const double t_sinkhorn =
           inductive::bench::median_seconds(repeats, [&] { inductive::sinkhorn_log(problem, so, out); });
       const double t_otke = inductive::bench::median_seconds(repeats, [&] {
@@ -135,7 +137,8 @@ int main(int argc, char** argv) {
       rows.push_back({{"threads", threads},
                       {"sinkhorn_problems_per_s", B / t_sinkhorn},
                       {"otke_sequences_per_s", static_cast<double>(sequences.size()) / t_otke},
-                      {"graphit_molecules_per_s", static_cast<double>(molecules.size()) / t_graphit}});
+                      {"graphit_molecules_per_s", static_cast<double>(molecules.size()) / t_graphit},
+                      {"peak_rss_bytes", inductive::bench::peak_rss_bytes()}});
     }
     std::printf("%s\n",
                 json{{"build", "native"}, {"runtime", inductive::parallel_runtime()}, {"rows", rows}}.dump().c_str());

@@ -44,7 +44,7 @@ await runDemoTest({
       `rows for ${browser.rows.map((r) => r.threads)} threads, expected ${expected}`,
     );
     for (const row of browser.rows) {
-      for (const [key] of KEYS)
+      for (const [key] of [...KEYS, ['wasm_memory_bytes']])
         check(Number.isFinite(row[key]) && row[key] > 0, `${key} = ${row[key]} at ${row.threads} threads`);
     }
     browser.userAgent = await page.evaluate(() => navigator.userAgent.match(/Chrom[a-z]*\/[\d.]+/)?.[0]);
@@ -73,6 +73,16 @@ if (result) {
         lines.push(`| ${b.threads} | ${label} | ${b[key].toFixed(0)} | ${n[key].toFixed(0)} | ${ratio.toFixed(2)}x |`);
       }
     }
+    // Peak memory of each row: the wasm memory the instance grew to (it never shrinks) and the native process's peak
+    // resident set (VmHWM, reset per row; it includes the executable and its shared libraries).
+    const memory = [];
+    for (const b of browser.rows) {
+      const n = native.rows.find((r) => r.threads === b.threads);
+      check(n.peak_rss_bytes > 0, `native peak RSS ${n.peak_rss_bytes} at ${b.threads} threads`);
+      const [wasmMb, rssMb] = [b.wasm_memory_bytes / 2 ** 20, n.peak_rss_bytes / 2 ** 20];
+      memory.push({ threads: b.threads, wasm_memory_mb: wasmMb, native_peak_rss_mb: rssMb });
+      lines.push(`| ${b.threads} | peak memory (MB) | ${wasmMb.toFixed(0)} | ${rssMb.toFixed(0)} | |`);
+    }
     if (browser.rows.length > 1) {
       const [one, many] = browser.rows;
       const [nOne, nMany] = [native.rows[0], native.rows[native.rows.length - 1]];
@@ -87,7 +97,7 @@ if (result) {
     mkdirSync(join(repoRoot, 'build'), { recursive: true });
     writeFileSync(
       join(repoRoot, 'build', 'browser-bench.json'),
-      JSON.stringify({ cores, browser, native, table }, null, 2) + '\n',
+      JSON.stringify({ cores, browser, native, table, memory }, null, 2) + '\n',
     );
     log(`figures in build/browser-bench.json (Chromium ${browser.userAgent})`);
   } catch (e) {
