@@ -1,8 +1,12 @@
 // Strict reading of one section of a model-file config (a JSON object): typed getters with defaults, and unknown
 // keys are errors so that a typo never passes silently. Shared by every model kind's config reader; messages read
-// "<what>: '<section>.<key>' must be ...".
+// "<what>: '<section>.<key>' must be ...". Numbers are range-checked before any conversion: a JSON number too large
+// for the C++ type is an error, never a wrapped or undefined value.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,15 +50,35 @@ class JsonSection {
                     "' out of range");
     return static_cast<int>(v);
   }
+  int64_t integer64(const char* key, int64_t def) {
+    if (!take(key)) return def;
+    check(j_[key].is_number_integer() &&
+              (!j_[key].is_number_unsigned() ||
+               j_[key].get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())),
+          key, "an integer below 2^63");
+    return j_[key].get<int64_t>();
+  }
   double number(const char* key, double def) {
     if (!take(key)) return def;
     check(j_[key].is_number(), key, "a number");
     return j_[key].get<double>();
   }
+  // A number that float32 holds (finite, |x| <= FLT_MAX).
+  float number32(const char* key, float def) {
+    const double v = number(key, def);
+    check(std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max(), key, "a float32 number");
+    return static_cast<float>(v);
+  }
   bool boolean(const char* key, bool def) {
     if (!take(key)) return def;
     check(j_[key].is_boolean(), key, "true or false");
     return j_[key].get<bool>();
+  }
+  // A nested section: the object at `key`, or nullptr when the key is absent or null.
+  const json* object_or_null(const char* key) {
+    if (!take(key) || j_[key].is_null()) return nullptr;
+    check(j_[key].is_object(), key, "an object or null");
+    return &j_[key];
   }
   std::vector<std::string> strings(const char* key) {
     if (!take(key)) return {};

@@ -134,8 +134,8 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     if (c.embedding == OtkeEmbedding::kConv) c.filters = s.integer("filters", c.filters);
     if (c.embedding == OtkeEmbedding::kNystrom) {
       c.anchors = s.integer("anchors", c.anchors);
-      c.nystrom.sigma = static_cast<float>(s.number("sigma", c.nystrom.sigma));
-      c.nystrom.reg = static_cast<float>(s.number("reg", c.nystrom.reg));
+      c.nystrom.sigma = s.number32("sigma", c.nystrom.sigma);
+      c.nystrom.reg = s.number32("reg", c.nystrom.reg);
       c.nystrom.keep_norm = s.boolean("keep_norm", c.nystrom.keep_norm);
     }
     s.finish();
@@ -148,7 +148,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
       c.otk.q = s.integer("q", c.otk.q);
       c.otk.eps = s.number("eps", c.otk.eps);
       c.otk.iters = s.integer("iters", c.otk.iters);
-      c.otk.sigma_pos = static_cast<float>(s.number("sigma_pos", c.otk.sigma_pos));
+      c.otk.sigma_pos = s.number32("sigma_pos", c.otk.sigma_pos);
       c.otk.scale = parse_otk_scale(s.str("scale", otk_scale_name(c.otk.scale)));
       c.otk.plan = parse_enum(kOtkPlans, s.str("plan", "sinkhorn"), "otke config: pooling.plan");
       c.otk.sinusoidal = s.boolean("sinusoidal", c.otk.sinusoidal);

@@ -80,7 +80,8 @@ TEST(GraphitInputs, InconsistentSectionsAreRejected) {
   testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "heat");
   j = config_for(spec, 7).to_json();
   j["graph"]["lap_pee"] = 3;
-  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "unknown key 'lap_pee'");
+  testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument,
+                        "unknown key 'graph.lap_pee'");
   // A model without a graph section cannot prepare graphs itself.
   GraphitConfig bare = GraphitConfig::with_dim(16, 1, 2);
   bare.vocab = 7;
@@ -123,7 +124,48 @@ TEST(GraphitInputs, AtomTypingTravelsInTheGraphSectionAndTypesSmiles) {
                         "graphit config.graph: atom typing must be element or element-charge: got 'charge'");
   j["graph"]["atom_typing"] = 1;
   testing::expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument,
-                        "atom_typing has the wrong type");
+                        "graphit config: 'graph.atom_typing' must be a string");
+}
+
+// Numbers in the graph section are range-checked before they are converted. The config fuzzer found `"lap_pe":
+// 1.9e111` read through a plain json get<int> (undefined behaviour; tests/fuzz/seeds/config_fuzz/
+// finding_lap_pe_1e111.json); every number of the section now goes through io/json_section.h, as the rest of the
+// config does.
+TEST(GraphitInputs, ConfigNumbersOutOfTheirTypesRangeAreRefused) {
+  GraphitInputSpec spec;
+  spec.gckn = true;
+  spec.gckn_feature_dim = 4;
+  const nlohmann::json good = spec.to_json();
+  EXPECT_EQ(GraphitInputSpec::from_json(good).to_json(), good);
+  const struct {
+    const char* section;
+    const char* key;
+    nlohmann::json value;
+    const char* message;
+  } cases[] = {
+      {"", "lap_pe", 1.88888e111, "graphit config: 'graph.lap_pe' must be an integer"},
+      {"", "lap_pe", 2.5, "graphit config: 'graph.lap_pe' must be an integer"},
+      {"", "lap_pe", 4294967296LL, "graphit config: 'graph.lap_pe' out of range"},
+      {"kernel", "p", -3e100, "graphit config: 'graph.kernel.p' must be an integer"},
+      {"kernel", "beta", "1", "graphit config: 'graph.kernel.beta' must be a number"},
+      {"gckn", "sigma", 1e300, "graphit config: 'graph.gckn.sigma' must be a float32 number"},
+      {"gckn", "max_paths", 18446744073709551615ULL, "graphit config: 'graph.gckn.max_paths' must be an integer below"},
+      {"gckn", "n_filters", nullptr, "graphit config: 'graph.gckn.n_filters' must be an integer"},
+      {"gckn", "colour", 1, "graphit config: unknown key 'graph.gckn.colour'"},
+      {"", "kernel", 3, "graphit config: 'graph.kernel' must be an object or null"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json j = good;
+    (*c.section ? j[c.section] : j)[c.key] = c.value;
+    testing::expect_error([&] { GraphitInputSpec::from_json(j); }, ErrorCode::kInvalidArgument, c.message);
+  }
+  // null kernel and gckn mean "none", as written by to_json.
+  nlohmann::json none = good;
+  none["kernel"] = nullptr;
+  none["gckn"] = nullptr;
+  const GraphitInputSpec plain = GraphitInputSpec::from_json(none);
+  EXPECT_FALSE(plain.kernel);
+  EXPECT_FALSE(plain.gckn);
 }
 
 // Graphs past the build's size limit are refused before any work (no kernel, no eigendecomposition), naming the

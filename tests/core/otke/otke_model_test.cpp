@@ -55,6 +55,12 @@ TEST(OtkeConfig, RoundTripsThroughJsonAndRejectsTypos) {
   j = c.to_json();
   j["pooling"]["type"] = "attention";
   expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument, "pooling.type must be otk, mean or max");
+  // float32 fields refuse what float32 cannot hold, before converting (a double beyond FLT_MAX cast to float is
+  // undefined behaviour, the kind the config fuzzer found in GraphiT's graph section).
+  j = c.to_json();
+  j["pooling"]["sigma_pos"] = 1e300;
+  expect_error([&] { OtkeConfig::from_json(j); }, ErrorCode::kInvalidArgument,
+               "'pooling.sigma_pos' must be a float32 number");
 }
 
 // The ablations are written only when set: a default model's config (and file) is what it was before they existed,
