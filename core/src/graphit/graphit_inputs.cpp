@@ -1,14 +1,12 @@
 // core/src/graphit/graphit_inputs.cpp - see inductive/graphit_inputs.h.
 #include "inductive/graphit_inputs.h"
 
-#include <cmath>
-#include <set>
-
 #include "inductive/error.h"
 #include "inductive/graph_kernels.h"
 #include "io/json_section.h"
 
 namespace inductive {
+
 void GraphitInputSpec::validate() const {
   if (kernel) kernel_options.validate();
   INDUCTIVE_CHECK(lap_pe >= 0 && lap_pe <= 4096, ErrorCode::kInvalidArgument,
