@@ -81,7 +81,9 @@ void add_model_options(CLI::App* cmd, ModelArgs& m) {
   cmd->add_option("--layers", m.layers, "Transformer layers")->capture_default_str();
   cmd->add_option("--heads", m.heads, "Attention heads")->capture_default_str();
   cmd->add_option("--dim", m.dim, "Hidden dimension d (FFN 2d)")->capture_default_str();
-  cmd->add_option("--norm", m.norm, "layer | batch")->capture_default_str();
+  cmd->add_option("--norm", m.norm,
+                  "layer | batch (BatchNorm over the batch's nodes; under mpirun, every rank's share)")
+      ->capture_default_str();
   cmd->add_option("--dropout", m.dropout, "Dropout rate")->capture_default_str();
   cmd->add_option("--pooling", m.pooling, "mean | sum")->capture_default_str();
 }

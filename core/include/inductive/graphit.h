@@ -52,6 +52,8 @@
 
 namespace inductive {
 
+class Communicator;  // inductive/communicator.h
+
 // One graph as the model consumes it (the graph-data module produces these). n = num_nodes >= 1.
 struct GraphitGraph {
   int num_nodes = 0;
@@ -202,8 +204,9 @@ struct GraphitBatch {
 // What the forward pass keeps for the backward pass; reusable across calls (buffers are kept).
 struct GraphitCache {
   struct Norm {
-    MatF xhat;  // n_nodes x d
-    VecF rstd;  // n_nodes (layer) or d (batch)
+    MatF xhat;         // n_nodes x d
+    VecF rstd;         // n_nodes (layer) or d (batch)
+    double count = 0;  // BatchNorm in training: the nodes its statistics were taken over (every rank's)
   };
   struct Layer {
     MatF x_in, q, v, heads;        // n_nodes x d; `heads` = [A_1 V_1 ... A_H V_H] (pre out-projection)
@@ -223,6 +226,7 @@ struct GraphitCache {
   MatF output;  // n_graphs x outputs
   bool training = false;
   bool dropout = false;
+  Communicator* norm_comm = nullptr;  // BatchNorm statistics synchronised across ranks (GraphitRunOptions)
   // Scratch space reused between calls (no allocation in the per-graph loops once warmed up).
   MatF work_a, work_b, work_c, work_d;
   std::vector<float> work_nn, work_nn2;
@@ -232,7 +236,18 @@ struct GraphitRunOptions {
   bool training = false;           // BatchNorm batch statistics; dropout when rng is given and dropout > 0
   std::mt19937_64* rng = nullptr;  // dropout masks (training only)
   std::vector<GraphitNormStats>* running = nullptr;  // updated with the batch statistics (training, BatchNorm)
+  // Data parallel training, each rank holding a share of the global batch. `sync_norm`: BatchNorm's batch statistics
+  // (forward) and their gradient sums (backward) are all-reduced, so they are the global batch's: every rank makes
+  // the same collective calls in the same order (a rank with no graphs calls graphit_norm_sync_idle instead).
+  // `grad_scale` multiplies d loss / d output before the backward pass: the share's weight in the global batch's
+  // mean loss, so that the ranks' gradients (and the backward's all-reduced sums) add up to the global batch's.
+  Communicator* sync_norm = nullptr;
+  double grad_scale = 1.0;
 };
+
+// A rank with no graphs in a training batch whose BatchNorm is synchronised: makes the forward and backward passes
+// all-reduce calls with zeros (the others' statistics and gradient sums are then those of the ranks with graphs).
+void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm);
 
 // The largest graph (nodes, atoms) a GraphiT model prepares and runs, per build. Kernels, LapPE and attention maps
 // are dense: O(n^2) memory per head and layer, O(n^3) time for the eigendecomposition. Measured natively, a

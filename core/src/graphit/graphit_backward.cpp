@@ -57,7 +57,8 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     GraphitLayerParams& gp = grads.layers[l];
 
     // norm2, FFN residual.
-    norm_backward(batch_norm, cache.training, ly.norm2, p.norm2_weight, dx, dz, gp.norm2_weight, gp.norm2_bias);
+    norm_backward(batch_norm, cache.training, ly.norm2, p.norm2_weight, dx, dz, gp.norm2_weight, gp.norm2_bias,
+                  cache.norm_comm);
     dx1 = dz;
     dg = dz;
     if (drop) dg.array() *= ly.drop2.array();
@@ -76,7 +77,8 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     rows_product(dx1, dpre, p.ffn1_weight, true);
 
     // norm1, attention residual.
-    norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias);
+    norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias,
+                  cache.norm_comm);
     dattn = dy;
     if (drop) dattn.array() *= ly.drop1.array();
     dattn.array().colwise() *= b.residual_scale.array();
@@ -184,8 +186,18 @@ double GraphitModel::loss(const GraphitBatch& b, const GraphitRunOptions& run, G
       }
     total *= static_cast<double>(B) / n;  // mean over graphs and targets (PyTorch's L1Loss)
   }
-  if (grads) backward(b, cache, d_out, *grads);
+  if (grads) {
+    if (run.grad_scale != 1.0) d_out *= static_cast<float>(run.grad_scale);
+    backward(b, cache, d_out, *grads);
+  }
   return total / B;
+}
+
+void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm) {
+  if (config.norm != GraphitNorm::kBatch) return;
+  // The calls of forward (norm1, norm2 per layer, first to last) then of backward (norm2, norm1, last to first).
+  for (int l = 0; l < 2 * config.layers; ++l) norm_forward_idle(comm, config.d);
+  for (int l = 0; l < 2 * config.layers; ++l) norm_backward_idle(comm, config.d);
 }
 
 }  // namespace inductive

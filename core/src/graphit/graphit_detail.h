@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cmath>
+#include <vector>
 
+#include "inductive/communicator.h"
 #include "inductive/graphit.h"
 
 namespace inductive::graphit_detail {
@@ -12,10 +14,11 @@ constexpr float kBnMomentum = 0.1f;    // PyTorch's BatchNorm1d default
 constexpr float kRowSumFloor = 1e-6f;  // the reference's clamp(min=1e-6) of the attention row sums
 
 // out = Norm(y) (n x d). LayerNorm: per row. BatchNorm: per column over the real nodes of the batch (training)
-// or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does.
+// or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does. `comm`
+// (training BatchNorm, data parallel): the statistics are those of every rank's nodes (GraphitRunOptions::sync_norm).
 inline void norm_forward(bool batch_norm, bool training, const MatF& y, const VecF& weight, const VecF& bias,
                          GraphitCache::Norm& cache, MatF& out, VecF* running_mean, VecF* running_var,
-                         const VecF* eval_mean, const VecF* eval_var) {
+                         const VecF* eval_mean, const VecF* eval_var, Communicator* comm) {
   const Eigen::Index n = y.rows(), d = y.cols();
   cache.xhat.resize(n, d);
   if (!batch_norm) {
@@ -29,14 +32,25 @@ inline void norm_forward(bool batch_norm, bool training, const MatF& y, const Ve
       cache.xhat.row(i) *= rstd;
     }
   } else if (training) {
-    const Eigen::RowVectorXf mu = y.colwise().mean();
+    // Statistics in double: column sums, then the centred squares (two passes), over this process's nodes or, with
+    // `comm`, every rank's. Double sums of floats taken in another order (ranks) differ far below a float's
+    // precision, so N ranks and one process nearly always round them to the same floats.
+    Eigen::RowVectorXd s(d + 1);
+    s.head(d) = y.cast<double>().colwise().sum();
+    s[d] = static_cast<double>(n);
+    if (comm) comm->allreduce_sum(s.data(), d + 1);
+    const double count = s[d];
+    const Eigen::RowVectorXf mu = (s.head(d) / count).cast<float>();
     cache.xhat = y.rowwise() - mu;
-    const Eigen::RowVectorXf var = cache.xhat.colwise().squaredNorm() / static_cast<float>(n);
+    s.head(d) = cache.xhat.cast<double>().colwise().squaredNorm();
+    if (comm) comm->allreduce_sum(s.data(), d);
+    const Eigen::RowVectorXf var = (s.head(d) / count).cast<float>();
+    cache.count = count;
     cache.rstd = (var.array() + kNormEps).rsqrt().transpose();
     cache.xhat.array().rowwise() *= cache.rstd.transpose().array();
     if (running_mean) {
       running_mean->array() = (1 - kBnMomentum) * running_mean->array() + kBnMomentum * mu.transpose().array();
-      const float unbias = n > 1 ? static_cast<float>(n) / static_cast<float>(n - 1) : 1.0f;
+      const float unbias = count > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
       running_var->array() = (1 - kBnMomentum) * running_var->array() + kBnMomentum * unbias * var.transpose().array();
     }
   } else {
@@ -49,9 +63,9 @@ inline void norm_forward(bool batch_norm, bool training, const MatF& y, const Ve
   out.rowwise() += bias.transpose();
 }
 
-// Given d_out, accumulates d_weight/d_bias and writes d_y (a matrix other than d_out).
+// Given d_out, accumulates d_weight/d_bias and writes d_y (a matrix other than d_out). `comm`: as norm_forward's.
 inline void norm_backward(bool batch_norm, bool training, const GraphitCache::Norm& cache, const VecF& weight,
-                          const MatF& d_out, MatF& d_y, VecF& d_weight, VecF& d_bias) {
+                          const MatF& d_out, MatF& d_y, VecF& d_weight, VecF& d_bias, Communicator* comm) {
   const Eigen::Index n = d_out.rows(), d = d_out.cols();
   d_weight += (d_out.array() * cache.xhat.array()).colwise().sum().transpose().matrix();
   d_bias += d_out.colwise().sum().transpose();
@@ -64,14 +78,31 @@ inline void norm_backward(bool batch_norm, bool training, const GraphitCache::No
       d_y.row(i) = cache.rstd[i] * (d_y.row(i).array() - m1 - cache.xhat.row(i).array() * m2);
     }
   } else if (training) {
-    const Eigen::RowVectorXf m1 = d_y.colwise().mean();
-    const Eigen::RowVectorXf m2 = (d_y.array() * cache.xhat.array()).colwise().sum() / static_cast<float>(n);
+    // The statistics' gradient sums, in double, over the nodes the statistics were taken over (norm_forward).
+    Eigen::RowVectorXd s(2 * d);
+    s.head(d) = d_y.cast<double>().colwise().sum();
+    s.tail(d) = (d_y.cast<double>().array() * cache.xhat.cast<double>().array()).colwise().sum();
+    if (comm) comm->allreduce_sum(s.data(), 2 * d);
+    const Eigen::RowVectorXf m1 = (s.head(d) / cache.count).cast<float>();
+    const Eigen::RowVectorXf m2 = (s.tail(d) / cache.count).cast<float>();
     d_y = d_y.rowwise() - m1;
     d_y.array() -= cache.xhat.array().rowwise() * m2.array();
     d_y.array().rowwise() *= cache.rstd.transpose().array();
   } else {
     d_y.array().rowwise() *= cache.rstd.transpose().array();
   }
+}
+
+// What norm_forward and norm_backward all-reduce, made by a rank without nodes: the same calls, zeros.
+inline void norm_forward_idle(Communicator& comm, int d) {
+  std::vector<double> s(static_cast<size_t>(d) + 1, 0.0);
+  comm.allreduce_sum(s.data(), d + 1);
+  std::fill(s.begin(), s.end(), 0.0);
+  comm.allreduce_sum(s.data(), d);
+}
+inline void norm_backward_idle(Communicator& comm, int d) {
+  std::vector<double> s(2 * static_cast<size_t>(d), 0.0);
+  comm.allreduce_sum(s.data(), 2 * d);
 }
 
 }  // namespace inductive::graphit_detail

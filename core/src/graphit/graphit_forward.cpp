@@ -51,6 +51,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
                   "graphit: running statistics for ", run.running ? run.running->size() : 0, " layers, expected ", L);
   cache.training = run.training;
   cache.dropout = drop;
+  cache.norm_comm = run.training && batch_norm ? run.sync_norm : nullptr;
   cache.layers.resize(L);
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 
@@ -153,7 +154,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     GraphitNormStats* rs = run.training && run.running && batch_norm ? &(*run.running)[l] : nullptr;
     const GraphitNormStats* es = !run.training && batch_norm ? &norm_stats[l] : nullptr;
     norm_forward(batch_norm, run.training, y, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1, rs ? &rs->mean1 : nullptr,
-                 rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr);
+                 rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr, cache.norm_comm);
 
     // Feed-forward block, residual, norm2 (its output is the next layer's input).
     rows_product(ly.ffn, ly.x1, p.ffn1_weight.transpose());
@@ -177,7 +178,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     z += ly.x1;
     MatF& next = l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out;
     norm_forward(batch_norm, run.training, z, p.norm2_weight, p.norm2_bias, ly.norm2, next, rs ? &rs->mean2 : nullptr,
-                 rs ? &rs->var2 : nullptr, es ? &es->mean2 : nullptr, es ? &es->var2 : nullptr);
+                 rs ? &rs->var2 : nullptr, es ? &es->mean2 : nullptr, es ? &es->var2 : nullptr, cache.norm_comm);
   }
 
   // Readout: pooling, Linear-ReLU-Linear.

@@ -38,6 +38,9 @@ class CpuGraphitStepper final : public GraphitStepper {
     const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
     grads_.set_zero();
     double loss = 0, metric = 0;
+    // The batch's mean loss is the sum of the shares' mean losses, each weighted by its share of graphs; the
+    // backward pass scales by that weight, so the ranks' gradients add up to the batch's.
+    const double weight = static_cast<double>(hi - lo) / (end - begin);
     if (hi > lo) {
       const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
       GraphitBatch b = pack_graphit_batch(c, train_, idx);
@@ -51,18 +54,21 @@ class CpuGraphitStepper final : public GraphitStepper {
       run.training = true;
       run.rng = &rng;
       run.running = c.norm == GraphitNorm::kBatch ? &model_.norm_stats : nullptr;
+      if (comm_) {
+        run.sync_norm = comm_;  // BatchNorm over the whole batch, as one process computes it
+        run.grad_scale = weight;
+      }
       loss = model_.loss(b, run, &grads_, &out_, &cache_);
       metric = metric_of(c, out_, b);
-    } else if (o_.flip_pe_signs && comm_) {
-      rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
+    } else if (comm_) {
+      if (o_.flip_pe_signs) rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
+      graphit_norm_sync_idle(c, *comm_);  // a batch with fewer graphs than ranks: still take part in BatchNorm's sums
     }
     GraphitStepSums s;
     if (comm_) {
-      // The batch's mean gradient is the sum of the shares' gradients, each weighted by its share of graphs.
-      const double w = static_cast<double>(hi - lo) / (end - begin);
       int64_t at = 0;
       for (const ParamBlock& pb : blocks_)
-        for (int64_t k = 0; k < pb.size; ++k) sums_[at++] = w * pb.grad[k];
+        for (int64_t k = 0; k < pb.size; ++k) sums_[at++] = pb.grad[k];
       sums_[at] = loss * (hi - lo);
       sums_[at + 1] = metric * (hi - lo);
       comm_->allreduce_sum(sums_.data(), n_params_ + 2);

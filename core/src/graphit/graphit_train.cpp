@@ -172,9 +172,6 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
                   "graphit train: BatchNorm model lacks running statistics (create it with GraphitModel::create)");
 
   Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
-  const int ranks = comm ? comm->size() : 1;
-  INDUCTIVE_CHECK(!comm || !batch_norm, ErrorCode::kInvalidArgument, "graphit train: BatchNorm across ", ranks,
-                  " ranks (statistics over every rank's graphs) is not available yet: use --norm layer or one process");
 
   INDUCTIVE_CHECK(!options.keep_best || (val && val->size() > 0), ErrorCode::kInvalidArgument,
                   "--keep-best needs a validation set");
