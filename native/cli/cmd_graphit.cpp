@@ -171,10 +171,11 @@ void print_prepared(int n_graphs, const GraphitInputSpec& spec, double seconds) 
 }
 
 // Precomputed inputs of every graph (through --cache when given), saying what it did on stderr.
+// `comm` (data-parallel training): the ranks share the GCKN fit's work.
 PrecomputedDataset precompute(const NamedGraphs& g, const GraphitInputSpec& spec, std::vector<int32_t> gckn_train,
-                              const std::string& cache, bool quiet) {
+                              const std::string& cache, bool quiet, Communicator* comm = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
-  CachedGraphData c = precompute_graphit_inputs(g.data, spec, std::move(gckn_train), cache);
+  CachedGraphData c = precompute_graphit_inputs(g.data, spec, std::move(gckn_train), cache, comm);
   if (!quiet && !cache.empty() && c.status != GraphCacheStatus::kHit) {
     std::fprintf(stderr, "graphit: cache %s %s (%s): recomputed\n", cache.c_str(), graph_cache_status_name(c.status),
                  c.reason.c_str());
@@ -280,7 +281,7 @@ void run_train(const TrainArgs& a) {
   const bool regression = g.regression;
   const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig config = model_config(a.model, g, spec);
-  const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, quiet);
+  const PrecomputedDataset pre = precompute(g, spec, concat(train, val), a.fit.cache, quiet, comm.get());
   const GraphitDataset d_train = graphit_subset(g.data, g.targets, pre, config, train);
   const GraphitDataset d_val = graphit_subset(g.data, g.targets, pre, config, val);
   const GraphitDataset d_test = graphit_subset(g.data, g.targets, pre, config, test);

@@ -254,7 +254,8 @@ class DataParallelOtkeTraining(unittest.TestCase):
                "--batch-size", "32", "--quiet"]
 
     def test_graphit_training_split_over_ranks_trains_the_one_process_model(self):
-        # LapPE (whose random sign flips must follow the serial stream), GCKN paths, LayerNorm, 3 epochs.
+        # LapPE (whose random sign flips must follow the serial stream), GCKN paths (their anchors' k-means and
+        # standardisation split over the ranks: the gckn.* tensors are compared too), LayerNorm, 3 epochs.
         one = self.path("g1.safetensors")
         self.run_ok([CLI, *self.GRAPHIT, "--epochs", "3", "--out", one])
         for ranks in (2, 3):

@@ -32,6 +32,8 @@
 
 namespace inductive {
 
+class Communicator;  // inductive/communicator.h
+
 struct GcknOptions {
   int path_size = 5;                        // k: paths of 1..k nodes (thesis: 5 on TU datasets, 8 on ZINC)
   int n_filters = 32;                       // anchors per path length
@@ -62,9 +64,12 @@ class GcknPathFeatures {
  public:
   GcknPathFeatures() = default;
   // Learns the anchors on graphs[train] and the standardisation on the same graphs. `n_node_labels` is the
-  // vocabulary size (one-hot width), ignored with options.use_node_attributes.
+  // vocabulary size (one-hot width), ignored with options.use_node_attributes. With a `communicator` (data-parallel
+  // training; every rank passes the same graphs and options) the anchors' k-means splits its distances over the
+  // ranks and each rank transforms a share of the training graphs for the standardisation's sums: every rank gets
+  // the one-process result (the sampling of paths stays serial: its random stream runs over every path in order).
   static GcknPathFeatures fit(const std::vector<Graph>& graphs, const std::vector<int32_t>& train, int n_node_labels,
-                              const GcknOptions& options);
+                              const GcknOptions& options, Communicator* communicator = nullptr);
   // Restores a fitted model (e.g. from a model file or a cache): anchors[l-1] is n_filters x (l * feature_dim).
   // With `factors` (kappa(Z Z^T)^-1/2 per length, as stored in a model file) the layers are restored bit for bit
   // (no renormalisation, no eigendecomposition: the same features on every build); without, they are recomputed.

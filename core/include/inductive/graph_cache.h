@@ -22,6 +22,8 @@
 
 namespace inductive {
 
+class Communicator;  // inductive/communicator.h
+
 inline constexpr uint32_t kGraphCacheVersion = 1;
 
 struct GraphPrecomputeOptions {
@@ -31,6 +33,9 @@ struct GraphPrecomputeOptions {
   bool gckn = false;
   GcknOptions gckn_options;
   std::vector<int32_t> gckn_train;  // graphs whose paths train the anchors and standardisation (e.g. a fold's train)
+  // Data-parallel training: the GCKN fit's work split over the ranks (GcknPathFeatures::fit). Not part of describe():
+  // the result is the one-process one.
+  Communicator* communicator = nullptr;
   void validate(int n_graphs) const;
   std::string describe() const;  // every option, stable text
 };

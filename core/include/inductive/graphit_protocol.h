@@ -42,9 +42,11 @@ void graphit_validation_split(const GraphDataset& graphs, bool regression, const
                               double fraction, uint64_t seed, std::vector<int32_t>& train, std::vector<int32_t>& val);
 
 // Precomputed inputs of every graph, through a cache file when `cache` is not empty (load_or_precompute: a stale
-// or corrupt cache is recomputed and replaced, and `status` says so).
+// or corrupt cache is recomputed and replaced, and `status` says so). `communicator` (data-parallel training, every
+// rank calling with the same arguments): the GCKN fit's work is split over the ranks (GcknPathFeatures::fit).
 CachedGraphData precompute_graphit_inputs(const GraphDataset& graphs, const GraphitInputSpec& spec,
-                                          std::vector<int32_t> gckn_train, const std::string& cache);
+                                          std::vector<int32_t> gckn_train, const std::string& cache,
+                                          Communicator* communicator = nullptr);
 
 // One point of the cross-validation grid.
 struct GraphitGridPoint {

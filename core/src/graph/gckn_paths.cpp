@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/kmeans.h"
 
@@ -119,7 +120,7 @@ MatF gckn_node_features(const Graph& g, int n_node_labels, bool use_attributes) 
 }
 
 GcknPathFeatures GcknPathFeatures::fit(const std::vector<Graph>& graphs, const std::vector<int32_t>& train,
-                                       int n_node_labels, const GcknOptions& o) {
+                                       int n_node_labels, const GcknOptions& o, Communicator* communicator) {
   o.validate();
   INDUCTIVE_CHECK(!train.empty(), ErrorCode::kInvalidArgument, "gckn fit: no training graph");
   for (int32_t t : train)
@@ -194,6 +195,7 @@ GcknPathFeatures GcknPathFeatures::fit(const std::vector<Graph>& graphs, const s
     km.max_iter = o.kmeans_iter;
     km.spherical = true;
     km.seed = o.seed + static_cast<uint64_t>(l);
+    km.communicator = communicator;
     MatF anchors = kmeans(x, km).centers;
     // Anchors are l unit rows (one per position) over sqrt(l), like the paths.
     for (Eigen::Index a = 0; a < anchors.rows(); ++a)
@@ -206,18 +208,24 @@ GcknPathFeatures GcknPathFeatures::fit(const std::vector<Graph>& graphs, const s
   }
 
   // Standardisation on the training nodes (population std; a constant column keeps std 1, as scikit-learn does).
+  // Sums in double: over this rank's share of the graphs, then across ranks.
   const Eigen::Index dim = f.dim();
-  Eigen::VectorXd sum = Eigen::VectorXd::Zero(dim), sum_sq = Eigen::VectorXd::Zero(dim);
-  int64_t n_nodes = 0;
-  for (int32_t t : train) {
-    const MatF raw = f.transform_raw(graphs[t]);
+  Eigen::VectorXd sums = Eigen::VectorXd::Zero(2 * dim + 1);  // sum, sum of squares, node count
+  auto sum = sums.head(dim), sum_sq = sums.segment(dim, dim);
+  const bool split = communicator != nullptr && communicator->size() > 1;
+  const Shard share = split ? shard_of(static_cast<int64_t>(train.size()), communicator->rank(), communicator->size())
+                            : Shard{0, static_cast<int64_t>(train.size())};
+  for (int64_t k = share.begin; k < share.end; ++k) {
+    const MatF raw = f.transform_raw(graphs[train[static_cast<size_t>(k)]]);
     for (Eigen::Index i = 0; i < raw.rows(); ++i) {
       const Eigen::VectorXd row = raw.row(i).transpose().cast<double>();
       sum += row;
       sum_sq += row.cwiseProduct(row);
     }
-    n_nodes += raw.rows();
+    sums[2 * dim] += static_cast<double>(raw.rows());
   }
+  if (split) communicator->allreduce_sum(sums.data(), sums.size());
+  const double n_nodes = sums[2 * dim];
   f.mean_.resize(dim);
   f.stddev_.resize(dim);
   for (Eigen::Index c = 0; c < dim; ++c) {

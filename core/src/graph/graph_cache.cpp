@@ -140,7 +140,7 @@ PrecomputedDataset precompute_graph_data(const GraphDataset& ds, const GraphPrec
       if (o.lap_pe_dim > 0) out.graphs[i].lap_pe = laplacian_pe(s, o.lap_pe_dim);
     }
   if (o.gckn) {
-    out.gckn = GcknPathFeatures::fit(ds.graphs, o.gckn_train, ds.n_node_labels(), o.gckn_options);
+    out.gckn = GcknPathFeatures::fit(ds.graphs, o.gckn_train, ds.n_node_labels(), o.gckn_options, o.communicator);
     for (size_t i = 0; i < ds.graphs.size(); ++i) out.graphs[i].gckn = out.gckn.transform(ds.graphs[i]);
   }
   return out;

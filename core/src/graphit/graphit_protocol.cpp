@@ -45,8 +45,10 @@ void graphit_validation_split(const GraphDataset& graphs, bool regression, const
 }
 
 CachedGraphData precompute_graphit_inputs(const GraphDataset& graphs, const GraphitInputSpec& spec,
-                                          std::vector<int32_t> gckn_train, const std::string& cache) {
-  const GraphPrecomputeOptions o = spec.precompute_options(std::move(gckn_train));
+                                          std::vector<int32_t> gckn_train, const std::string& cache,
+                                          Communicator* communicator) {
+  GraphPrecomputeOptions o = spec.precompute_options(std::move(gckn_train));
+  o.communicator = communicator;
   if (!cache.empty()) return load_or_precompute(cache, graphs, o);
   CachedGraphData c;
   c.data = precompute_graph_data(graphs, o);
