@@ -9,6 +9,9 @@
 //    on train + validation at the selected lambda.
 // With --text (sentences), the model's input is "tokens": the vocabulary is built from the sentences and the token
 // table drawn at random (seeded); `otke train` then learns it end to end. --lambda fixes the head's penalty.
+// Under mpirun the k-means distances, the embedding and the head's fit are split over the ranks: each rank embeds
+// its share of the labelled samples and keeps it (no rank holds every embedding), the head's objective is summed
+// across ranks, and rank 0 writes.
 // Progress goes to stderr; a JSON summary (accuracies, lambda, timings) to stdout; the model is written atomically.
 #include <algorithm>
 #include <cmath>
@@ -155,16 +158,12 @@ void run(const FitArgs& a) {
   }
   timings["unsupervised"] = progress.lap();
 
+  // Each rank embeds its share of the labelled samples and keeps it: the head's fit sums over the shares.
   const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
   MatF embeddings = embed_in_chunks(model, in, a.batch_size, progress, "embed labelled samples", nullptr, nullptr,
                                     nullptr, static_cast<int>(shard.begin), static_cast<int>(shard.end));
-  if (comm->size() > 1) {
-    const int dim = static_cast<int>(embeddings.cols());
-    const std::vector<float> all =
-        comm->gather_to_writer(std::vector<float>(embeddings.data(), embeddings.data() + embeddings.size()));
-    if (!comm->writer()) return;
-    embeddings = CMapF(all.data(), in.size(), dim);
-  }
+  if (embeddings.rows() == 0) embeddings.resize(0, model.config.output_dim());  // a rank without samples
+  const std::vector<int32_t> labels(in.labels.begin() + shard.begin, in.labels.begin() + shard.end);
   timings["embed"] = progress.lap();
 
   // The head: core's recipe (inductive/head_fit.h) with the thesis' protocol, lambda chosen on the validation split.
@@ -176,9 +175,12 @@ void run(const FitArgs& a) {
   ho.logistic.tol = a.head_tol;
   ho.class_names = in.class_names;
   ho.progress = [&](const char* stage, double f) { progress(std::string("head: ") + stage, f); };
-  const HeadFit fit = fit_head(embeddings, in.labels, C, ho);
+  ho.communicator = comm.get();
+  ho.row_offset = shard.begin;
+  const HeadFit fit = fit_head(embeddings, labels, C, ho);
   const LinearHead& head = fit.head;
   timings["head"] = progress.lap();
+  if (!comm->writer()) return;
 
   model.config.classes = C;
   model.config.labels = in.class_names;
@@ -227,7 +229,8 @@ void add_otke_fit_command(CLI::App& otke) {
   ul->needs(us);
   unl->excludes(us);
   cmd->add_option("--distributed", a->distributed,
-                  "Split the k-means and the embedding over MPI ranks: auto (when started by mpirun), none, or mpi")
+                  "Split the k-means, the embedding and the head's fit over MPI ranks: auto (when started by mpirun), "
+                  "none, or mpi")
       ->capture_default_str();
   cmd->add_option("--kmer", a->kmer, "k-mer size (sequences)")->capture_default_str();
   cmd->add_option("--alphabet", a->alphabet, "dna, protein or letters:<LETTERS> (sequences)")->capture_default_str();

@@ -19,7 +19,8 @@ namespace inductive {
 struct Standardizer {
   Eigen::RowVectorXf mu;
   float s = 1.0f;
-  static Standardizer fit(const Eigen::Ref<const MatF>& x);
+  // Sharded (`comm`, several ranks): x is this rank's rows; the statistics are every rank's rows'.
+  static Standardizer fit(const Eigen::Ref<const MatF>& x, Communicator* comm = nullptr);
   MatF apply(const Eigen::Ref<const MatF>& x) const;
   // W' ((x - mu) / s) + b' = (W' / s) x + (b' - (W' / s) mu)
   LinearHead fold(const LinearHead& head) const;
@@ -43,6 +44,13 @@ struct HeadFitOptions {
   LogisticOptions logistic;
   std::vector<std::string> class_names;  // optional, for messages
   ProgressFn progress;                   // stages "cross-validation" or "lambda selection", then "fit"
+  // Sharded fit (data-parallel `otke fit`; inductive/communicator.h): x and y are this rank's rows, the samples
+  // row_offset .. row_offset + rows - 1 of all of them (ranks hold consecutive shares, in rank order), and `holdout`
+  // names rows of all of them. Every rank gets the head of the fit on all rows (sums are all-reduced, so up to
+  // their order) and the same report; no rank needs every embedding. Lambda comes from the holdout or is given
+  // (the K-fold choice needs every row).
+  Communicator* communicator = nullptr;
+  int64_t row_offset = 0;
 };
 
 // 2^hi, 2^(hi-1), ..., 2^lo. The few-labels default is (1, -20); the thesis' OTKE protocol used (-5, -20).

@@ -14,6 +14,8 @@
 
 namespace inductive {
 
+class Communicator;  // inductive/communicator.h
+
 struct LogisticOptions {
   double lambda = 1e-4;
   int max_iter = 500;
@@ -34,8 +36,12 @@ struct LogisticFit {
 };
 
 // x: m x D, y in [0, classes). `init` (optional) warm-starts.
+// Sharded (`comm`, several ranks): x and y are this rank's rows (any number, 0 included; every rank calls with the
+// same classes, options and init). The objective and its gradient are summed over every rank's rows, so every rank
+// takes the same L-BFGS steps and returns the same head: the fit on all rows, up to the order of the sums.
 LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int classes,
-                         const LogisticOptions& options, const LinearHead* init = nullptr);
+                         const LogisticOptions& options, const LinearHead* init = nullptr,
+                         Communicator* comm = nullptr);
 
 struct LambdaSelection {
   LinearHead head;
@@ -47,11 +53,17 @@ struct LambdaSelection {
 LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::vector<int32_t>& y_train,
                               const Eigen::Ref<const MatF>& x_val, const std::vector<int32_t>& y_val, int classes,
                               const std::vector<double>& lambdas, const LogisticOptions& options,
-                              const std::function<void(double lambda, double accuracy)>& progress = {});
+                              const std::function<void(double lambda, double accuracy)>& progress = {},
+                              Communicator* comm = nullptr);  // sharded rows, as fit_logistic's
 
 // Mean cross-entropy of logits (m x C) against labels, and accuracy.
 double cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& y);
 double accuracy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& y);
+// Both over every rank's rows (`comm` null: these rows), on every rank: {accuracy, cross-entropy}.
+struct HeadScore {
+  double accuracy = 0, cross_entropy = 0;
+};
+HeadScore score_head(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& y, Communicator* comm);
 // Softmax of logits, row-wise, numerically stable.
 MatF softmax_rows(const Eigen::Ref<const MatF>& logits);
 

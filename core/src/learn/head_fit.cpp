@@ -5,14 +5,30 @@
 #include <cmath>
 #include <functional>
 
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 
 namespace inductive {
 
-Standardizer Standardizer::fit(const Eigen::Ref<const MatF>& x) {
+Standardizer Standardizer::fit(const Eigen::Ref<const MatF>& x, Communicator* comm) {
   Standardizer st;
-  st.mu = x.colwise().mean();
-  const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
+  if (comm == nullptr || comm->size() == 1) {
+    st.mu = x.colwise().mean();
+    const double ms = (x.rowwise() - st.mu).rowwise().squaredNorm().mean();
+    st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
+    return st;
+  }
+  // Every rank's rows: the column sums and the row count, then the centred squares (as the one-process passes).
+  const Eigen::Index D = x.cols();
+  std::vector<double> sums(static_cast<size_t>(D) + 1);
+  Eigen::Map<Eigen::RowVectorXd>(sums.data(), D) = x.cast<double>().colwise().sum();
+  sums[D] = static_cast<double>(x.rows());
+  comm->allreduce_sum(sums.data(), D + 1);
+  const double m = sums[D];
+  st.mu = (Eigen::Map<const Eigen::RowVectorXd>(sums.data(), D) / std::max(m, 1.0)).cast<float>();
+  double sq = x.rows() > 0 ? static_cast<double>((x.rowwise() - st.mu).rowwise().squaredNorm().sum()) : 0.0;
+  comm->allreduce_sum(&sq, 1);
+  const double ms = m > 0 ? sq / m : 0.0;
   st.s = ms > 1e-30 ? static_cast<float>(std::sqrt(ms)) : 1.0f;
   return st;
 }
@@ -92,33 +108,35 @@ std::vector<int32_t> labels_of(const std::vector<int32_t>& y, const std::vector<
   return out;
 }
 
-// The thesis' protocol: choose on the holdout, keep the head fitted on the other rows (or refit on all).
+// The thesis' protocol: choose on the holdout, keep the head fitted on the other rows (or refit on all). `m` rows in
+// all; x holds rows offset .. offset + x.rows() - 1 of them (all of them in one process).
 void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o,
-                    HeadFit& fit) {
-  const Eigen::Index m = x.rows();
-  std::vector<uint8_t> held(m, 0);
+                    int64_t m, int64_t offset, Communicator* comm, HeadFit& fit) {
+  std::vector<uint8_t> held(static_cast<size_t>(m), 0);
   for (int32_t i : o.holdout) {
     INDUCTIVE_CHECK(i >= 0 && i < m, ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is not in [0, ", m,
                     ")");
     INDUCTIVE_CHECK(!held[i], ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is listed twice");
     held[i] = 1;
   }
+  INDUCTIVE_CHECK(static_cast<int64_t>(o.holdout.size()) < m, ErrorCode::kInvalidArgument,
+                  "fitHead: the holdout leaves no row to fit on");
   std::vector<int> train, val;
-  for (Eigen::Index i = 0; i < m; ++i) (held[i] ? val : train).push_back(static_cast<int>(i));
-  INDUCTIVE_CHECK(!train.empty(), ErrorCode::kInvalidArgument, "fitHead: the holdout leaves no row to fit on");
+  for (Eigen::Index i = 0; i < x.rows(); ++i) (held[offset + i] ? val : train).push_back(static_cast<int>(i));
   const MatF x_train = rows_of(x, train);
   const std::vector<int32_t> y_train = labels_of(y, train), y_val = labels_of(y, val);
-  const Standardizer st = Standardizer::fit(x_train);
+  const Standardizer st = Standardizer::fit(x_train, comm);
   const std::vector<double> grid = o.lambda > 0     ? std::vector<double>{o.lambda}
                                    : o.grid.empty() ? head_lambda_grid(1, -20)
                                                     : o.grid;
   int done = 0;
   if (o.progress) o.progress("lambda selection", 0.0);
-  const LambdaSelection sel = select_lambda(st.apply(x_train), y_train, st.apply(rows_of(x, val)), y_val, C, grid,
-                                            o.logistic, [&](double, double) {
-                                              if (o.progress)
-                                                o.progress("lambda selection", double(++done) / grid.size());
-                                            });
+  const LambdaSelection sel = select_lambda(
+      st.apply(x_train), y_train, st.apply(rows_of(x, val)), y_val, C, grid, o.logistic,
+      [&](double, double) {
+        if (o.progress) o.progress("lambda selection", double(++done) / grid.size());
+      },
+      comm);
   fit.lambda = sel.lambda;
   fit.lambda_choice = o.lambda > 0 ? "given" : "holdout";
   fit.grid = sel.lambdas;
@@ -129,16 +147,16 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
     if (o.progress) o.progress("fit", 0.0);
     LogisticOptions lo = o.logistic;
     lo.lambda = sel.lambda;
-    const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo, &sel.head);
+    const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo, &sel.head, comm);
     head = lf.head;
     fit.iterations = lf.iterations;
     if (o.progress) o.progress("fit", 1.0);
   }
   fit.head = st.fold(head);
   fit.standardizer = st;
-  const MatF logits = fit.head.logits(x_train);
-  fit.train_accuracy = accuracy(logits, y_train);
-  fit.train_loss = cross_entropy(logits, y_train);
+  const HeadScore train_score = score_head(fit.head.logits(x_train), y_train, comm);
+  fit.train_accuracy = train_score.accuracy;
+  fit.train_loss = train_score.cross_entropy;
 }
 
 }  // namespace
@@ -150,23 +168,38 @@ std::vector<double> head_lambda_grid(int hi_log2, int lo_log2) {
 }
 
 HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o) {
-  const Eigen::Index m = x.rows();
-  INDUCTIVE_CHECK(m >= 1, ErrorCode::kInvalidArgument, "fitHead: no labelled sample given");
+  Communicator* comm = o.communicator != nullptr && o.communicator->size() > 1 ? o.communicator : nullptr;
   INDUCTIVE_CHECK(C >= 2, ErrorCode::kInvalidArgument, "fitHead: need at least 2 classes: got ", C);
-  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == m, ErrorCode::kShapeMismatch, "fitHead: ", y.size(),
-                  " labels for ", m, " samples");
-  INDUCTIVE_CHECK(x.allFinite(), ErrorCode::kInvalidArgument, "fitHead: embeddings contain NaN or Inf");
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == x.rows(), ErrorCode::kShapeMismatch, "fitHead: ", y.size(),
+                  " labels for ", x.rows(), " samples");
   INDUCTIVE_CHECK(std::isfinite(o.lambda) && o.lambda >= 0, ErrorCode::kInvalidArgument,
                   "fitHead: lambda must be >= 0 (0: choose it): got ", o.lambda);
   INDUCTIVE_CHECK(o.min_per_class >= 2 && o.max_folds >= 2, ErrorCode::kInvalidArgument,
                   "fitHead: minPerClass and maxFolds must be >= 2: got ", o.min_per_class, " and ", o.max_folds);
+  INDUCTIVE_CHECK(comm == nullptr || o.lambda > 0 || !o.holdout.empty(), ErrorCode::kInvalidArgument,
+                  "fitHead: a fit sharded over ranks chooses lambda on a holdout (or takes it given)");
+  // What the rows say, summed over the ranks when sharded, so that every rank passes or fails the checks together:
+  // the class counts, then the rows, the non-finite flag and the first bad label's flag.
   HeadFit fit;
   fit.class_counts.assign(C, 0);
-  for (Eigen::Index i = 0; i < m; ++i) {
-    INDUCTIVE_CHECK(y[i] >= 0 && y[i] < C, ErrorCode::kInvalidArgument, "fitHead: label of sample ", i,
-                    " out of range: got ", y[i], ", expected 0..", C - 1);
-    ++fit.class_counts[y[i]];
+  int64_t bad = -1;
+  for (Eigen::Index i = 0; i < x.rows() && bad < 0; ++i) {
+    if (y[i] < 0 || y[i] >= C)
+      bad = i;
+    else
+      ++fit.class_counts[y[i]];
   }
+  std::vector<double> counts(fit.class_counts.begin(), fit.class_counts.end());
+  counts.insert(counts.end(), {static_cast<double>(x.rows()), x.allFinite() ? 0.0 : 1.0, bad >= 0 ? 1.0 : 0.0});
+  if (comm) comm->allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
+  const int64_t m = static_cast<int64_t>(counts[C]);
+  INDUCTIVE_CHECK(m >= 1, ErrorCode::kInvalidArgument, "fitHead: no labelled sample given");
+  INDUCTIVE_CHECK(counts[C + 1] == 0, ErrorCode::kInvalidArgument, "fitHead: embeddings contain NaN or Inf");
+  INDUCTIVE_CHECK(bad < 0, ErrorCode::kInvalidArgument, "fitHead: label of sample ", bad + (comm ? o.row_offset : 0),
+                  " out of range: got ", bad >= 0 ? y[bad] : 0, ", expected 0..", C - 1);
+  INDUCTIVE_CHECK(counts[C + 2] == 0, ErrorCode::kInvalidArgument,
+                  "fitHead: a label on another rank is out of range 0..", C - 1);
+  for (int k = 0; k < C; ++k) fit.class_counts[k] = static_cast<int>(counts[k]);
   for (int k = 0; k < C; ++k)
     INDUCTIVE_CHECK(fit.class_counts[k] > 0, ErrorCode::kInvalidArgument, "fitHead: class ",
                     k < static_cast<int>(o.class_names.size()) ? "'" + o.class_names[k] + "'" : std::to_string(k),
@@ -175,7 +208,7 @@ HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y,
     INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument, "fitHead: grid lambdas must be > 0: got ",
                     l);
   if (!o.holdout.empty()) {
-    fit_on_holdout(x, y, C, o, fit);
+    fit_on_holdout(x, y, C, o, m, comm ? o.row_offset : 0, comm, fit);
     return fit;
   }
   const int fewest = *std::min_element(fit.class_counts.begin(), fit.class_counts.end());
@@ -190,16 +223,16 @@ HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y,
     fit.lambda_choice = "default";
   }
   if (o.progress) o.progress("fit", 0.0);
-  const Standardizer st = Standardizer::fit(x);
+  const Standardizer st = Standardizer::fit(x, comm);
   LogisticOptions lo = o.logistic;
   lo.lambda = fit.lambda;
-  const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo);
+  const LogisticFit lf = fit_logistic(st.apply(x), y, C, lo, nullptr, comm);
   fit.head = st.fold(lf.head);
   fit.standardizer = st;
   fit.iterations = lf.iterations;
-  const MatF logits = fit.head.logits(x);
-  fit.train_accuracy = accuracy(logits, y);
-  fit.train_loss = cross_entropy(logits, y);
+  const HeadScore score = score_head(fit.head.logits(x), y, comm);
+  fit.train_accuracy = score.accuracy;
+  fit.train_loss = score.cross_entropy;
   if (o.progress) o.progress("fit", 1.0);
   return fit;
 }

@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 
+#include "inductive/communicator.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -48,14 +49,46 @@ double accuracy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>
   return logits.rows() ? static_cast<double>(right) / logits.rows() : 0.0;
 }
 
+HeadScore score_head(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& y, Communicator* comm) {
+  const double rows = static_cast<double>(logits.rows());
+  double s[3] = {accuracy(logits, y) * rows, cross_entropy(logits, y) * rows, rows};
+  if (comm != nullptr && comm->size() > 1) comm->allreduce_sum(s, 3);
+  return s[2] > 0 ? HeadScore{s[0] / s[2], s[1] / s[2]} : HeadScore{};
+}
+
 namespace {
 
-// Parameters packed as [W (C x D) row-major, b (C)] in double for the optimiser.
+bool sharded(const Communicator* comm) { return comm != nullptr && comm->size() > 1; }
+
+// The checks of the rows. Sharded, every rank passes or fails them together (a rank throwing alone would leave the
+// others waiting in a sum); the rank holding a bad label names it. Returns the number of rows of every rank.
+int64_t check_rows(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int classes, Communicator* comm) {
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == x.rows(), ErrorCode::kShapeMismatch, "logistic: ", y.size(),
+                  " labels for ", x.rows(), " samples");
+  int64_t bad = -1;
+  for (size_t i = 0; i < y.size() && bad < 0; ++i)
+    if (y[i] < 0 || y[i] >= classes) bad = static_cast<int64_t>(i);
+  double c[3] = {static_cast<double>(x.rows()), x.allFinite() ? 0.0 : 1.0, bad >= 0 ? 1.0 : 0.0};
+  if (sharded(comm)) comm->allreduce_sum(c, 3);
+  INDUCTIVE_CHECK(c[0] >= 1 && x.cols() >= 1, ErrorCode::kInvalidArgument, "logistic: empty training data");
+  INDUCTIVE_CHECK(c[1] == 0, ErrorCode::kInvalidArgument, "logistic: features contain NaN or Inf");
+  INDUCTIVE_CHECK(bad < 0, ErrorCode::kInvalidArgument, "logistic: label of sample ", bad, " out of range: got ",
+                  bad >= 0 ? y[bad] : 0, ", expected 0..", classes - 1);
+  INDUCTIVE_CHECK(c[2] == 0, ErrorCode::kInvalidArgument, "logistic: a label on another rank is out of range 0..",
+                  classes - 1);
+  return static_cast<int64_t>(c[0]);
+}
+
+// Parameters packed as [W (C x D) row-major, b (C)] in double for the optimiser. Sharded: x holds this rank's rows
+// of `m_total`, and the objective and gradient are summed over the ranks.
 struct Problem {
   const Eigen::Ref<const MatF>& x;
   const std::vector<int32_t>& y;
   int classes;
   double lambda;
+  double m_total;
+  Communicator* comm;
+  mutable std::vector<double> sums;
 
   // Objective and gradient at theta.
   double eval(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
@@ -77,14 +110,22 @@ struct Problem {
       z.row(i) /= s;
       z(i, y[i]) -= 1.0;  // dCE/dlogits = softmax - onehot
     }
-    loss /= m;
-    z /= static_cast<double>(m);
+    loss /= m_total;
+    z /= m_total;
     grad.resize(theta.size());
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> gw(grad.data(), classes, D);
     const MatF zf = z.cast<float>();
     gw = (zf.transpose() * x).cast<double>();
-    gw += lambda * w;
     grad.tail(classes) = z.colwise().sum().transpose();
+    if (sharded(comm)) {  // the data terms of every rank's rows; the penalty is added once, after
+      sums.resize(static_cast<size_t>(grad.size()) + 1);
+      Eigen::Map<Eigen::VectorXd>(sums.data(), grad.size()) = grad;
+      sums.back() = loss;
+      comm->allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
+      grad = Eigen::Map<const Eigen::VectorXd>(sums.data(), grad.size());
+      loss = sums.back();
+    }
+    gw += lambda * w;
     return loss + 0.5 * lambda * w.squaredNorm();
   }
 };
@@ -92,19 +133,13 @@ struct Problem {
 }  // namespace
 
 LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int classes,
-                         const LogisticOptions& o, const LinearHead* init) {
-  INDUCTIVE_CHECK(x.rows() >= 1 && x.cols() >= 1, ErrorCode::kInvalidArgument, "logistic: empty training data");
-  INDUCTIVE_CHECK(static_cast<Eigen::Index>(y.size()) == x.rows(), ErrorCode::kShapeMismatch, "logistic: ", y.size(),
-                  " labels for ", x.rows(), " samples");
+                         const LogisticOptions& o, const LinearHead* init, Communicator* comm) {
   INDUCTIVE_CHECK(classes >= 2, ErrorCode::kInvalidArgument, "logistic: need at least 2 classes: got ", classes);
   INDUCTIVE_CHECK(std::isfinite(o.lambda) && o.lambda >= 0, ErrorCode::kInvalidArgument,
                   "logistic: lambda must be >= 0: got ", o.lambda);
-  INDUCTIVE_CHECK(x.allFinite(), ErrorCode::kInvalidArgument, "logistic: features contain NaN or Inf");
-  for (size_t i = 0; i < y.size(); ++i)
-    INDUCTIVE_CHECK(y[i] >= 0 && y[i] < classes, ErrorCode::kInvalidArgument, "logistic: label of sample ", i,
-                    " out of range: got ", y[i], ", expected 0..", classes - 1);
+  const int64_t m_total = check_rows(x, y, classes, comm);
   const Eigen::Index D = x.cols();
-  Problem pb{x, y, classes, o.lambda};
+  Problem pb{x, y, classes, o.lambda, static_cast<double>(m_total), comm, {}};
   Eigen::VectorXd theta = Eigen::VectorXd::Zero(classes * D + classes);
   if (init && init->weight.rows() == classes && init->weight.cols() == D) {
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(theta.data(), classes, D) =
@@ -177,9 +212,11 @@ LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int3
 LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::vector<int32_t>& y_train,
                               const Eigen::Ref<const MatF>& x_val, const std::vector<int32_t>& y_val, int classes,
                               const std::vector<double>& lambdas, const LogisticOptions& options,
-                              const std::function<void(double, double)>& progress) {
+                              const std::function<void(double, double)>& progress, Communicator* comm) {
   INDUCTIVE_CHECK(!lambdas.empty(), ErrorCode::kInvalidArgument, "logistic: empty lambda grid");
-  INDUCTIVE_CHECK(x_val.rows() >= 1, ErrorCode::kInvalidArgument, "logistic: empty validation set");
+  double val_rows = static_cast<double>(x_val.rows());
+  if (sharded(comm)) comm->allreduce_sum(&val_rows, 1);
+  INDUCTIVE_CHECK(val_rows >= 1, ErrorCode::kInvalidArgument, "logistic: empty validation set");
   std::vector<double> grid = lambdas;
   std::sort(grid.begin(), grid.end(), std::greater<double>());  // strong penalty first: cheap warm starts
   LambdaSelection best;
@@ -189,10 +226,10 @@ LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::
   for (double lambda : grid) {
     LogisticOptions o = options;
     o.lambda = lambda;
-    const LogisticFit fit = fit_logistic(x_train, y_train, classes, o, warm.weight.size() ? &warm : nullptr);
+    const LogisticFit fit = fit_logistic(x_train, y_train, classes, o, warm.weight.size() ? &warm : nullptr, comm);
     warm = fit.head;
-    const MatF logits = fit.head.logits(x_val);
-    const double acc = accuracy(logits, y_val), loss = cross_entropy(logits, y_val);
+    const HeadScore score = score_head(fit.head.logits(x_val), y_val, comm);
+    const double acc = score.accuracy, loss = score.cross_entropy;
     best.lambdas.push_back(lambda);
     best.val_accuracies.push_back(acc);
     if (progress) progress(lambda, acc);
