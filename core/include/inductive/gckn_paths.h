@@ -28,6 +28,7 @@
 
 #include "inductive/graph.h"
 #include "inductive/linalg.h"
+#include "inductive/model_file.h"
 #include "inductive/nystrom.h"
 
 namespace inductive {
@@ -96,5 +97,15 @@ class GcknPathFeatures {
   std::vector<Nystrom> layers_;
   VecF mean_, stddev_;
 };
+
+// The fitted layer in a model-file container (inductive/model_file.h): "gckn.anchors.<l>" [n_filters, l d] and
+// "gckn.factor.<l>" [n_filters, n_filters] for l = 1..path_size, "gckn.mean" and "gckn.std" [path_size n_filters].
+// GraphiT model files and graph caches both hold it this way. gckn_tensors are views into `gckn` (keep it alive
+// while writing); gckn_from_view restores it bit for bit (Error{kBadModelFile} for a missing, misshapen or
+// non-finite tensor; `what` names the file).
+std::vector<TensorSpec> gckn_tensor_specs(const GcknOptions& options, int feature_dim);
+std::vector<TensorData> gckn_tensors(const GcknPathFeatures& gckn);
+GcknPathFeatures gckn_from_view(const ModelView& view, const GcknOptions& options, int feature_dim, bool use_attributes,
+                                const std::string& what);
 
 }  // namespace inductive

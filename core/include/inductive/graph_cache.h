@@ -4,12 +4,14 @@
 // (n x k*n_filters, inductive/gckn_paths.h), each only when asked for; plus, when GCKN features are asked for, the
 // fitted GcknPathFeatures (anchors, standardisation) so that a model can embed new graphs the same way.
 //
-// Cache file (little-endian, one file per dataset and option set):
-//     "INDGCACH"  u32 format version  u32 key length  key bytes  u64 payload length  payload  u64 FNV-1a checksum
-// The key is text: format version, dataset_hash(ds) and every option that changes the result (kernel, LapPE size,
-// GCKN options and the hash of its training indices). load_or_precompute() uses a file only when its checksum,
-// version and key all match; otherwise it recomputes and replaces the file atomically (inductive/atomic_file.h), and
-// says why in the result. A cache is never used silently when stale or corrupt.
+// Cache file (one per dataset and option set): a file of the model-file container (inductive/model_file.h, the
+// safetensors layout, so one reader - validated and fuzzed - serves models and caches), model kind "graph-cache":
+// every graph's kernel, LapPE and GCKN features concatenated into one tensor per kind, the node counts, the GCKN
+// model; the config holds the cache's format version, its key and an FNV-1a checksum of the tensor data (layout in
+// graph_cache.cpp). The key is text: format version, dataset_hash(ds) and every option that changes the result
+// (kernel, LapPE size, GCKN options and the hash of its training indices). load_or_precompute() uses a file only when
+// its checksum, version and key all match; otherwise it recomputes and replaces the file atomically
+// (inductive/atomic_file.h), and says why in the result. A cache is never used silently when stale or corrupt.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,7 @@ namespace inductive {
 
 class Communicator;  // inductive/communicator.h
 
-inline constexpr uint32_t kGraphCacheVersion = 1;
+inline constexpr uint32_t kGraphCacheVersion = 2;  // 1: a format of its own; 2: the model-file container
 
 struct GraphPrecomputeOptions {
   bool kernel = true;
@@ -59,7 +61,7 @@ std::string graph_cache_key(const GraphDataset& ds, const GraphPrecomputeOptions
 
 std::vector<uint8_t> serialise_graph_cache(const std::string& key, const PrecomputedDataset& data,
                                            const GraphPrecomputeOptions& options);
-// Throws Error{kBadModelFile} for a truncated or corrupt file (bad magic, checksum, sizes) and
+// Throws Error{kBadModelFile} for a truncated or corrupt file (container, checksum, tensors, config) and
 // Error{kUnsupportedVersion} for another format version; a different key throws Error{kInvalidArgument}
 // ("stale: ..."). `what` names the file in messages.
 PrecomputedDataset parse_graph_cache(const uint8_t* bytes, size_t size, const std::string& expected_key,

@@ -48,8 +48,4 @@ struct GraphitInputSpec {
 // spec.gckn.
 PrecomputedGraph prepare_graph_inputs(const Graph& g, const GraphitInputSpec& spec, const GcknPathFeatures* gckn);
 
-// GCKN layer <-> model-file tensors (views into `gckn`, which must outlive the written file).
-std::vector<TensorData> gckn_tensors(const GcknPathFeatures& gckn);
-GcknPathFeatures gckn_from_view(const ModelView& view, const GraphitInputSpec& spec);
-
 }  // namespace inductive

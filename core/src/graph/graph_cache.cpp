@@ -1,19 +1,20 @@
 // Per-dataset precomputation and its versioned, checksummed cache file (see inductive/graph_cache.h).
 #include "inductive/graph_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <sstream>
 
 #include "inductive/atomic_file.h"
-#include "inductive/files.h"
 #include "inductive/error.h"
+#include "inductive/files.h"
+#include "inductive/model_file.h"
+#include "io/json_section.h"
 
 namespace inductive {
 
 namespace {
-
-constexpr char kMagic[8] = {'I', 'N', 'D', 'G', 'C', 'A', 'C', 'H'};
 
 uint64_t fnv1a(const uint8_t* p, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -30,75 +31,6 @@ std::string hex(uint64_t v) {
   for (int i = 15; i >= 0; --i, v >>= 4) s[i] = digits[v & 15];
   return s;
 }
-
-class Writer {
- public:
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out.insert(out.end(), b, b + n);
-  }
-  void matrix(const MatF& m) {
-    u32(static_cast<uint32_t>(m.rows()));
-    u32(static_cast<uint32_t>(m.cols()));
-    for (Eigen::Index i = 0; i < m.size(); ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, m.data() + i, 4);
-      u32(bits);
-    }
-  }
-  std::vector<uint8_t> out;
-};
-
-class Reader {
- public:
-  Reader(const uint8_t* p, size_t n, const std::string& what) : p_(p), n_(n), what_(what) {}
-  void need(uint64_t bytes, const char* field) {
-    INDUCTIVE_CHECK(bytes <= n_ - pos_, ErrorCode::kBadModelFile, what_, ": truncated graph cache: ", field, " needs ",
-                    bytes, " bytes at offset ", pos_, ", got ", n_ - pos_);
-  }
-  uint32_t u32(const char* field) {
-    need(4, field);
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p_[pos_ + i]) << (8 * i);
-    pos_ += 4;
-    return v;
-  }
-  uint64_t u64(const char* field) {
-    const uint64_t lo = u32(field), hi = u32(field);
-    return lo | (hi << 32);
-  }
-  std::string text(size_t len, const char* field) {
-    need(len, field);
-    std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
-    pos_ += len;
-    return s;
-  }
-  MatF matrix(const char* field) {
-    const uint64_t rows = u32(field), cols = u32(field);
-    INDUCTIVE_CHECK(rows <= (1u << 28) && cols <= (1u << 28) && rows * cols <= (n_ - pos_) / 4,
-                    ErrorCode::kBadModelFile, what_, ": graph cache: ", field, " claims ", rows, " x ", cols,
-                    " floats, more than the ", n_ - pos_, " bytes left");
-    MatF m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-    for (Eigen::Index i = 0; i < m.size(); ++i) {
-      const uint32_t bits = u32(field);
-      std::memcpy(m.data() + i, &bits, 4);
-    }
-    INDUCTIVE_CHECK(m.allFinite(), ErrorCode::kBadModelFile, what_, ": graph cache: ", field, " contains NaN or Inf");
-    return m;
-  }
-  size_t pos() const { return pos_; }
-
- private:
-  const uint8_t* p_;
-  size_t n_, pos_ = 0;
-  std::string what_;
-};
 
 }  // namespace
 
@@ -153,88 +85,148 @@ std::string graph_cache_key(const GraphDataset& ds, const GraphPrecomputeOptions
   return out.str();
 }
 
+// The cache is a safetensors file of the model-file container (inductive/model_file.h), model kind "graph-cache":
+// tensors "nodes" (I32 [G], every graph's node count), "kernels" (F32 [sum n^2], the graphs' n x n kernels one after
+// the other), "lap_pe" ([sum n, lap_pe_dim]), "gckn.features" ([sum n, D]) and the GCKN model ("gckn.anchors.<l>",
+// "gckn.factor.<l>", "gckn.mean", "gckn.std": gckn_tensors, as GraphiT models hold it), each present only when asked
+// for; config {"version", "key", "graphs", "checksum" (FNV-1a of the data section: the container checks the structure,
+// the checksum the numbers), "gckn": {"feature_dim", "use_attributes"}}. Concatenating the graphs keeps the header
+// small whatever their number. The GCKN model comes back bit for bit (factors included).
+constexpr const char* kCacheKind = "graph-cache";
+
+int64_t nodes_of(const PrecomputedGraph& g) { return std::max({g.kernel.rows(), g.lap_pe.rows(), g.gckn.rows()}); }
+
 std::vector<uint8_t> serialise_graph_cache(const std::string& key, const PrecomputedDataset& data,
                                            const GraphPrecomputeOptions& o) {
-  Writer payload;
-  payload.u32(static_cast<uint32_t>(data.graphs.size()));
+  const int64_t G = static_cast<int64_t>(data.graphs.size());
+  std::vector<int32_t> nodes;
+  int64_t total = 0, squares = 0;
   for (const PrecomputedGraph& g : data.graphs) {
-    payload.matrix(g.kernel);
-    payload.matrix(g.lap_pe);
-    payload.matrix(g.gckn);
+    nodes.push_back(static_cast<int32_t>(nodes_of(g)));
+    total += nodes.back();
+    squares += static_cast<int64_t>(nodes.back()) * nodes.back();
   }
-  payload.u32(o.gckn ? 1 : 0);
+  // Every graph's matrix of one kind, one after the other.
+  auto concat = [&](const MatF PrecomputedGraph::*field, int64_t floats) {
+    std::vector<float> out;
+    out.reserve(static_cast<size_t>(floats));
+    for (const PrecomputedGraph& g : data.graphs)
+      out.insert(out.end(), (g.*field).data(), (g.*field).data() + (g.*field).size());
+    INDUCTIVE_CHECK(static_cast<int64_t>(out.size()) == floats, ErrorCode::kInternal,
+                    "graph cache: a graph's precomputed matrix does not have its node count's shape");
+    return out;
+  };
+  ModelContents c;
+  c.model = kCacheKind;
+  c.config = {{"version", kGraphCacheVersion}, {"key", key}, {"graphs", G}, {"checksum", hex(0)}};
+  c.tensors.push_back({"nodes", DType::kI32, {G}, nodes.data()});
+  std::vector<float> kernels, lap_pe, gckn;
+  if (o.kernel) {
+    kernels = concat(&PrecomputedGraph::kernel, squares);
+    c.tensors.push_back({"kernels", DType::kF32, {squares}, kernels.data()});
+  }
+  if (o.lap_pe_dim > 0) {
+    lap_pe = concat(&PrecomputedGraph::lap_pe, total * o.lap_pe_dim);
+    c.tensors.push_back({"lap_pe", DType::kF32, {total, o.lap_pe_dim}, lap_pe.data()});
+  }
   if (o.gckn) {
-    payload.u32(static_cast<uint32_t>(data.gckn.feature_dim()));
-    payload.u32(data.gckn.use_attributes() ? 1 : 0);
-    for (const Nystrom& layer : data.gckn.layers()) payload.matrix(layer.anchors());
-    payload.matrix(data.gckn.mean().transpose());
-    payload.matrix(data.gckn.stddev().transpose());
+    const int64_t D = data.gckn.dim();
+    gckn = concat(&PrecomputedGraph::gckn, total * D);
+    c.tensors.push_back({"gckn.features", DType::kF32, {total, D}, gckn.data()});
+    c.config["gckn"] = {{"feature_dim", data.gckn.feature_dim()}, {"use_attributes", data.gckn.use_attributes()}};
+    for (TensorData& t : gckn_tensors(data.gckn)) c.tensors.push_back(std::move(t));  // as GraphiT models hold it
   }
-  Writer file;
-  file.raw(kMagic, 8);
-  file.u32(kGraphCacheVersion);
-  file.u32(static_cast<uint32_t>(key.size()));
-  file.raw(key.data(), key.size());
-  file.u64(payload.out.size());
-  file.raw(payload.out.data(), payload.out.size());
-  file.u64(fnv1a(file.out.data(), file.out.size()));
-  return file.out;
+  // The checksum covers the data section, whose layout write_model fixes: write, sum, write again (the checksum's
+  // text has a fixed width, so the layout does not move).
+  const std::vector<uint8_t> draft = write_model(c);
+  const ModelView view = read_model(draft.data(), draft.size());
+  c.config["checksum"] = hex(fnv1a(view.data, view.data_size));
+  return write_model(c);
 }
 
 PrecomputedDataset parse_graph_cache(const uint8_t* bytes, size_t size, const std::string& expected_key,
                                      const GraphPrecomputeOptions& o, const std::string& what) {
-  INDUCTIVE_CHECK(size >= 8 + 4 + 4 + 8 + 8, ErrorCode::kBadModelFile, what, ": not a graph cache: got ", size,
-                  " bytes, expected at least 32");
-  INDUCTIVE_CHECK(std::memcmp(bytes, kMagic, 8) == 0, ErrorCode::kBadModelFile, what,
-                  ": not a graph cache: bad magic bytes, expected \"INDGCACH\"");
-  uint64_t stored = 0;
-  for (int i = 0; i < 8; ++i) stored |= static_cast<uint64_t>(bytes[size - 8 + i]) << (8 * i);
-  const uint64_t actual = fnv1a(bytes, size - 8);
-  INDUCTIVE_CHECK(stored == actual, ErrorCode::kBadModelFile, what, ": graph cache checksum mismatch: got ",
-                  hex(actual), ", file says ", hex(stored), " (corrupt or truncated)");
-  Reader r(bytes, size - 8, what);
-  r.text(8, "magic");
-  const uint32_t version = r.u32("format version");
-  INDUCTIVE_CHECK(version == kGraphCacheVersion, ErrorCode::kUnsupportedVersion, what, ": graph cache format version ",
-                  version, ", this build writes and reads version ", kGraphCacheVersion);
-  const uint32_t key_len = r.u32("key length");
-  const std::string key = r.text(key_len, "key");
+  // Version 1 had a format of its own, which began with these bytes.
+  INDUCTIVE_CHECK(size < 8 || std::memcmp(bytes, "INDGCACH", 8) != 0, ErrorCode::kUnsupportedVersion, what,
+                  ": graph cache format version 1, this build writes and reads version ", kGraphCacheVersion);
+  ModelView view;
+  try {
+    view = read_model(bytes, size);
+  } catch (const Error& e) {
+    INDUCTIVE_FAIL(
+        e.code() == ErrorCode::kUnsupportedVersion ? ErrorCode::kUnsupportedVersion : ErrorCode::kBadModelFile, what,
+        ": not a readable graph cache: ", e.what());
+  }
+  INDUCTIVE_CHECK(view.model == kCacheKind, ErrorCode::kBadModelFile, what, ": not a graph cache: a \"", view.model,
+                  "\" model file");
+  // The config: anything unexpected is corruption, except a newer version and another key (stale).
+  int version = 0;
+  int64_t G = 0;
+  std::string key, checksum;
+  int feature_dim = 0;
+  bool use_attributes = false;
+  try {
+    JsonSection top(view.config, what, "config");
+    version = top.integer("version", 0);
+    if (version != static_cast<int>(kGraphCacheVersion)) {
+      INDUCTIVE_FAIL(ErrorCode::kUnsupportedVersion, what, ": graph cache format version ", version,
+                     ", this build writes and reads version ", kGraphCacheVersion);
+    }
+    key = top.str("key", "");
+    G = top.integer64("graphs", -1);
+    checksum = top.str("checksum", "");
+    if (const nlohmann::json* section = top.object_or_null("gckn")) {
+      JsonSection g(*section, what, "gckn");
+      feature_dim = g.integer("feature_dim", 0);
+      use_attributes = g.boolean("use_attributes", false);
+      g.finish();
+    }
+    top.finish();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsupportedVersion) throw;
+    INDUCTIVE_FAIL(ErrorCode::kBadModelFile, what, ": graph cache config: ", e.what());
+  }
+  INDUCTIVE_CHECK(checksum == hex(fnv1a(view.data, view.data_size)), ErrorCode::kBadModelFile, what,
+                  ": graph cache checksum mismatch: got ", hex(fnv1a(view.data, view.data_size)), ", file says ",
+                  checksum.substr(0, 20), " (corrupt or truncated)");
   INDUCTIVE_CHECK(key == expected_key, ErrorCode::kInvalidArgument, what, ": stale graph cache: key \"",
                   key.substr(0, 300), "\", expected \"", expected_key.substr(0, 300), "\"");
-  const uint64_t payload = r.u64("payload length");
-  INDUCTIVE_CHECK(payload == size - 8 - r.pos(), ErrorCode::kBadModelFile, what, ": graph cache payload is ",
-                  size - 8 - r.pos(), " bytes, header says ", payload);
-  PrecomputedDataset out;
-  const uint32_t n = r.u32("graph count");
-  INDUCTIVE_CHECK(n <= payload / 24, ErrorCode::kBadModelFile, what, ": graph cache claims ", n,
-                  " graphs in a payload of ", payload, " bytes");
-  out.graphs.resize(n);
-  for (auto& g : out.graphs) {
-    g.kernel = r.matrix("kernel");
-    g.lap_pe = r.matrix("lap_pe");
-    g.gckn = r.matrix("gckn features");
-  }
-  const uint32_t has_gckn = r.u32("gckn flag");
-  INDUCTIVE_CHECK(has_gckn == (o.gckn ? 1u : 0u), ErrorCode::kBadModelFile, what, ": graph cache gckn flag ", has_gckn,
-                  ", expected ", o.gckn ? 1 : 0);
-  if (o.gckn) {
-    const int feature_dim = static_cast<int>(r.u32("gckn feature dim"));
-    const bool use_attributes = r.u32("gckn attribute flag") != 0;
-    std::vector<MatF> anchors;
-    for (int l = 1; l <= o.gckn_options.path_size; ++l) anchors.push_back(r.matrix("gckn anchors"));
-    const MatF mean = r.matrix("gckn mean"), sd = r.matrix("gckn std");
-    INDUCTIVE_CHECK(mean.rows() == 1 && sd.rows() == 1, ErrorCode::kBadModelFile, what,
-                    ": graph cache gckn mean/std must be row vectors");
-    try {
-      out.gckn = GcknPathFeatures::from_stored(std::move(anchors), mean.row(0).transpose(), sd.row(0).transpose(),
-                                               feature_dim, use_attributes, o.gckn_options);
-    } catch (const Error& e) {
-      INDUCTIVE_FAIL(ErrorCode::kBadModelFile, what, ": graph cache gckn parameters: ", e.what());
+  INDUCTIVE_CHECK(G >= 0 && (o.gckn == (feature_dim > 0)), ErrorCode::kBadModelFile, what, ": graph cache claims ", G,
+                  " graphs and ", feature_dim > 0 ? "" : "no ", "GCKN model");
+  try {
+    const int32_t* nodes = view.i32("nodes", {G});
+    int64_t total = 0, squares = 0;
+    for (int64_t i = 0; i < G; ++i) {
+      INDUCTIVE_CHECK(nodes[i] >= 0, ErrorCode::kBadModelFile, "graph ", i, " has ", nodes[i], " nodes");
+      total += nodes[i];
+      squares += static_cast<int64_t>(nodes[i]) * nodes[i];
     }
+    const int64_t D = o.gckn ? static_cast<int64_t>(o.gckn_options.path_size) * o.gckn_options.n_filters : 0;
+    const float* kernels = o.kernel ? view.f32("kernels", {squares}) : nullptr;
+    const float* lap_pe = o.lap_pe_dim > 0 ? view.f32("lap_pe", {total, o.lap_pe_dim}) : nullptr;
+    const float* gckn = o.gckn ? view.f32("gckn.features", {total, D}) : nullptr;
+    auto finite = [](const MatF& m, const char* name) {
+      INDUCTIVE_CHECK(m.allFinite(), ErrorCode::kBadModelFile, name, " contains NaN or Inf");
+      return m;
+    };
+    PrecomputedDataset out;
+    out.graphs.resize(static_cast<size_t>(G));
+    for (int64_t i = 0; i < G; ++i) {
+      PrecomputedGraph& g = out.graphs[static_cast<size_t>(i)];
+      const int n = nodes[i];
+      if (kernels) (g.kernel = finite(CMapF(kernels, n, n), "kernels"), kernels += static_cast<int64_t>(n) * n);
+      if (lap_pe) (g.lap_pe = finite(CMapF(lap_pe, n, o.lap_pe_dim), "lap_pe"), lap_pe += int64_t{n} * o.lap_pe_dim);
+      if (gckn) (g.gckn = finite(CMapF(gckn, n, D), "gckn.features"), gckn += int64_t{n} * D);
+    }
+    if (o.gckn) out.gckn = gckn_from_view(view, o.gckn_options, feature_dim, use_attributes, what);
+    INDUCTIVE_CHECK(static_cast<int>(view.tensors.size()) == 1 + (o.kernel ? 1 : 0) + (o.lap_pe_dim > 0 ? 1 : 0) +
+                                                                 (o.gckn ? 3 + 2 * o.gckn_options.path_size : 0),
+                    ErrorCode::kBadModelFile, "the file holds ", view.tensors.size(),
+                    " tensors, more than its options imply");
+    return out;
+  } catch (const Error& e) {
+    INDUCTIVE_FAIL(ErrorCode::kBadModelFile, what, ": graph cache: ", e.what());
   }
-  INDUCTIVE_CHECK(r.pos() == size - 8, ErrorCode::kBadModelFile, what, ": graph cache has ", size - 8 - r.pos(),
-                  " unexplained bytes before its checksum");
-  return out;
 }
 
 const char* graph_cache_status_name(GraphCacheStatus status) {

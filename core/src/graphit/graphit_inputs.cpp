@@ -104,16 +104,7 @@ GraphPrecomputeOptions GraphitInputSpec::precompute_options(std::vector<int32_t>
 }
 
 std::vector<TensorSpec> GraphitInputSpec::tensor_specs() const {
-  std::vector<TensorSpec> out;
-  if (!gckn) return out;
-  const int64_t k = gckn_options.path_size, f = gckn_options.n_filters, d = gckn_feature_dim;
-  for (int64_t l = 1; l <= k; ++l) {
-    out.push_back({"gckn.anchors." + std::to_string(l), DType::kF32, {f, l * d}});
-    out.push_back({"gckn.factor." + std::to_string(l), DType::kF32, {f, f}});
-  }
-  out.push_back({"gckn.mean", DType::kF32, {k * f}});
-  out.push_back({"gckn.std", DType::kF32, {k * f}});
-  return out;
+  return gckn ? gckn_tensor_specs(gckn_options, gckn_feature_dim) : std::vector<TensorSpec>{};
 }
 
 PrecomputedGraph prepare_graph_inputs(const Graph& g, const GraphitInputSpec& spec, const GcknPathFeatures* gckn) {
@@ -130,38 +121,6 @@ PrecomputedGraph prepare_graph_inputs(const Graph& g, const GraphitInputSpec& sp
     out.gckn = gckn->transform(g);
   }
   return out;
-}
-
-std::vector<TensorData> gckn_tensors(const GcknPathFeatures& gckn) {
-  std::vector<TensorData> out;
-  const auto& layers = gckn.layers();
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const MatF& a = layers[l].anchors();
-    out.push_back({"gckn.anchors." + std::to_string(l + 1), DType::kF32, {a.rows(), a.cols()}, a.data()});
-    const MatF& z = layers[l].factor();
-    out.push_back({"gckn.factor." + std::to_string(l + 1), DType::kF32, {z.rows(), z.cols()}, z.data()});
-  }
-  out.push_back({"gckn.mean", DType::kF32, {gckn.mean().size()}, gckn.mean().data()});
-  out.push_back({"gckn.std", DType::kF32, {gckn.stddev().size()}, gckn.stddev().data()});
-  return out;
-}
-
-GcknPathFeatures gckn_from_view(const ModelView& view, const GraphitInputSpec& spec) {
-  std::vector<MatF> anchors, factors;
-  for (const TensorSpec& t : spec.tensor_specs()) {
-    const bool anchor = t.name.rfind("gckn.anchors.", 0) == 0, factor = t.name.rfind("gckn.factor.", 0) == 0;
-    if (!anchor && !factor) continue;
-    MatF m = CMapF(view.f32(t.name, t.shape), t.shape[0], t.shape[1]);
-    INDUCTIVE_CHECK(m.allFinite(), ErrorCode::kBadModelFile, "graphit model: ", t.name, " contains NaN or Inf");
-    (anchor ? anchors : factors).push_back(std::move(m));
-  }
-  const int64_t dim = static_cast<int64_t>(spec.gckn_options.path_size) * spec.gckn_options.n_filters;
-  VecF mean = Eigen::Map<const VecF>(view.f32("gckn.mean", {dim}), dim);
-  VecF stddev = Eigen::Map<const VecF>(view.f32("gckn.std", {dim}), dim);
-  INDUCTIVE_CHECK(mean.allFinite() && stddev.allFinite() && (stddev.array() > 0).all(), ErrorCode::kBadModelFile,
-                  "graphit model: GCKN standardisation must be finite with std > 0");
-  return GcknPathFeatures::from_stored(std::move(anchors), std::move(mean), std::move(stddev), spec.gckn_feature_dim,
-                                       spec.gckn_options.use_node_attributes, spec.gckn_options, std::move(factors));
 }
 
 }  // namespace inductive

@@ -108,7 +108,9 @@ GraphitModel GraphitModel::from_view(const ModelView& view) {
     INDUCTIVE_CHECK(Eigen::Map<const VecF>(t.data, t.size()).allFinite(), ErrorCode::kBadModelFile,
                     "graphit model: tensor ", t.name, " contains NaN or Inf");
   }
-  if (m.config.has_graph && m.config.graph.gckn) m.gckn = gckn_from_view(view, m.config.graph);
+  if (m.config.has_graph && m.config.graph.gckn)
+    m.gckn = gckn_from_view(view, m.config.graph.gckn_options, m.config.graph.gckn_feature_dim,
+                            m.config.graph.gckn_options.use_node_attributes, "graphit model");
   if (m.config.norm == GraphitNorm::kBatch) {
     m.norm_stats.resize(m.config.layers);
     const int64_t d = m.config.d;
