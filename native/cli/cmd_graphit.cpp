@@ -46,23 +46,31 @@ json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // ---- options shared by train and cv ------------------------------------------------------------------------------
 
+// The flags' defaults are core's (GraphKernelOptions, GcknOptions, GraphitConfig, GraphitTrainOptions), read from
+// default-constructed options, so that `--help` and the library cannot drift apart.
+const GraphKernelOptions kernel_defaults{};
+const GraphitConfig config_defaults{};
+const GraphitTrainOptions train_defaults{};
+
 struct ModelArgs {
-  std::string kernel = "diffusion";
-  double beta = 1.0, gamma = 0.5;
-  int p = 2;
-  bool zero_diagonal = false;
-  int lap_pe = 0, gckn = 0, gckn_filters = 32;
-  float gckn_sigma = 0.6f;
-  int layers = 3, heads = 4, dim = 64;
-  std::string norm = "layer", pooling = "mean";
-  double dropout = 0.0;
+  std::string kernel = graph_kernel_type_name(kernel_defaults.type);
+  double beta = kernel_defaults.beta, gamma = kernel_defaults.gamma;
+  int p = kernel_defaults.p;
+  bool zero_diagonal = kernel_defaults.zero_diagonal;
+  int lap_pe = 0, gckn = 0, gckn_filters = GcknOptions{}.n_filters;  // 0: LapPE and GCKN are off unless asked for
+  float gckn_sigma = GcknOptions{}.sigma;
+  int layers = config_defaults.layers, heads = config_defaults.heads, dim = config_defaults.d;
+  std::string norm = name_of(config_defaults.norm);
+  std::string pooling = name_of(config_defaults.pooling);
+  double dropout = config_defaults.dropout;
 };
 
 struct FitArgs {
-  int epochs = 300, batch_size = 32, halve_every = 50, warmup = 0;
-  double lr = 1e-3, weight_decay = 1e-4;
-  uint64_t seed = 0;
-  bool no_shuffle = false, quiet = false;
+  int epochs = train_defaults.epochs, batch_size = train_defaults.batch_size,
+      halve_every = train_defaults.lr_halve_every, warmup = train_defaults.warmup_steps;
+  double lr = train_defaults.adam.lr, weight_decay = train_defaults.adam.weight_decay;
+  uint64_t seed = train_defaults.seed;
+  bool no_shuffle = !train_defaults.shuffle, quiet = false;
   std::string cache;
 };
 

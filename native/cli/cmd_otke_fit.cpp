@@ -32,23 +32,32 @@
 namespace inductive::cli {
 namespace {
 
+// The flags' defaults are core's (OtkeConfig, OtkeFitOptions, BarycenterOptions, LogisticOptions), read from
+// default-constructed options, so that `--help` and the library cannot drift apart. One exception, the thesis':
+// the unsupervised fit runs 100 Sinkhorn iterations (supervised training: the config's 10).
+const OtkeConfig config_defaults{};
+const OtkeFitOptions fit_defaults{};
+
 struct FitArgs {
   InputArgs data;
   std::vector<std::string> unlabeled;
   std::string unlabeled_sets, unlabeled_lengths;
-  std::string alphabet = "dna", embedding = "nystrom", pooling = "otk", scale = "paper", plan = "sinkhorn", out;
-  std::string reference_update = "kmeans";
-  bool sinusoidal = false;
-  // The barycenter's settings default to the core's (inductive/barycenter.h).
-  int barycenter_iters = BarycenterOptions{}.iters, barycenter_sinkhorn_iters = BarycenterOptions{}.sinkhorn_iters;
-  double barycenter_eps = BarycenterOptions{}.eps, barycenter_sinkhorn_tol = BarycenterOptions{}.sinkhorn_tol;
-  int kmer = 10, anchors = 128, p = 64, q = 1, iters = 100, kmeans_iters = 100, batch_size = 256;
+  std::string alphabet = config_defaults.alphabet, embedding = name_of(config_defaults.embedding),
+              pooling = name_of(config_defaults.pooling), scale = otk_scale_name(config_defaults.otk.scale),
+              plan = name_of(config_defaults.otk.plan), out;
+  std::string reference_update = name_of(fit_defaults.reference_update);
+  bool sinusoidal = config_defaults.otk.sinusoidal;
+  int barycenter_iters = fit_defaults.barycenter.iters,
+      barycenter_sinkhorn_iters = fit_defaults.barycenter.sinkhorn_iters;
+  double barycenter_eps = fit_defaults.barycenter.eps, barycenter_sinkhorn_tol = fit_defaults.barycenter.sinkhorn_tol;
+  int kmer = config_defaults.kmer, anchors = config_defaults.anchors, p = config_defaults.otk.p,
+      q = config_defaults.otk.q, iters = 100, kmeans_iters = fit_defaults.kmeans_iters, batch_size = 256;
   int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
   bool keep_case = false;
-  float sigma = 0.6f, sigma_pos = 0.0f;
-  double eps = 0.5, val_fraction = 0.2, head_tol = 1e-6, lambda = 0;
-  int64_t max_samples = 300000;
-  uint64_t seed = 0;
+  float sigma = config_defaults.nystrom.sigma, sigma_pos = config_defaults.otk.sigma_pos;
+  double eps = config_defaults.otk.eps, val_fraction = 0.2, head_tol = LogisticOptions{}.tol, lambda = 0;
+  int64_t max_samples = fit_defaults.max_samples;
+  uint64_t seed = fit_defaults.seed;
   bool refit = false, quiet = false, keep_norm = false;
   std::string distributed = "auto";
 };

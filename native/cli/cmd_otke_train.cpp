@@ -17,13 +17,21 @@
 namespace inductive::cli {
 namespace {
 
+// The training flags' defaults are core's (a default-constructed OtkeTrainOptions), so that `--help` and the library
+// cannot drift apart.
+const OtkeTrainOptions train_defaults{};
+
 struct TrainArgs {
   InputArgs data;
   std::string init, out, checkpoint;
-  int epochs = 100, batch_size = 64, iters = 10, lr_patience = 5, early_stop = 20, head_refit_every = 0;
-  double lr = 0.01, weight_decay = 0, val_fraction = 0.2, head_lambda = 1e-4, eps = 0;
-  std::string sinkhorn_gradient = "unrolled", backend = "cpu", distributed = "auto";
-  uint64_t seed = 0;
+  int epochs = train_defaults.epochs, batch_size = train_defaults.batch_size, iters = 10,
+      lr_patience = train_defaults.lr_patience, early_stop = train_defaults.early_stop_patience,
+      head_refit_every = train_defaults.head_refit_every;
+  double lr = train_defaults.adam.lr, weight_decay = train_defaults.adam.weight_decay, val_fraction = 0.2,
+         head_lambda = train_defaults.head_lambda, eps = 0;
+  std::string sinkhorn_gradient = sinkhorn_gradient_name(train_defaults.sinkhorn_gradient),
+              backend = train_defaults.backend, distributed = "auto";
+  uint64_t seed = train_defaults.seed;
   bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
 
