@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/communicator.h"
+#include "inductive/error.h"
 #include "inductive/head_fit.h"
 
 namespace inductive {
