@@ -246,8 +246,10 @@ struct GraphitRunOptions {
 };
 
 // A rank with no graphs in a training batch whose BatchNorm is synchronised: makes the forward and backward passes
-// all-reduce calls with zeros (the others' statistics and gradient sums are then those of the ranks with graphs).
-void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm);
+// all-reduce calls with zeros (the others' statistics and gradient sums are then those of the ranks with graphs),
+// and updates `running` (when given) with the batch's statistics, as the ranks with graphs do.
+void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm,
+                            std::vector<GraphitNormStats>* running = nullptr);
 
 // The largest graph (nodes, atoms) a GraphiT model prepares and runs, per build. Kernels, LapPE and attention maps
 // are dense: O(n^2) memory per head and layer, O(n^3) time for the eigendecomposition. Measured natively, a

@@ -193,10 +193,17 @@ double GraphitModel::loss(const GraphitBatch& b, const GraphitRunOptions& run, G
   return total / B;
 }
 
-void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm) {
+void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm, std::vector<GraphitNormStats>* running) {
   if (config.norm != GraphitNorm::kBatch) return;
+  INDUCTIVE_CHECK(running == nullptr || static_cast<int>(running->size()) == config.layers, ErrorCode::kShapeMismatch,
+                  "graphit: running statistics for ", running ? running->size() : 0, " layers, expected ",
+                  config.layers);
   // The calls of forward (norm1, norm2 per layer, first to last) then of backward (norm2, norm1, last to first).
-  for (int l = 0; l < 2 * config.layers; ++l) norm_forward_idle(comm, config.d);
+  for (int l = 0; l < config.layers; ++l) {
+    GraphitNormStats* rs = running ? &(*running)[l] : nullptr;
+    norm_forward_idle(comm, config.d, rs ? &rs->mean1 : nullptr, rs ? &rs->var1 : nullptr);
+    norm_forward_idle(comm, config.d, rs ? &rs->mean2 : nullptr, rs ? &rs->var2 : nullptr);
+  }
   for (int l = 0; l < 2 * config.layers; ++l) norm_backward_idle(comm, config.d);
 }
 

@@ -13,6 +13,14 @@ constexpr float kNormEps = 1e-5f;      // PyTorch's LayerNorm / BatchNorm1d defa
 constexpr float kBnMomentum = 0.1f;    // PyTorch's BatchNorm1d default
 constexpr float kRowSumFloor = 1e-6f;  // the reference's clamp(min=1e-6) of the attention row sums
 
+// PyTorch's update of BatchNorm's running statistics with a batch's mean and (biased) variance over `count` nodes.
+inline void update_running(VecF& running_mean, VecF& running_var, const Eigen::RowVectorXf& mu,
+                           const Eigen::RowVectorXf& var, double count) {
+  running_mean.array() = (1 - kBnMomentum) * running_mean.array() + kBnMomentum * mu.transpose().array();
+  const float unbias = count > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
+  running_var.array() = (1 - kBnMomentum) * running_var.array() + kBnMomentum * unbias * var.transpose().array();
+}
+
 // out = Norm(y) (n x d). LayerNorm: per row. BatchNorm: per column over the real nodes of the batch (training)
 // or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does. `comm`
 // (training BatchNorm, data parallel): the statistics are those of every rank's nodes (GraphitRunOptions::sync_norm).
@@ -48,11 +56,7 @@ inline void norm_forward(bool batch_norm, bool training, const MatF& y, const Ve
     cache.count = count;
     cache.rstd = (var.array() + kNormEps).rsqrt().transpose();
     cache.xhat.array().rowwise() *= cache.rstd.transpose().array();
-    if (running_mean) {
-      running_mean->array() = (1 - kBnMomentum) * running_mean->array() + kBnMomentum * mu.transpose().array();
-      const float unbias = count > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
-      running_var->array() = (1 - kBnMomentum) * running_var->array() + kBnMomentum * unbias * var.transpose().array();
-    }
+    if (running_mean) update_running(*running_mean, *running_var, mu, var, count);
   } else {
     cache.rstd = (eval_var->array() + kNormEps).rsqrt();
     cache.xhat = y.rowwise() - eval_mean->transpose();
@@ -94,11 +98,16 @@ inline void norm_backward(bool batch_norm, bool training, const GraphitCache::No
 }
 
 // What norm_forward and norm_backward all-reduce, made by a rank without nodes: the same calls, zeros.
-inline void norm_forward_idle(Communicator& comm, int d) {
-  std::vector<double> s(static_cast<size_t>(d) + 1, 0.0);
+// The batch's statistics still come back, and update the running ones as on the ranks with nodes.
+inline void norm_forward_idle(Communicator& comm, int d, VecF* running_mean, VecF* running_var) {
+  Eigen::RowVectorXd s = Eigen::RowVectorXd::Zero(d + 1);
   comm.allreduce_sum(s.data(), d + 1);
-  std::fill(s.begin(), s.end(), 0.0);
+  const double count = s[d];
+  const Eigen::RowVectorXf mu = (s.head(d) / count).cast<float>();
+  s.setZero();
   comm.allreduce_sum(s.data(), d);
+  const Eigen::RowVectorXf var = (s.head(d) / count).cast<float>();
+  if (running_mean) update_running(*running_mean, *running_var, mu, var, count);
 }
 inline void norm_backward_idle(Communicator& comm, int d) {
   std::vector<double> s(2 * static_cast<size_t>(d), 0.0);

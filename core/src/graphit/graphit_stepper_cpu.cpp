@@ -62,7 +62,8 @@ class CpuGraphitStepper final : public GraphitStepper {
       metric = metric_of(c, out_, b);
     } else if (comm_) {
       if (o_.flip_pe_signs) rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
-      graphit_norm_sync_idle(c, *comm_);  // a batch with fewer graphs than ranks: still take part in BatchNorm's sums
+      // A batch with fewer graphs than ranks: still take part in BatchNorm's sums (and its running statistics).
+      graphit_norm_sync_idle(c, *comm_, c.norm == GraphitNorm::kBatch ? &model_.norm_stats : nullptr);
     }
     GraphitStepSums s;
     if (comm_) {
