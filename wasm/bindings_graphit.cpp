@@ -127,12 +127,12 @@ class GraphitHandle {
           prepare_smiles(list, "refitHead", [&](double f) { report_progress("prepare", f); });
       const json o = json::parse(options_json);
       std::vector<std::string> classes = o.at("classes").get<std::vector<std::string>>();
-      inductive::HeadFitOptions options;
-      options.lambda = o.value("lambda", 0.0);
-      options.min_per_class = o.value("minPerClass", 10);
-      options.max_folds = o.value("maxFolds", 5);
-      options.logistic.max_iter = o.value("maxIter", 500);
-      options.logistic.tol = o.value("tol", 1e-6);
+      inductive::HeadFitOptions options;  // keys left out keep core's defaults
+      options.lambda = o.value("lambda", options.lambda);
+      options.min_per_class = o.value("minPerClass", options.min_per_class);
+      options.max_folds = o.value("maxFolds", options.max_folds);
+      options.logistic.max_iter = o.value("maxIter", options.logistic.max_iter);
+      options.logistic.tol = o.value("tol", options.logistic.tol);
       options.class_names = classes;
       options.progress = report_progress;
       const std::vector<int32_t> y(ptr<const int32_t>(labels), ptr<const int32_t>(labels) + count);

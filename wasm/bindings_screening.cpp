@@ -36,7 +36,7 @@ json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 struct ScreenSettings {
   inductive::Loss loss = inductive::Loss::squared_hinge();
   inductive::Penalty penalty = inductive::Penalty::l2();
-  double lambda = 0.1;
+  double lambda = inductive::kDefaultErmLambda;
   bool intercept = false;
   bool has_positive = false;
   double positive = 0;
@@ -80,12 +80,14 @@ ScreenSettings parse_settings(const std::string& text) {
                     " must be an integer >= 1: got ", v);
     return static_cast<int>(v);
   };
+  // Keys left out take core's defaults (the CLI's too): Loss{}, Penalty{}, SolverOptions{}, ScreenOptions{}.
   ScreenSettings s;
-  s.loss = inductive::Loss::from_name(string("loss", "squared_hinge"), number("mu", 0.0));
+  s.loss = inductive::Loss::from_name(string("loss", inductive::Loss{}.name()), number("mu", inductive::Loss{}.mu));
   s.loss.validate();
-  s.penalty = inductive::Penalty::from_name(string("penalty", "l2"), number("l1Ratio", 0.5));
+  s.penalty = inductive::Penalty::from_name(string("penalty", inductive::Penalty{}.name()),
+                                            number("l1Ratio", inductive::kDefaultL1Ratio));
   s.penalty.validate();
-  s.lambda = number("lambda", 0.1);
+  s.lambda = number("lambda", inductive::kDefaultErmLambda);
   INDUCTIVE_CHECK(std::isfinite(s.lambda) && s.lambda > 0, ErrorCode::kInvalidArgument,
                   "screen: lambda must be a finite number > 0, got ", s.lambda);
   s.intercept = boolean("intercept", false);
@@ -93,23 +95,25 @@ ScreenSettings parse_settings(const std::string& text) {
     s.has_positive = true;
     s.positive = number("positive", 0);
   }
-  s.solver.tol = number("tol", 1e-6);
-  s.solver.max_epochs = integer("maxEpochs", 1000);
-  s.solver.gap_every = integer("gapEvery", 1);
-  s.solver.dynamic_screening = boolean("dynamic", true);
+  const inductive::SolverOptions solver;
+  s.solver.tol = number("tol", solver.tol);
+  s.solver.max_epochs = integer("maxEpochs", solver.max_epochs);
+  s.solver.gap_every = integer("gapEvery", solver.gap_every);
+  s.solver.dynamic_screening = boolean("dynamic", inductive::kDefaultDynamicScreening);
   s.solver.validate();
-  const double steps = number("ellipsoidSteps", 0);
+  const double steps = number("ellipsoidSteps", inductive::ScreenOptions{}.ellipsoid_steps);
   INDUCTIVE_CHECK(steps == std::floor(steps) && steps >= 0 && steps <= 1e6, ErrorCode::kInvalidArgument,
                   "screen: option ellipsoidSteps must be an integer >= 0: got ", steps);
   s.regions.ellipsoid_steps = static_cast<int>(steps);
   s.static_screen = boolean("staticScreen", false);
   if (j.contains("kernel") && !j["kernel"].is_null()) {
     const json& k = j["kernel"];  // the TS layer checked the shape; values are checked here, as on the CLI
-    inductive::KernelSpec spec;
-    spec.kind = inductive::parse_enum(inductive::kKernelKinds, k.value("type", std::string("gaussian")), "kernel.type");
-    spec.gamma = k.value("gamma", 0.0);
-    spec.degree = k.value("degree", 3);
-    spec.coef0 = k.value("coef0", 1.0);
+    inductive::KernelSpec spec;   // keys left out keep its defaults
+    if (k.contains("type"))
+      spec.kind = inductive::parse_enum(inductive::kKernelKinds, k["type"].get<std::string>(), "kernel.type");
+    spec.gamma = k.value("gamma", spec.gamma);
+    spec.degree = k.value("degree", spec.degree);
+    spec.coef0 = k.value("coef0", spec.coef0);
     spec.validate();
     s.kernel = spec;
   }

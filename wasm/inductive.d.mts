@@ -172,6 +172,8 @@ export interface InductiveModule {
   modelInfo(address: number, size: number): string;
   lastErrorCode(): string;
   lastErrorMessage(): string;
+  /** JSON: the core's default of every option the TS layer takes (web/src/defaults.ts reads it). */
+  optionDefaults(): string;
   version(): string;
   producer(): string;
   simdKernel(): string;

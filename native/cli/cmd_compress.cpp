@@ -23,15 +23,31 @@
 namespace inductive::cli {
 namespace {
 
+// Core's default curve (CompressionOptions) as the flags' comma-separated text.
+std::string default_fractions() {
+  std::string out;
+  for (double f : CompressionOptions{}.fractions) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", f);
+    out += (out.empty() ? "" : ",") + std::string(text);
+  }
+  return out;
+}
+std::string default_rankings() {
+  std::string out;
+  for (CompressionRanking r : CompressionOptions{}.rankings) out += (out.empty() ? "" : ",") + std::string(name_of(r));
+  return out;
+}
+
 struct CompressArgs {
   ErmArgs erm;
   std::string out, csv_out, test_libsvm, test_csv;
-  double lambda = 0.1;
-  double test_fraction = 0.2;
-  uint64_t seed = 0;
-  std::string fractions = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9";
-  std::string rankings = "screening,margin,random";
-  int ellipsoid_steps = 0;
+  double lambda = kDefaultErmLambda;
+  double test_fraction = kDefaultTestFraction;
+  uint64_t seed = CompressionOptions{}.seed;
+  std::string fractions = default_fractions();
+  std::string rankings = default_rankings();
+  int ellipsoid_steps = ScreenOptions{}.ellipsoid_steps;
 };
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }

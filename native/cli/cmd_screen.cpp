@@ -32,9 +32,9 @@ struct ScreenArgs {
   std::string out, kept, scores, compressed, alpha;
   std::string kernel;  // empty: the linear problem
   KernelSpec kernel_spec;
-  double lambda = 0.1;
-  int ellipsoid_steps = 0;
-  bool no_dynamic = false;
+  double lambda = kDefaultErmLambda;
+  int ellipsoid_steps = ScreenOptions{}.ellipsoid_steps;
+  bool no_dynamic = !kDefaultDynamicScreening;
   bool verify = false;
 };
 

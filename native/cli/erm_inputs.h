@@ -17,13 +17,14 @@ struct ErmArgs {
   bool header = false;
   double one_vs_rest = 0;
   CLI::Option* one_vs_rest_option = nullptr;  // set by add_erm_options; count() > 0 when given
-  std::string loss = "squared_hinge";
-  double mu = 0.0;
-  std::string penalty = "l2";
-  double l1_ratio = 0.5;
-  bool intercept = false;
-  double tol = 1e-6;
-  int max_epochs = 1000;
+  // The problem's and the solver's defaults are core's (the browser's screen() takes the same).
+  std::string loss = Loss{}.name();
+  double mu = Loss{}.mu;
+  std::string penalty = Penalty{}.name();
+  double l1_ratio = kDefaultL1Ratio;
+  bool intercept = ErmProblem{}.intercept;
+  double tol = SolverOptions{}.tol;
+  int max_epochs = SolverOptions{}.max_epochs;
 };
 
 // Adds --libsvm/--csv/--label-column/--header/--one-vs-rest/--loss/--mu/--penalty/--l1-ratio/--intercept/--tol/

@@ -9,6 +9,7 @@
 //   model.dispose();
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { WasmObject } from './wasm-object.js';
 import { modelFileBytes, views, withBlock } from './heap.js';
@@ -364,13 +365,14 @@ export class GraphitModel extends WasmObject<GraphitHandle> {
           `${where}: ${list.length} molecules for ${y.length} labels; expected one label per molecule`,
         );
       }
+      const d = optionDefaults(module).headFit;
       const settings = JSON.stringify({
         classes: names,
-        lambda: checkNumber(where, 'lambda', options?.lambda, 0),
-        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
-        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
-        maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
-        tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+        lambda: checkNumber(where, 'lambda', options?.lambda, d.lambda),
+        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, d.minPerClass),
+        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, d.maxFolds),
+        maxIter: checkInt(where, 'maxIter', options?.maxIter, d.maxIter),
+        tol: checkNumber(where, 'tol', options?.tol, d.tol),
       });
       const progress = safeProgress(where, options?.onProgress);
       const out = new module.GraphitHandle();

@@ -1,5 +1,6 @@
 // The entry point: init() loads the wasm module once and returns an Inductive bound to it.
 import type { InductiveModule } from '../wasm/inductive.mjs';
+import { optionDefaults, type OptionDefaults } from './defaults.js';
 import { InductiveError } from './errors.js';
 import { views } from './heap.js';
 import { loadModule, type InitOptions } from './load.js';
@@ -41,6 +42,11 @@ export interface Inductive {
    * about 4 n^2 doubles and O(n^3) time.
    */
   readonly limits: Limits;
+  /**
+   * What every left-out option becomes: the core's defaults (those of the CLI's flags too), e.g.
+   * `defaults.sinkhorn.eps`, `defaults.headFit.lambdaGrid`, `defaults.screen.lambda`. Frozen.
+   */
+  readonly defaults: OptionDefaults;
   /**
    * Threads the core's parallel loops run on (Sinkhorn batches, GraphiT graphs): > 1 only with the threaded
    * module, in a cross-origin-isolated browser page or Worker (see InitOptions.threads).
@@ -111,6 +117,7 @@ class Instance implements Inductive {
   readonly simd: string;
   readonly producer: string;
   readonly limits: Limits;
+  readonly defaults: OptionDefaults;
   readonly threads: number;
   readonly threadsNote: string;
 
@@ -125,6 +132,7 @@ class Instance implements Inductive {
       maxGraphNodes: module.maxGraphNodes(),
       maxKernelSamples: module.maxKernelSamples(),
     });
+    this.defaults = optionDefaults(module);
   }
 
   get memoryBytes(): number {

@@ -16,6 +16,7 @@ import {
   checkString,
   typeName,
 } from './checks.js';
+import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
 import { OtkeModel } from './otke.js';
@@ -53,7 +54,8 @@ export interface OtkeFitOptions {
   /**
    * How references are learnt: 'kmeans' (default), or 'barycenter': refined from the k-means start into the
    * free-support Wasserstein barycenter of the sets (`barycenterIters` fixed-point steps, default 10; Sinkhorn
-   * regularisation `barycenterEps`, relative to each plan's mean squared distance, default 0.01: the core's). Reads every set, as q > 1 does.
+   * regularisation `barycenterEps`, relative to each plan's mean squared distance, default 0.05). Reads every set,
+   * as q > 1 does. Every default here is the core's (`ind.defaults.otkeFit`), as `inductive otke fit` takes.
    */
   referenceUpdate?: 'kmeans' | 'barycenter';
   barycenterIters?: number;
@@ -129,13 +131,14 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     if (!KEYS.has(key)) throw new InductiveError('invalid_argument', `${where}: unknown option '${key}'`);
   }
   const progress = safeProgress(where, options.onProgress);
+  const d = optionDefaults(module).otkeFit;
   const fit = {
-    seed: checkInt(where, 'seed', options.seed, 0),
-    kmeansIters: checkInt(where, 'kmeansIters', options.kmeansIters, 100),
-    maxSamples: checkInt(where, 'maxSamples', options.maxSamples, 300000),
-    referenceUpdate: checkString(where, 'referenceUpdate', options.referenceUpdate, 'kmeans'),
-    barycenterIters: checkInt(where, 'barycenterIters', options.barycenterIters, 10),
-    barycenterEps: checkNumber(where, 'barycenterEps', options.barycenterEps, 0.01),
+    seed: checkInt(where, 'seed', options.seed, d.seed),
+    kmeansIters: checkInt(where, 'kmeansIters', options.kmeansIters, d.kmeansIters),
+    maxSamples: checkInt(where, 'maxSamples', options.maxSamples, d.maxSamples),
+    referenceUpdate: checkString(where, 'referenceUpdate', options.referenceUpdate, d.referenceUpdate),
+    barycenterIters: checkInt(where, 'barycenterIters', options.barycenterIters, d.barycenterIters),
+    barycenterEps: checkNumber(where, 'barycenterEps', options.barycenterEps, d.barycenterEps),
   };
   let slots: Slot[];
   let fill: (

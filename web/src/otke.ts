@@ -9,6 +9,7 @@
 //   tuned.dispose(); model.dispose();
 import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { WasmObject } from './wasm-object.js';
 import { modelFileBytes, withBlock, type Slot } from './heap.js';
@@ -117,7 +118,10 @@ export interface FitHeadOptions extends EmbedOptions {
   classes?: string[];
   /** > 0: use this L2 penalty (on standardised embeddings). Default: chosen, see README "Fitting a head". */
   lambda?: number;
-  /** Fewest labels in every class for choosing lambda by cross-validation; below it the default. Default 10. */
+  /**
+   * Fewest labels in every class for choosing lambda by cross-validation; below it the default. Default 10. Every
+   * default here is the core's, listed in `ind.defaults.headFit`.
+   */
   minPerClass?: number;
   /** Most cross-validation folds. Default 5. */
   maxFolds?: number;
@@ -341,16 +345,17 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
         }
         embeddings = this.#runSequences(where, seqs, options, { embeddings: true }).embeddings;
       }
+      const d = optionDefaults(module).headFit;
       const call = {
         classes: names.length,
         labelNames: JSON.stringify(names),
-        lambda: checkNumber(where, 'lambda', options?.lambda, 0),
-        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, 10),
-        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, 5),
-        maxIter: checkInt(where, 'maxIter', options?.maxIter, 500),
-        tol: checkNumber(where, 'tol', options?.tol, 1e-6),
+        lambda: checkNumber(where, 'lambda', options?.lambda, d.lambda),
+        minPerClass: checkInt(where, 'minPerClass', options?.minPerClass, d.minPerClass),
+        maxFolds: checkInt(where, 'maxFolds', options?.maxFolds, d.maxFolds),
+        maxIter: checkInt(where, 'maxIter', options?.maxIter, d.maxIter),
+        tol: checkNumber(where, 'tol', options?.tol, d.tol),
         holdout: JSON.stringify(integers(where, 'holdout', options?.holdout)),
-        refit: checkBoolean(where, 'refit', options?.refit, false),
+        refit: checkBoolean(where, 'refit', options?.refit, d.refit),
         lambdaGrid: JSON.stringify(finiteNumbers(where, 'lambdaGrid', options?.lambdaGrid)),
       };
       const progress = safeProgress(where, options?.onProgress);

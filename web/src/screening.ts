@@ -9,6 +9,7 @@
 //   data.dispose();
 import type { DatasetHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
 import { WasmObject } from './wasm-object.js';
@@ -434,11 +435,12 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
       }
       grid = lambdas;
     } else {
-      const g: Record<string, number> = {};
-      if (lambdaMax !== undefined) g.lambdaMax = checkNumber(where, 'lambdaMax', lambdaMax, 1);
-      if (ratio !== undefined) g.ratio = checkNumber(where, 'ratio', ratio, 0.01);
-      if (count !== undefined) g.count = checkInt(where, 'count', count, 20);
-      grid = g;
+      const d = optionDefaults(this.#module).path;
+      grid = {
+        lambdaMax: checkNumber(where, 'lambdaMax', lambdaMax, d.lambdaMax),
+        ratio: checkNumber(where, 'ratio', ratio, d.ratio),
+        count: checkInt(where, 'count', count, d.count),
+      };
     }
     const withScreening = checkBoolean(where, 'screening', screening, true);
     const progress = safeCancellableProgress(where, onProgress);
@@ -467,7 +469,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
     const o = (options ?? {}) as Record<string, unknown>;
     const { testFraction, seed, fractions, rankings, onProgress, ...settings } = o;
     const json = screenOptionsJson(where, settings as ScreenOptions, COMPRESSION_SETTING_KEYS);
-    const curve = compressionJson(where, { testFraction, seed, fractions, rankings });
+    const curve = compressionJson(this.#module, where, { testFraction, seed, fractions, rankings });
     const progress = safeCancellableProgress(where, onProgress);
     return this.use(
       where,
@@ -483,17 +485,18 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
 }
 
 /** The thesis' dataset compression (`inductive compress`). */
-function compressionJson(where: string, o: Record<string, unknown>): string {
-  const testFraction = checkNumber(where, 'testFraction', o.testFraction, 0.2);
+function compressionJson(module: InductiveModule, where: string, o: Record<string, unknown>): string {
+  const d = optionDefaults(module).compression;
+  const testFraction = checkNumber(where, 'testFraction', o.testFraction, d.testFraction);
   if (!Number.isFinite(testFraction))
     throw invalid(`${where}: testFraction must be a finite number: got ${testFraction}`);
-  const seed = checkInt(where, 'seed', o.seed, 0);
+  const seed = checkInt(where, 'seed', o.seed, d.seed);
   if (seed < 0) throw invalid(`${where}: seed must be >= 0: got ${seed}`);
-  const fractions = o.fractions ?? [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+  const fractions = o.fractions ?? d.fractions;
   if (!Array.isArray(fractions) || fractions.some((f) => typeof f !== 'number' || !Number.isFinite(f))) {
     throw invalid(`${where}: fractions must be an array of finite numbers`);
   }
-  const rankings = o.rankings ?? ['screening', 'margin', 'random'];
+  const rankings = o.rankings ?? d.rankings;
   if (!Array.isArray(rankings) || rankings.some((r) => r !== 'screening' && r !== 'margin' && r !== 'random')) {
     throw invalid(`${where}: rankings must be an array of 'screening', 'margin' or 'random'`);
   }

@@ -2,6 +2,7 @@
 // core/include/inductive/sinkhorn.h for the maths and the iteration order, which follows POT's sinkhorn_log).
 import type { InductiveModule } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
+import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
 
@@ -97,7 +98,7 @@ export function sinkhornOne(
   const c = checkArray(where, 'cost', cost, Float32Array, rows * cols, `n x p = ${rows} x ${cols}`);
   const a = options?.a === undefined ? undefined : checkArray(where, 'a', options.a, Float32Array, rows, 'n');
   const b = options?.b === undefined ? undefined : checkArray(where, 'b', options.b, Float32Array, cols, 'p');
-  const r = solve(module, where, c, { batch: 1, nMax: rows, pMax: cols }, a, b, numeric(where, options));
+  const r = solve(module, where, c, { batch: 1, nMax: rows, pMax: cols }, a, b, numeric(module, where, options));
   return {
     n: rows,
     p: cols,
@@ -140,14 +141,15 @@ export function sinkhornBatch(
     options?.b === undefined
       ? undefined
       : checkArray(where, 'b', options.b, Float32Array, batch * pMax, `batch x pMax = ${batch} x ${pMax}`);
-  return solve(module, where, c, { batch, nMax, pMax, n, p }, a, b, numeric(where, options));
+  return solve(module, where, c, { batch, nMax, pMax, n, p }, a, b, numeric(module, where, options));
 }
 
-function numeric(where: string, o: SinkhornOptions | undefined): Numeric {
+function numeric(module: InductiveModule, where: string, o: SinkhornOptions | undefined): Numeric {
+  const d = optionDefaults(module).sinkhorn;
   return {
-    eps: checkNumber(where, 'eps', o?.eps, 0.5),
-    maxIter: checkInt(where, 'maxIter', o?.maxIter, 100),
-    tol: checkNumber(where, 'tol', o?.tol, 0),
+    eps: checkNumber(where, 'eps', o?.eps, d.eps),
+    maxIter: checkInt(where, 'maxIter', o?.maxIter, d.maxIter),
+    tol: checkNumber(where, 'tol', o?.tol, d.tol),
     similarity: checkBoolean(where, 'similarity', o?.similarity, false),
   };
 }

@@ -160,7 +160,7 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
   });
 
   // The ablations and the barycenter update too: the same options as CLI flags and as fitOtke options. The
-  // barycenter at eps 0.1: at the default 0.01 its plans are sharp enough that float rounding and the iteration at
+  // barycenter at eps 0.1: at eps 0.01 its plans are sharp enough that float rounding and the iteration at
   // which each plan's Sinkhorn meets its tolerance differ between the builds, and the references agree to ~4e-3.
   it.each([
     { name: 'default', flags: [], options: {} },

@@ -29,7 +29,7 @@ class Communicator;
 
 struct BarycenterOptions {
   int iters = 10;     // fixed-point steps
-  double eps = 0.05;  // Sinkhorn's regularisation, in squared-distance units
+  double eps = 0.05;  // Sinkhorn's regularisation, relative to each plan's mean squared distance (above)
   // Each plan's Sinkhorn stops once its L1 marginal error is <= sinkhorn_tol, or after sinkhorn_iters. Small eps
   // needs many iterations (a plan that has not converged sends each point to its nearest support: k-means again).
   int sinkhorn_iters = 2000;

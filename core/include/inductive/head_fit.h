@@ -55,6 +55,8 @@ struct HeadFitOptions {
 
 // 2^hi, 2^(hi-1), ..., 2^lo. The few-labels default is (1, -20); the thesis' OTKE protocol used (-5, -20).
 std::vector<double> head_lambda_grid(int hi_log2, int lo_log2);
+// The grid HeadFitOptions::grid stands for when empty: head_lambda_grid(1, -20).
+std::vector<double> default_head_lambda_grid();
 
 struct HeadFit {
   LinearHead head;  // on raw embeddings

@@ -56,7 +56,7 @@ MatF rows_of(const Eigen::Ref<const MatF>& x, const std::vector<int>& which) {
 // common, while the loss still tells a confident right answer from a lucky one.
 void cross_validate(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, int folds,
                     const HeadFitOptions& o, HeadFit& fit) {
-  fit.grid = o.grid.empty() ? head_lambda_grid(1, -20) : o.grid;
+  fit.grid = o.grid.empty() ? default_head_lambda_grid() : o.grid;
   std::sort(fit.grid.begin(), fit.grid.end(), std::greater<double>());  // strongest first: warm starts
   const size_t G = fit.grid.size();
   // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
@@ -127,7 +127,7 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
   const std::vector<int32_t> y_train = labels_of(y, train), y_val = labels_of(y, val);
   const Standardizer st = Standardizer::fit(x_train, comm);
   const std::vector<double> grid = o.lambda > 0     ? std::vector<double>{o.lambda}
-                                   : o.grid.empty() ? head_lambda_grid(1, -20)
+                                   : o.grid.empty() ? default_head_lambda_grid()
                                                     : o.grid;
   int done = 0;
   if (o.progress) o.progress("lambda selection", 0.0);
@@ -160,6 +160,8 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
 }
 
 }  // namespace
+
+std::vector<double> default_head_lambda_grid() { return head_lambda_grid(1, -20); }
 
 std::vector<double> head_lambda_grid(int hi_log2, int lo_log2) {
   std::vector<double> grid;

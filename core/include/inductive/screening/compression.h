@@ -92,6 +92,7 @@ struct HeldOut {
   std::vector<int32_t> train_rows, test_rows;  // indices into `all`, increasing
 };
 HeldOut hold_out(const ErmProblem& all, double test_fraction, uint64_t seed);
+constexpr double kDefaultTestFraction = 0.2;  // held out when no test set is given (`inductive compress`, the browser)
 
 // What `inductive compress` and the browser's compressionCurve() run: solve the full problem, rank the samples
 // each way, and refit on the kept samples of each fraction (compression_curve). Throws Error.

@@ -18,6 +18,8 @@ namespace inductive {
 
 enum class PenaltyKind { kL2, kL1, kElasticNet };
 
+constexpr double kDefaultL1Ratio = 0.5;  // the elastic net's r when a user names the penalty without one
+
 struct Penalty {
   PenaltyKind kind = PenaltyKind::kL2;
   double l1_ratio = 0.0;  // r of the elastic net (0 < r < 1); 0 for L2, 1 for L1
@@ -26,7 +28,7 @@ struct Penalty {
   static Penalty l1() { return {PenaltyKind::kL1, 1.0}; }
   static Penalty elastic_net(double l1_ratio) { return {PenaltyKind::kElasticNet, l1_ratio}; }
   // "l2" | "l1" | "elastic_net" (the latter takes l1_ratio).
-  static Penalty from_name(const std::string& name, double l1_ratio = 0.5);
+  static Penalty from_name(const std::string& name, double l1_ratio = kDefaultL1Ratio);
   const char* name() const;
   void validate() const;
 

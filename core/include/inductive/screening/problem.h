@@ -27,6 +27,10 @@ namespace inductive {
 
 using ActiveSet = std::vector<int>;
 
+// The lambda of a problem a user states without one (`inductive screen`, the browser's screen()): one value for
+// every front end. The loss and penalty default to Loss{} and Penalty::from_name's (squared hinge, L2).
+constexpr double kDefaultErmLambda = 0.1;
+
 struct ErmProblem {
   const DesignMatrix* x = nullptr;  // n x p features (borrowed; must outlive the problem)
   std::vector<double> y;            // n labels: +-1 for classification losses, real targets for regression

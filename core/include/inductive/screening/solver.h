@@ -40,13 +40,17 @@ struct SolverProgress {
   int n_active = 0;
 };
 
+// Whether a run a user starts screens dynamically unless told not to (`inductive screen --no-dynamic`, the
+// browser's `dynamic: false`).
+constexpr bool kDefaultDynamicScreening = true;
+
 struct SolverOptions {
   SolverKind kind = SolverKind::kAuto;
   double tol = 1e-6;  // relative duality gap
   int max_epochs = 1000;
-  int gap_every = 1;  // epochs between gap checks (and dynamic screening tests)
-  bool dynamic_screening = false;
-  uint32_t seed = 0;  // order of the coordinate steps
+  int gap_every = 1;               // epochs between gap checks (and dynamic screening tests)
+  bool dynamic_screening = false;  // the library's default; a user's run (CLI, browser): kDefaultDynamicScreening
+  uint32_t seed = 0;               // order of the coordinate steps
   // Called after each gap check; returning false stops the solver (converged = false, cancelled = true).
   std::function<bool(const SolverProgress&)> progress;
 
