@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "camel_case.h"
 #include "guarded.h"
 #include "inductive/screening/path.h"
 #include "inductive/error.h"
@@ -232,37 +233,8 @@ class DatasetHandle {
         out[p] = static_cast<float>(b);
       }
       if (c.alpha != 0 && kernel) std::memcpy(ptr<double>(c.alpha), kernel->alpha.data(), sizeof(double) * n);
-      json kernel_report = nullptr;
-      if (kernel) {
-        kernel_report = {{"type", s.kernel->kind},           {"description", s.kernel->describe(p)},
-                         {"gamma", s.kernel->gamma_for(p)},  {"degree", s.kernel->degree},
-                         {"coef0", s.kernel->coef0},         {"rank", kernel->kernel_problem->rank()},
-                         {"seconds", kernel->kernel_seconds}};
-      }
-      report = json{{"n", n},
-                    {"p", p},
-                    {"loss", s.loss.name()},
-                    {"mu", s.loss.mu},
-                    {"penalty", s.penalty.name()},
-                    {"lambda", s.lambda},
-                    {"intercept", b},
-                    {"nScreened", r.n_screened},
-                    {"nDynamic", r.n_dynamic},
-                    {"nStatic", r.at_solution.n_screened},
-                    {"nStaticByBalls", r.at_solution.n_by_balls},
-                    {"ellipsoidSteps", r.at_solution.ellipsoid ? r.at_solution.ellipsoid->steps() : 0},
-                    {"fractionScreened", r.fraction_screened()},
-                    {"epochs", r.fit.epochs},
-                    {"converged", r.fit.converged},
-                    {"cancelled", r.fit.cancelled},
-                    {"primal", num(r.fit.gap.primal)},
-                    {"dual", num(r.fit.gap.dual)},
-                    {"gap", num(r.fit.gap.gap)},
-                    {"solveSeconds", r.fit.seconds},
-                    {"screenSeconds", r.at_solution.seconds},
-                    {"kernel", kernel_report},
-                    {"history",
-                     {{"epoch", r.fit.history_epoch}, {"gap", r.fit.history_gap}, {"active", r.fit.history_active}}}}
+      report = inductive::wasm::camel_case_keys(
+                   inductive::screen_report(problem, r, s.kernel ? &*s.kernel : nullptr, kernel ? &*kernel : nullptr))
                    .dump();
     });
     return report;

@@ -48,8 +48,6 @@ void run(const ScreenArgs& args) {
                   args.ellipsoid_steps);
   ErmInput in = load_erm_input(args.erm);
   ErmProblem& problem = in.problem;
-  const Loss& loss = problem.loss;
-  const Penalty& penalty = problem.penalty;
   const std::string& source = in.source;
   problem.lambda = args.lambda;
   problem.validate();
@@ -62,10 +60,10 @@ void run(const ScreenArgs& args) {
   regions.ellipsoid_steps = args.ellipsoid_steps;
   regions.validate();
   std::optional<KernelScreenResult> kernel;
+  KernelSpec kernel_spec = args.kernel_spec;
   if (!args.kernel.empty()) {
-    KernelSpec spec = args.kernel_spec;
-    spec.kind = parse_enum(kKernelKinds, args.kernel, "--kernel");
-    kernel = kernel_solve_and_screen(problem, spec, options, regions);
+    kernel_spec.kind = parse_enum(kKernelKinds, args.kernel, "--kernel");
+    kernel = kernel_solve_and_screen(problem, kernel_spec, options, regions);
   } else {
     INDUCTIVE_CHECK(args.alpha.empty(), ErrorCode::kInvalidArgument,
                     "--alpha writes a kernel model's dual coefficients: it needs --kernel");
@@ -74,53 +72,16 @@ void run(const ScreenArgs& args) {
   const SolveResult& fit = result.fit;
   const ScreenResult& stat = result.at_solution;
   const std::vector<int32_t>& kept = result.kept;
-  const int n = problem.n(), n_removed = result.n_screened, n_dynamic = result.n_dynamic;
+  const int n = problem.n(), n_removed = result.n_screened;
   const std::vector<uint8_t>& screened = result.screened;
 
-  nlohmann::json report = {
-      {"input", source},
-      {"n", n},
-      {"d", problem.features()},
-      {"loss", loss.name()},
-      {"mu", loss.mu},
-      {"penalty", penalty.name()},
-      {"lambda", args.lambda},
-      {"intercept", args.erm.intercept},
-      {"tol", args.erm.tol},
-      {"dynamic_screening", !args.no_dynamic},
-      {"n_kept", static_cast<int>(kept.size())},
-      {"n_removed", n_removed},
-      {"n_removed_dynamic", n_dynamic},
-      {"n_removed_static", stat.n_screened},
-      {"n_removed_static_by_balls", stat.n_by_balls},
-      {"ellipsoid_steps", args.ellipsoid_steps},
-      {"ellipsoid_steps_taken", stat.ellipsoid ? stat.ellipsoid->steps() : 0},
-      {"l1_support_size", stat.support_size >= 0 ? nlohmann::json(stat.support_size) : nlohmann::json(nullptr)},
-      {"fraction_screened", static_cast<double>(n_removed) / n},
-      {"epochs", fit.epochs},
-      {"seconds", fit.seconds},
-      {"converged", fit.converged},
-      {"primal", num(fit.gap.primal)},
-      {"dual", num(fit.gap.dual)},
-      {"gap", num(fit.gap.gap)},
-      {"relative_gap", num(fit.gap.primal != 0 ? fit.gap.gap / std::fabs(fit.gap.primal) : fit.gap.gap)},
-      {"screen_seconds", stat.seconds},
-  };
-  if (kernel) {
-    KernelSpec spec = args.kernel_spec;
-    spec.kind = parse_enum(kKernelKinds, args.kernel, "--kernel");
-    report["kernel"] = {{"type", spec.kind},
-                        {"description", spec.describe(problem.features())},
-                        {"gamma", spec.gamma_for(problem.features())},
-                        {"rank", kernel->kernel_problem->rank()},
-                        {"intercept_value", kernel->intercept},
-                        {"seconds", kernel->kernel_seconds}};
-    if (spec.kind == KernelKind::kPolynomial) {
-      report["kernel"]["degree"] = spec.degree;
-      report["kernel"]["coef0"] = spec.coef0;
-    }
-  }
-
+  // The run's report as core defines it (the browser's screen() returns the same, camelCased), with the inputs
+  // only the CLI has.
+  nlohmann::json report = screen_report(problem, result, kernel ? &kernel_spec : nullptr, kernel ? &*kernel : nullptr);
+  report["input"] = source;
+  report["tol"] = args.erm.tol;
+  report["dynamic_screening"] = !args.no_dynamic;
+  report["n_kept"] = static_cast<int>(kept.size());
   if (args.verify) {
     VerifyReport v = verify_screening(kernel ? kernel->kernel_problem->problem() : problem, screened);
     report["verify"] = {
@@ -183,7 +144,7 @@ void add_screen_command(CLI::App& app) {
   cmd->add_option("--coef0", args->kernel_spec.coef0, "Polynomial kernel coef0")->capture_default_str();
   cmd->add_option("--alpha", args->alpha,
                   "With --kernel: output the n dual coefficients alpha (.npy float64; h(a) = sum_j alpha_j K(a_j, a) "
-                  "+ b, b in the report's kernel.intercept_value)");
+                  "+ b, b is the report's intercept)");
   cmd->add_flag("--no-dynamic", args->no_dynamic, "Turn dynamic (in-solver) screening off");
   cmd->add_flag("--verify", args->verify, "Refit on the kept samples and report whether screening was safe");
   cmd->add_option("--out", args->out, "Output JSON report")->required();

@@ -102,12 +102,12 @@ class KernelScreening(unittest.TestCase):
         np.testing.assert_allclose(objective(alpha)[0], ref.fun, rtol=1e-7)
         np.testing.assert_allclose(k @ alpha, k @ ref.x, atol=2e-3)
         self.assertTrue(report["verify"]["safe"], report["verify"])
-        self.assertGreater(report["n_removed"], 20)  # the kernel separates the disc: many samples sit in the flat region
+        self.assertGreater(report["n_screened"], 20)  # the kernel separates the disc: many samples sit in the flat region
         # Screened samples have zero dual coefficients (alpha_i = -y_i phi'(t_i) / (2 n lambda), and phi' = 0 on
         # the flat region): deleting them leaves h unchanged.
         screened = np.ones(n, bool)
         screened[np.load(os.path.join(self.dir, "kept.npy"))] = False
-        self.assertEqual(screened.sum(), report["n_removed"])
+        self.assertEqual(screened.sum(), report["n_screened"])
         self.assertTrue(np.all(alpha[screened] == 0))
 
     def test_linear_kernel_is_the_linear_problem(self):

@@ -251,6 +251,8 @@ export interface ScreenResult {
   nStaticByBalls: number;
   /** Ellipsoid-method steps the static test took (fewer than asked when the ellipsoid cannot shrink further). */
   ellipsoidSteps: number;
+  /** Pure L1 with a smooth loss: the features (+ intercept) the L1 support test left; else null. */
+  l1SupportSize: number | null;
   fractionScreened: number;
   epochs: number;
   converged: boolean;
@@ -260,6 +262,8 @@ export interface ScreenResult {
   primal: number | null;
   dual: number | null;
   gap: number | null;
+  /** gap / |primal|: what `tol` bounds. */
+  relativeGap: number | null;
   solveSeconds: number;
   screenSeconds: number;
   history: ScreenHistory;
@@ -391,6 +395,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
               nStatic: r.nStatic,
               nStaticByBalls: r.nStaticByBalls,
               ellipsoidSteps: r.ellipsoidSteps,
+              l1SupportSize: r.l1SupportSize,
               fractionScreened: r.fractionScreened,
               epochs: r.epochs,
               converged: r.converged,
@@ -398,6 +403,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
               primal: r.primal,
               dual: r.dual,
               gap: r.gap,
+              relativeGap: r.relativeGap,
               solveSeconds: r.solveSeconds,
               screenSeconds: r.screenSeconds,
               history: {

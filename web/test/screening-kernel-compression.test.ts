@@ -53,7 +53,7 @@ describe('kernel screening', () => {
     const kept = new Set(Array.from(r.kept));
     const differing = nativeKept.filter((i) => !kept.has(i)).length + kept.size - nativeKept.length;
     expect(Math.abs(differing)).toBeLessThanOrEqual(2);
-    expect(Math.abs(r.nScreened - (native.n_removed as number))).toBeLessThanOrEqual(2);
+    expect(Math.abs(r.nScreened - (native.n_screened as number))).toBeLessThanOrEqual(2);
     expect(r.kernel).toMatchObject({
       type: 'gaussian',
       gamma: 0.001,

@@ -125,9 +125,9 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
     const r = digits.screen({ ...DIGITS_SETTINGS });
     // Same core code, same deterministic coordinate order (own shuffle, seed 0), and the solver sums in double
     // precision: the two builds take the same path to the same solution, so counts and sets agree exactly.
-    expect(r.nScreened).toBe(native.n_removed);
-    expect(r.nDynamic).toBe(native.n_removed_dynamic);
-    expect(r.nStatic).toBe(native.n_removed_static);
+    expect(r.nScreened).toBe(native.n_screened);
+    expect(r.nDynamic).toBe(native.n_dynamic);
+    expect(r.nStatic).toBe(native.n_static);
     expect(r.fractionScreened).toBeCloseTo(native.fraction_screened as number, 12);
     expect(r.epochs).toBe(native.epochs);
     expect(Array.from(r.kept)).toEqual(Array.from(nativeKept));
@@ -140,6 +140,30 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
     expect(r.screened.reduce((a, b) => a + b, 0)).toBe(r.nScreened);
     expect(r.coefficients.length).toBe(64);
     expect(r.intercept).toBe(0);
+  });
+
+  it('reports what the native CLI reports, key for key: one report, defined in core, camelCased once', () => {
+    const r = digits.screen({ ...DIGITS_SETTINGS }) as unknown as Record<string, unknown>;
+    const camel = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    const cliOnly = new Set(['input', 'tol', 'dynamic_screening', 'n_kept']); // the run's inputs, and kept.length
+    const compared: string[] = [];
+    for (const [key, value] of Object.entries(native as Record<string, unknown>)) {
+      if (cliOnly.has(key) || key.endsWith('seconds')) continue; // timings are the run's own
+      const mine = r[camel(key)];
+      if (key === 'history') {
+        const h = value as { epoch: number[]; gap: number[]; active: number[] };
+        const m = mine as { epoch: Int32Array; gap: Float64Array; active: Int32Array };
+        expect([Array.from(m.epoch), Array.from(m.active)]).toEqual([h.epoch, h.active]);
+        m.gap.forEach((g, i) => expect(g).toBeCloseTo(h.gap[i] ?? NaN, 12));
+      } else if (typeof value === 'number' && !Number.isInteger(value)) {
+        expect(mine as number, key).toBeCloseTo(value, 12);
+      } else {
+        expect(mine, key).toEqual(value);
+      }
+      compared.push(key);
+    }
+    expect(compared.length).toBeGreaterThanOrEqual(20); // every key but the CLI's four and the timings
+    expect(Object.keys(native)).toEqual(expect.arrayContaining(['n_screened', 'n_static_by_balls', 'history']));
   });
 
   it('screens only samples strictly inside the flat region at the solution (y_i (w.x_i + b) >= 1 - mu)', () => {
@@ -221,7 +245,7 @@ describe('digits 9 vs rest, squared hinge + L2, lambda 1 (the thesis setting)', 
         },
       }),
     ).toThrow(boom);
-    expect(digits.screen({ ...DIGITS_SETTINGS }).nScreened).toBe(native.n_removed); // still usable
+    expect(digits.screen({ ...DIGITS_SETTINGS }).nScreened).toBe(native.n_screened); // still usable
   });
 
   it('runs ellipsoid-method steps in the static test: never fewer samples, each flat at the solution', () => {

@@ -19,6 +19,7 @@
 #include "inductive/screening/penalty.h"
 #include "inductive/screening/problem.h"
 #include "inductive/screening/screen.h"
+#include "inductive/screening/screen_report.h"
 #include "inductive/screening/screening_rules.h"
 #include "inductive/screening/solve_and_screen.h"
 #include "inductive/screening/solver.h"

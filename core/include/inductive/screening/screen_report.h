@@ -1,0 +1,26 @@
+// inductive/screening/screen_report.h - the report of one solve-and-screen run, defined once for every front end:
+// `inductive screen` prints it (with the run's inputs added) and the browser's screen() returns it (the bindings
+// map its keys to camelCase, nothing else).
+//
+// Keys: n, p, loss, mu, penalty, lambda, intercept (the fitted b; 0 without an intercept), n_screened (removed in
+// total), n_dynamic (by the solver's dynamic screening), n_static and n_static_by_balls (by the static test at the
+// solution; by its balls alone), ellipsoid_steps (the steps that test took), l1_support_size (null unless the L1
+// support test ran), fraction_screened, epochs, converged, cancelled, primal, dual, gap, relative_gap (gap /
+// |primal|), solve_seconds, screen_seconds, kernel (null, or {type, description, gamma, degree, coef0, rank,
+// seconds}), history {epoch, gap, active} (one entry per gap check). Non-finite numbers are null (JSON has none).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "inductive/screening/kernel.h"
+#include "inductive/screening/problem.h"
+#include "inductive/screening/solve_and_screen.h"
+
+namespace inductive {
+
+// `kernel` and `spec`: the kernel run `result` came from (kernel_solve_and_screen), or null for a linear one;
+// `kernel->result` is not read (callers move it out).
+nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResult& result,
+                             const KernelSpec* spec = nullptr, const KernelScreenResult* kernel = nullptr);
+
+}  // namespace inductive
