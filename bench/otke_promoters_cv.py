@@ -147,7 +147,7 @@ def cross_validate(args, key, folder):
                 t2 = time.time()
                 row = {"organism": name, "fold": fold, "labels": fraction, "pooling": pooling,
                        "n_labelled": len(labelled), "n_test": len(test), "accuracy": ev["accuracy"],
-                       "auroc": ev["auroc"], "val_accuracy": fit["val_accuracy"], "lambda_log2": fit["lambda_log2"],
+                       "auroc": ev["auroc"], "val_accuracy": fit["head"]["holdout_accuracy"], "lambda_log2": fit["lambda_log2"],
                        "fit_s": t1 - t0, "eval_s": t2 - t1, "fit_timings_s": fit["timings_s"]}
                 rows.append(row)
                 print(f"  {name} fold {fold} labels {fraction:.0%} {pooling:4s}: acc {row['accuracy']:.3f} "

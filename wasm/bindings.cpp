@@ -27,8 +27,8 @@
 #include "inductive/sinkhorn.h"
 #include "inductive/parallel.h"
 #include "inductive/version.h"
+#include "camel_case.h"
 #include "guarded.h"
-#include "head_fit_json.h"
 
 namespace {
 
@@ -261,7 +261,7 @@ class OtkeHandle {
       out.format_version_ = inductive::kFormatVersion;
       out.producer_ = inductive::producer();
       out.loaded_ = true;
-      report = inductive::wasm::head_fit_json(fit).dump();
+      report = inductive::wasm::camel_case_keys(inductive::head_fit_report(fit)).dump();
     });
     return report;
   }

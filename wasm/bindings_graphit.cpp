@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "camel_case.h"
 #include "guarded.h"
-#include "head_fit_json.h"
 #include "inductive/graphit_head_fit.h"
 #include "inductive/error.h"
 #include "inductive/graph.h"
@@ -141,7 +141,7 @@ class GraphitHandle {
       out.format_version_ = inductive::kFormatVersion;
       out.producer_ = inductive::producer();
       out.loaded_ = true;
-      report = inductive::wasm::head_fit_json(r.fit).dump();
+      report = inductive::wasm::camel_case_keys(inductive::head_fit_report(r.fit)).dump();
     });
     return report;
   }

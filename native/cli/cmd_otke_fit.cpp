@@ -198,8 +198,6 @@ void run(const FitArgs& a) {
   timings["write"] = progress.lap();
   timings["total"] = progress.elapsed();
 
-  nlohmann::json path = nlohmann::json::array();
-  for (size_t i = 0; i < fit.grid.size(); ++i) path.push_back({fit.grid[i], fit.grid_accuracy[i]});
   nlohmann::json counts;
   for (int c = 0; c < C; ++c) counts[in.class_names[c]] = std::count(in.labels.begin(), in.labels.end(), c);
   const nlohmann::json summary = {{"model", a.out},
@@ -212,13 +210,10 @@ void run(const FitArgs& a) {
                                   {"n_unlabeled", unl.size()},
                                   {"ranks", comm->size()},
                                   {"embedding_dim", model.config.output_dim()},
-                                  {"lambda", fit.lambda},
                                   {"lambda_log2", std::log2(fit.lambda)},
                                   {"refit", a.refit},
                                   {"head_input", {{"center", "train mean"}, {"scale", fit.standardizer.s}}},
-                                  {"train_accuracy", fit.train_accuracy},
-                                  {"val_accuracy", fit.holdout_accuracy},
-                                  {"lambda_path", path},
+                                  {"head", head_fit_report(fit)},  // what the browser's headFit reports
                                   {"timings_s", timings}};
   std::printf("%s\n", summary.dump().c_str());
 }

@@ -73,9 +73,10 @@ class TrainedModel(unittest.TestCase):
         self.assertEqual(f["class_counts"], {"promoter": 150, "non_promoter": 150})
         self.assertEqual((f["n_train"], f["n_val"]), (240, 60))  # stratified 20%: 30 + 30
         self.assertIn(f["lambda_log2"], range(-20, -4))       # the thesis grid 2^-5 .. 2^-20
-        self.assertEqual(len(f["lambda_path"]), 16)
+        self.assertEqual(len(f["head"]["lambda_path"]), 16)
+        self.assertEqual(f["head"]["lambda_choice"], "holdout")
         self.assertEqual(f["embedding_dim"], 8 * 16)
-        self.assertGreater(f["val_accuracy"], 0.65)  # real signal, far above chance on 60 samples
+        self.assertGreater(f["head"]["holdout_accuracy"], 0.65)  # real signal, far above chance on 60 samples
         for stage in ("load", "unsupervised", "embed", "head", "write", "total"):
             self.assertGreaterEqual(f["timings_s"][stage], 0.0)
 

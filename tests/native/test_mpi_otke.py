@@ -239,10 +239,12 @@ class DataParallelOtkeTraining(unittest.TestCase):
             # and the head of the one-process fit up to where L-BFGS stops (gradient entries <= 1e-6 at lambda ~5e-4
             # on 514 parameters bound the distance between two stopping points by ||g|| / lambda ~ 0.05; the weights
             # are ~60).
-            self.assertEqual(report["lambda_path"], one["lambda_path"], f"{ranks} ranks")
-            self.assertEqual(report["lambda"], one["lambda"])
-            self.assertEqual(report["val_accuracy"], one["val_accuracy"])
-            self.assertAlmostEqual(report["train_accuracy"], one["train_accuracy"], delta=2 / 240)
+            head, one_head = report["head"], one["head"]
+            self.assertEqual(head["lambda_path"], one_head["lambda_path"], f"{ranks} ranks")
+            self.assertEqual(head["lambda"], one_head["lambda"])
+            self.assertEqual(head["holdout_accuracy"], one_head["holdout_accuracy"])
+            self.assertEqual(head["class_counts"], one_head["class_counts"])
+            self.assertAlmostEqual(head["train_accuracy"], one_head["train_accuracy"], delta=2 / 240)
             for name in ("head.weight", "head.bias"):
                 diff = float(np.abs(a[name] - b[name]).max()) / float(np.abs(a[name]).max())
                 self.assertLessEqual(diff, 2e-3, f"{ranks} ranks, {name}")

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "inductive/logistic.h"
 #include "inductive/progress.h"
 
@@ -71,6 +73,12 @@ struct HeadFit {
   int iterations = 0;
   std::vector<int> class_counts;
 };
+
+// The fit's report, defined once for every front end (`otke fit` prints it under "head"; the browser's headFit is
+// it with camelCase keys): lambda, lambda_choice, train_accuracy, train_loss, iterations, class_counts; with a
+// holdout (or a given lambda scored on one) holdout_accuracy and lambda_path [[lambda, accuracy]]; chosen by
+// cross-validation folds, cv_accuracy, cv_loss and lambda_path [[lambda, accuracy, loss]].
+nlohmann::json head_fit_report(const HeadFit& fit);
 
 constexpr double kDefaultHeadLambda = 0.0625;  // 2^-4, on standardised embeddings
 

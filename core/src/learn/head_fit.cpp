@@ -161,6 +161,26 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
 
 }  // namespace
 
+nlohmann::json head_fit_report(const HeadFit& fit) {
+  nlohmann::json info = {
+      {"lambda", fit.lambda},         {"lambda_choice", fit.lambda_choice}, {"train_accuracy", fit.train_accuracy},
+      {"train_loss", fit.train_loss}, {"iterations", fit.iterations},       {"class_counts", fit.class_counts}};
+  nlohmann::json path = nlohmann::json::array();
+  if (fit.lambda_choice == "holdout" || (fit.lambda_choice == "given" && !fit.grid_accuracy.empty())) {
+    for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g]});
+    info["holdout_accuracy"] = fit.holdout_accuracy;
+    info["lambda_path"] = path;
+  }
+  if (fit.lambda_choice == "cross-validation") {
+    for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});
+    info["folds"] = fit.folds;
+    info["cv_accuracy"] = fit.cv_accuracy;
+    info["cv_loss"] = fit.cv_loss;
+    info["lambda_path"] = path;
+  }
+  return info;
+}
+
 std::vector<double> default_head_lambda_grid() { return head_lambda_grid(1, -20); }
 
 std::vector<double> head_lambda_grid(int hi_log2, int lo_log2) {
