@@ -276,15 +276,7 @@ class DatasetHandle {
       o.screen = s.regions;
       json points = json::array();
       inductive::regularization_path(problem, lambdas, o, [&](const inductive::PathPoint& pt) {
-        points.push_back({{"lambda", pt.lambda},
-                          {"nScreened", pt.n_removed},
-                          {"nStaticScreened", pt.n_screened_static},
-                          {"fractionScreened", static_cast<double>(pt.n_removed) / problem.n()},
-                          {"epochs", pt.epochs},
-                          {"seconds", pt.seconds},
-                          {"converged", pt.fit.converged},
-                          {"primal", num(pt.fit.gap.primal)},
-                          {"gap", num(pt.fit.gap.gap)}});
+        points.push_back(inductive::wasm::camel_case_keys(inductive::path_point_report(pt, problem.n())));
         ++done;
         report_progress("path", done / count);
       });
@@ -321,34 +313,9 @@ class DatasetHandle {
       const inductive::ErmProblem all = problem_of(s, s.lambda);
       const inductive::HeldOut h = inductive::hold_out(all, c.at("testFraction").get<double>(), o.seed);
       const inductive::CompressionReport r = inductive::compress_dataset(h.train, *h.test_x, h.test_y, o);
-      json curves = json::array();
-      for (const inductive::CompressionCurve& curve : r.curves) {
-        json points = json::array();
-        for (const inductive::CompressionPoint& p : curve.points) {
-          points.push_back({{"fractionRemoved", p.fraction_removed},
-                            {"nKept", p.n_kept},
-                            {"testAccuracy", p.test_accuracy},
-                            {"testLoss", num(p.test_loss)},
-                            {"trainObjective", num(p.train_objective)},
-                            {"certifiedGap", num(p.certified_gap)},
-                            {"epochs", p.epochs}});
-        }
-        curves.push_back({{"ranking", curve.ranking}, {"points", points}});
-      }
-      report = json{{"nTrain", h.train.n()},
-                    {"nTest", static_cast<int>(h.test_y.size())},
-                    {"p", all.features()},
-                    {"loss", s.loss.name()},
-                    {"penalty", s.penalty.name()},
-                    {"lambda", s.lambda},
-                    {"fullPrimal", num(r.full.gap.primal)},
-                    {"fullGap", num(r.full.gap.gap)},
-                    {"fullConverged", r.full.converged},
-                    {"fullTestAccuracy", r.full_test_accuracy},
-                    {"nCertified", r.n_certified},
-                    {"curves", curves},
-                    {"seconds", r.seconds}}
-                   .dump();
+      report =
+          inductive::wasm::camel_case_keys(inductive::compression_report(h.train, static_cast<int>(h.test_y.size()), r))
+              .dump();
     });
     return report;
   }

@@ -50,8 +50,6 @@ struct CompressArgs {
   int ellipsoid_steps = ScreenOptions{}.ellipsoid_steps;
 };
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 std::vector<CompressionRanking> parse_rankings(const std::string& text) {
   std::vector<CompressionRanking> out;
   std::stringstream ss(text);
@@ -132,50 +130,23 @@ void run(const CompressArgs& args) {
                test_x->rows(), options.rankings.size(), options.fractions.size());
   const CompressionReport r = compress_dataset(*train, *test_x, *test_y, options);
 
-  nlohmann::json curves = nlohmann::json::array();
   std::string csv = "ranking,fraction_removed,n_kept,test_accuracy,test_loss,train_objective,certified_gap,epochs\n";
   char line[256];
-  for (const CompressionCurve& c : r.curves) {
-    nlohmann::json points = nlohmann::json::array();
+  for (const CompressionCurve& c : r.curves)
     for (const CompressionPoint& p : c.points) {
-      points.push_back({{"fraction_removed", p.fraction_removed},
-                        {"n_kept", p.n_kept},
-                        {"test_accuracy", p.test_accuracy},
-                        {"test_loss", num(p.test_loss)},
-                        {"train_objective", num(p.train_objective)},
-                        {"certified_gap", num(p.certified_gap)},
-                        {"epochs", p.epochs}});
       std::snprintf(line, sizeof line, "%s,%.6g,%d,%.9g,%.9g,%.12g,%.6g,%d\n", name_of(c.ranking), p.fraction_removed,
                     p.n_kept, p.test_accuracy, p.test_loss, p.train_objective, p.certified_gap, p.epochs);
       csv += line;
     }
-    curves.push_back({{"ranking", c.ranking}, {"points", points}});
-  }
-  nlohmann::json report = {
-      {"input", in.source},
-      {"test", test_file ? nlohmann::json(args.test_libsvm.empty() ? args.test_csv : args.test_libsvm)
-                         : nlohmann::json({{"held_out_fraction", args.test_fraction}, {"seed", args.seed}})},
-      {"n_train", train->n()},
-      {"n_test", test_x->rows()},
-      {"d", train->features()},
-      {"loss", train->loss.name()},
-      {"mu", train->loss.mu},
-      {"penalty", train->penalty.name()},
-      {"lambda", args.lambda},
-      {"intercept", train->intercept},
-      {"tol", args.erm.tol},
-      {"ellipsoid_steps", args.ellipsoid_steps},
-      {"full",
-       {{"primal", num(r.full.gap.primal)},
-        {"gap", num(r.full.gap.gap)},
-        {"epochs", r.full.epochs},
-        {"converged", r.full.converged},
-        {"test_accuracy", r.full_test_accuracy},
-        {"n_certified", r.n_certified},
-        {"fraction_certified", static_cast<double>(r.n_certified) / train->n()}}},
-      {"curves", curves},
-      {"seconds", r.seconds},
-  };
+  // The run's report as core defines it (the browser's compressionCurve() returns the same, camelCased), with the
+  // inputs only the CLI has.
+  nlohmann::json report = compression_report(*train, test_x->rows(), r);
+  report["input"] = in.source;
+  report["test"] = test_file ? nlohmann::json(args.test_libsvm.empty() ? args.test_csv : args.test_libsvm)
+                             : nlohmann::json({{"held_out_fraction", args.test_fraction}, {"seed", args.seed}});
+  report["intercept"] = train->intercept;
+  report["tol"] = args.erm.tol;
+  report["ellipsoid_steps"] = args.ellipsoid_steps;
   const std::string text = report.dump(2) + "\n";
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
   outputs.emplace_back(args.out, std::vector<uint8_t>(text.begin(), text.end()));

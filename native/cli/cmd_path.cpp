@@ -92,17 +92,7 @@ void run(const PathArgs& args) {
   for (size_t k = 0; k < lambdas.size(); ++k) {
     const PathPoint& a = with[k];
     t_with += a.seconds;
-    nlohmann::json p = {
-        {"lambda", a.lambda},
-        {"fraction_screened", static_cast<double>(a.n_removed) / problem.n()},
-        {"n_removed", a.n_removed},
-        {"n_removed_static", a.n_screened_static},
-        {"epochs", a.epochs},
-        {"seconds", a.seconds},
-        {"primal", num(a.fit.gap.primal)},
-        {"gap", num(a.fit.gap.gap)},
-        {"converged", a.fit.converged},
-    };
+    nlohmann::json p = path_point_report(a, problem.n());  // the browser's path() points, camelCased
     if (!without.empty()) {
       const PathPoint& b = without[k];
       t_without += b.seconds;
@@ -120,7 +110,7 @@ void run(const PathArgs& args) {
   nlohmann::json report = {
       {"input", in.source},
       {"n", problem.n()},
-      {"d", problem.features()},
+      {"p", problem.features()},
       {"loss", problem.loss.name()},
       {"mu", problem.loss.mu},
       {"penalty", problem.penalty.name()},

@@ -198,14 +198,17 @@ export interface CompressionResult {
   loss: ScreeningLoss;
   penalty: ScreeningPenalty;
   lambda: number;
+  mu: number;
   /** The full training problem's solution. */
   fullPrimal: number | null;
   fullGap: number | null;
+  fullEpochs: number;
   fullConverged: boolean;
   fullTestAccuracy: number;
   /** Training samples the static test screens at the full solution: removing up to this many by screening score
-   * leaves the model unchanged. */
+   * leaves the model unchanged; and as a fraction of nTrain. */
   nCertified: number;
+  fractionCertified: number;
   curves: { ranking: CompressionRanking; points: CompressionPoint[] }[];
   seconds: number;
 }

@@ -52,4 +52,48 @@ nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResu
           {"history", {{"epoch", fit.history_epoch}, {"gap", fit.history_gap}, {"active", fit.history_active}}}};
 }
 
+nlohmann::json path_point_report(const PathPoint& pt, int n) {
+  return {{"lambda", pt.lambda},
+          {"n_screened", pt.n_removed},
+          {"n_static_screened", pt.n_screened_static},
+          {"fraction_screened", static_cast<double>(pt.n_removed) / n},
+          {"epochs", pt.epochs},
+          {"seconds", pt.seconds},
+          {"converged", pt.fit.converged},
+          {"primal", num(pt.fit.gap.primal)},
+          {"gap", num(pt.fit.gap.gap)}};
+}
+
+nlohmann::json compression_report(const ErmProblem& train, int n_test, const CompressionReport& r) {
+  nlohmann::json curves = nlohmann::json::array();
+  for (const CompressionCurve& curve : r.curves) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const CompressionPoint& p : curve.points)
+      points.push_back({{"fraction_removed", p.fraction_removed},
+                        {"n_kept", p.n_kept},
+                        {"test_accuracy", p.test_accuracy},
+                        {"test_loss", num(p.test_loss)},
+                        {"train_objective", num(p.train_objective)},
+                        {"certified_gap", num(p.certified_gap)},
+                        {"epochs", p.epochs}});
+    curves.push_back({{"ranking", curve.ranking}, {"points", points}});
+  }
+  return {{"n_train", train.n()},
+          {"n_test", n_test},
+          {"p", train.features()},
+          {"loss", train.loss.name()},
+          {"mu", train.loss.mu},
+          {"penalty", train.penalty.name()},
+          {"lambda", train.lambda},
+          {"full_primal", num(r.full.gap.primal)},
+          {"full_gap", num(r.full.gap.gap)},
+          {"full_epochs", r.full.epochs},
+          {"full_converged", r.full.converged},
+          {"full_test_accuracy", r.full_test_accuracy},
+          {"n_certified", r.n_certified},
+          {"fraction_certified", static_cast<double>(r.n_certified) / train.n()},
+          {"curves", curves},
+          {"seconds", r.seconds}};
+}
+
 }  // namespace inductive

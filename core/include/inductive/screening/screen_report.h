@@ -12,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/screening/compression.h"
 #include "inductive/screening/kernel.h"
+#include "inductive/screening/path.h"
 #include "inductive/screening/problem.h"
 #include "inductive/screening/solve_and_screen.h"
 
@@ -22,5 +24,17 @@ namespace inductive {
 // `kernel->result` is not read (callers move it out).
 nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResult& result,
                              const KernelSpec* spec = nullptr, const KernelScreenResult* kernel = nullptr);
+
+// One lambda of a regularisation path, as `inductive path` prints it and the browser's path() returns it: lambda,
+// n_screened (removed in total), n_static_screened (by the static test of the warm start), fraction_screened (of
+// `n` samples), epochs, seconds, converged, primal, gap.
+nlohmann::json path_point_report(const PathPoint& point, int n);
+
+// A compression run (compress_dataset on `train`, tested on `n_test` samples), as `inductive compress` prints it and
+// the browser's compressionCurve() returns it: n_train, n_test, p, loss, mu, penalty, lambda, the full problem's
+// full_primal, full_gap, full_epochs, full_converged, full_test_accuracy, n_certified (samples its static test
+// screens) and fraction_certified, curves [{ranking, points: [{fraction_removed, n_kept, test_accuracy, test_loss,
+// train_objective, certified_gap, epochs}]}], seconds.
+nlohmann::json compression_report(const ErmProblem& train, int n_test, const CompressionReport& report);
 
 }  // namespace inductive
