@@ -148,10 +148,10 @@ class DatasetHandle {
       if (format == "libsvm") {
         d = inductive::parse_libsvm(text, {}, "libsvm");
       } else if (format == "csv") {
-        inductive::CsvOptions csv;
-        csv.header = o.value("header", false);
-        csv.label_column = o.value("labelColumn", -1);
-        const std::string delimiter = o.value("delimiter", std::string(","));
+        inductive::CsvOptions csv;  // keys left out keep its defaults
+        csv.header = o.value("header", csv.header);
+        csv.label_column = o.value("labelColumn", csv.label_column);
+        const std::string delimiter = o.value("delimiter", std::string(1, csv.delimiter));
         INDUCTIVE_CHECK(delimiter.size() == 1, ErrorCode::kInvalidArgument,
                         "csv: delimiter must be one character: got '", delimiter, "'");
         csv.delimiter = delimiter[0];

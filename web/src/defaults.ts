@@ -37,6 +37,7 @@ export interface OptionDefaults {
     ellipsoidSteps: number;
     kernel: Required<KernelOptions>;
   };
+  csv: { header: boolean; labelColumn: number; delimiter: string };
   path: { lambdaMax: number; ratio: number; count: number };
   compression: { testFraction: number; seed: number; fractions: number[]; rankings: CompressionRanking[] };
 }

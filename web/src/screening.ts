@@ -528,12 +528,13 @@ export function loadDataset(module: InductiveModule, text: unknown, options: unk
   }
   const csv: Record<string, unknown> = {};
   if (o.format === 'csv') {
-    csv.header = checkBoolean(where, 'header', o.header, false);
-    csv.labelColumn = checkInt(where, 'labelColumn', o.labelColumn, -1);
+    const d = optionDefaults(module).csv;
+    csv.header = checkBoolean(where, 'header', o.header, d.header);
+    csv.labelColumn = checkInt(where, 'labelColumn', o.labelColumn, d.labelColumn);
     if (o.delimiter !== undefined && typeof o.delimiter !== 'string') {
       throw invalid(`${where}: delimiter must be a string: got ${typeName(o.delimiter)}`);
     }
-    csv.delimiter = o.delimiter ?? ',';
+    csv.delimiter = o.delimiter ?? d.delimiter;
   } else {
     const extra = ['header', 'labelColumn', 'delimiter'].filter((k) => o[k] !== undefined);
     if (extra.length > 0) {

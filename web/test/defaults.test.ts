@@ -45,6 +45,7 @@ describe('ind.defaults', () => {
     expect(d.screen).toMatchObject({ loss: 'squared_hinge', penalty: 'l2', lambda: 0.1, dynamic: true });
     expect(d.screen.kernel).toEqual({ type: 'gaussian', gamma: 0, degree: 3, coef0: 1 });
     expect(d.path).toEqual({ lambdaMax: 1, ratio: 0.01, count: 20 });
+    expect(d.csv).toEqual({ header: false, labelColumn: -1, delimiter: ',' });
     expect(d.compression).toEqual({
       testFraction: 0.2,
       seed: 0,
@@ -66,6 +67,7 @@ describe('ind.defaults', () => {
     expect(num(screen, '--tol')).toBe(d.screen.tol);
     expect(num(screen, '--max-epochs')).toBe(d.screen.maxEpochs);
     expect(num(screen, '--ellipsoid-steps')).toBe(d.screen.ellipsoidSteps);
+    expect(num(screen, '--label-column')).toBe(d.csv.labelColumn);
     expect(num(screen, '--gamma')).toBe(d.screen.kernel.gamma);
     expect(num(screen, '--degree')).toBe(d.screen.kernel.degree);
     expect(num(screen, '--coef0')).toBe(d.screen.kernel.coef0);
