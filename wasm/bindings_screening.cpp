@@ -30,9 +30,6 @@ using inductive::wasm::guarded;
 using inductive::wasm::ptr;
 using nlohmann::json;
 
-// Non-finite doubles become null (JSON has no inf/nan).
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
 // Options of one screening run, from the TS layer's JSON (camelCase; every key optional, unknown keys refused).
 struct ScreenSettings {
   inductive::Loss loss = inductive::Loss::squared_hinge();
