@@ -32,6 +32,7 @@
 #include "inductive/error.h"
 #include "inductive/graph_cache.h"
 #include "inductive/graphit_protocol.h"
+#include "inductive/graphit_report.h"
 #include "inductive/logistic.h"
 #include "inductive/npy.h"
 #include "inductive/smiles.h"
@@ -41,8 +42,6 @@ namespace inductive::cli {
 namespace {
 
 using nlohmann::json;
-
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // ---- options shared by train and cv ------------------------------------------------------------------------------
 
@@ -199,26 +198,6 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
   return a;
 }
 
-// The metric of the task, as JSON keys name it: accuracy (classification) or mae (regression, lower is better).
-std::string metric_key(bool regression) { return regression ? "mae" : "accuracy"; }
-
-json history_json(const GraphitTrainReport& r, bool regression) {
-  const std::string m = metric_key(regression);
-  json h = json::array();
-  for (const GraphitEpoch& e : r.history) {
-    h.push_back({{"epoch", e.epoch},
-                 {"lr", e.lr},
-                 {"train_loss", num(e.train_loss)},
-                 {"train_" + m, num(e.train_metric)},
-                 {"val_loss", num(e.val_loss)},
-                 {"val_" + m, num(e.val_metric)},
-                 {"test_loss", num(e.test_loss)},
-                 {"test_" + m, num(e.test_metric)},
-                 {"seconds", e.seconds}});
-  }
-  return h;
-}
-
 // ---- train ------------------------------------------------------------------------------------------------------
 
 struct TrainArgs {
@@ -302,24 +281,12 @@ void run_train(const TrainArgs& a) {
                                              });
   if (!comm->writer()) return;
   const bool wrote_best = a.keep_best && r.saved_epoch != static_cast<int>(r.history.size());
-  const std::string m = metric_key(regression);
   const int last = std::min<int>(50, static_cast<int>(r.history.size()));
-  json report = {{"input", g.source},
-                 {"task", enum_name(kGraphitTasks, config.task)},
-                 {"atom_typing", atom_typing_name(config.graph.atom_typing)},
-                 {"graphs", {{"train", train.size()}, {"val", val.size()}, {"test", test.size()}}},
-                 {"config", config.to_json()},
-                 {"epochs", o.epochs},
-                 {"resumed_from_epoch", r.resumed ? r.resumed_from_epoch : 0},
-                 {"ranks", comm->size()},
-                 {"backend", backend->name()},
-                 {"best_epoch", r.best_epoch},
-                 {"saved_epoch", r.saved_epoch},
-                 {"best_val_" + m, num(r.best_val_metric)},
-                 {"test_" + m + "_at_best", num(r.test_at_best)},
-                 {"mean_test_" + m + "_last_50", num(last > 0 ? r.mean_test_metric_last(50) : NAN)},
-                 {"mean_val_" + m + "_last_50", num(last > 0 ? r.mean_val_metric_last(50) : NAN)},
-                 {"history", history_json(r, regression)}};
+  json report = graphit_train_report(r, config, o.epochs);
+  report["input"] = g.source;
+  report["graphs"] = {{"train", train.size()}, {"val", val.size()}, {"test", test.size()}};
+  report["ranks"] = comm->size();
+  report["backend"] = backend->name();
   // Which graphs validated (0-based, in the order of the dataset's graphs: a CSV's rows with a target), so that a
   // split drawn here can be reused or checked elsewhere.
   if (a.folds.empty()) report["val_indices"] = val;
@@ -400,10 +367,6 @@ class CvPrinter {
   double last_line_ = 0;
 };
 
-json point_json(const GraphitGridPoint& p) {
-  return {{"layers", p.layers}, {"dim", p.dim}, {"heads", p.heads}, {"weight_decay", p.weight_decay}};
-}
-
 void run_cv(const CvArgs& a) {
   check_output_path(a.out, "--out");
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
@@ -424,38 +387,12 @@ void run_cv(const CvArgs& a) {
   });
   if (!comm->writer()) return;
 
-  const std::string mk = metric_key(g.regression);  // the metric the grid selects on and the report gives
-  json fold_reports = json::array();
-  for (const GraphitCvFold& f : r.folds) {
-    json selection = json::array();
-    for (size_t pi = 0; pi < f.val.size(); ++pi) {
-      json p = point_json(o.grid[pi]);
-      p["val_" + mk + "_last"] = num(f.val[pi]);
-      selection.push_back(p);
-    }
-    fold_reports.push_back({{"fold", f.fold},
-                            {"selected", point_json(o.grid[f.selected])},
-                            {"selection", selection},
-                            {"test_" + mk + "_last", num(f.test_last)},
-                            {"test_" + mk + "_final", num(f.test_final)},
-                            {"seconds", f.seconds}});
-  }
-  const json report = {{"input", g.source},
-                       {"task", g.regression ? "regression" : "classification"},
-                       {"protocol", "grid on the inner validation split (mean val " + mk +
-                                        " of the last epochs), "
-                                        "retrain on train+val, mean test " +
-                                        mk + " of the last epochs"},
-                       {"last_epochs", a.last},
-                       {"epochs", a.fit.epochs},
-                       {"kernel", a.model.kernel},
-                       {"lap_pe", a.model.lap_pe},
-                       {"gckn", a.model.gckn},
-                       {"folds", fold_reports},
-                       {"mean_" + mk, num(r.mean)},
-                       {"std_" + mk, num(r.stddev)},
-                       {"ranks", r.ranks},
-                       {"seconds", r.seconds}};
+  json report = graphit_cv_report(r, o.grid, g.regression, a.last);
+  report["input"] = g.source;
+  report["epochs"] = a.fit.epochs;
+  report["kernel"] = a.model.kernel;
+  report["lap_pe"] = a.model.lap_pe;
+  report["gckn"] = a.model.gckn;
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
   if (g.regression)

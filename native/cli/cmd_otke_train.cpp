@@ -11,6 +11,7 @@
 #include "cmd_otke.h"
 #include "inductive/communicator.h"
 #include "inductive/otke_train.h"
+#include "inductive/otke_train_report.h"
 #include "inductive/splits.h"
 #include "otke_inputs.h"
 
@@ -99,33 +100,14 @@ void run(const TrainArgs& a) {
   if (!writer) return;
   model.save(a.out);
 
-  nlohmann::json history = nlohmann::json::array();
-  for (const auto& e : report.history)
-    history.push_back({{"epoch", e.epoch},
-                       {"train_loss", e.train_loss},
-                       {"val_loss", e.val_loss},
-                       {"val_accuracy", e.val_accuracy},
-                       {"lr", e.lr},
-                       {"seconds", e.seconds}});
-  const nlohmann::json summary = {{"model", a.out},
-                                  {"backend", a.backend},
-                                  {"ranks", comm->size()},
-                                  {"distributed",
-                                   {{"communicator", comm->name()},
-                                    {"steps", report.steps},
-                                    {"compute_seconds", report.compute_seconds},
-                                    {"allreduce_seconds", report.allreduce_seconds},
-                                    {"allreduce_bytes_per_step", report.allreduce_bytes_per_step}}},
-                                  {"n_train", train.size()},
-                                  {"n_val", val.size()},
-                                  {"epochs_run", report.history.size()},
-                                  {"best_epoch", report.best_epoch},
-                                  {"best_val_loss", report.best_val_loss},
-                                  {"best_val_accuracy", report.best_val_accuracy},
-                                  {"resumed", report.resumed},
-                                  {"resumed_from_epoch", report.resumed_from_epoch},
-                                  {"seconds", progress.elapsed()},
-                                  {"history", history}};
+  nlohmann::json summary = otke_train_report(report);
+  summary["model"] = a.out;
+  summary["backend"] = a.backend;
+  summary["ranks"] = comm->size();
+  summary["distributed"]["communicator"] = comm->name();
+  summary["n_train"] = train.size();
+  summary["n_val"] = val.size();
+  summary["seconds"] = progress.elapsed();
   std::printf("%s\n", summary.dump().c_str());
 }
 

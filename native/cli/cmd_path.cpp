@@ -15,6 +15,7 @@
 #include "erm_inputs.h"
 #include "inductive/atomic_file.h"
 #include "inductive/error.h"
+#include "inductive/json_number.h"
 #include "inductive/screening.h"
 
 namespace inductive::cli {
@@ -32,8 +33,6 @@ struct PathArgs {
   int ellipsoid_steps = 0;
   bool screening_only = false;
 };
-
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::vector<double> parse_lambdas(const std::string& text) {
   std::vector<double> out = parse_number_list(text, "--lambdas");
@@ -98,8 +97,8 @@ void run(const PathArgs& args) {
       t_without += b.seconds;
       p["without_screening"] = {{"epochs", b.epochs},
                                 {"seconds", b.seconds},
-                                {"primal", num(b.fit.gap.primal)},
-                                {"gap", num(b.fit.gap.gap)},
+                                {"primal", json_number(b.fit.gap.primal)},
+                                {"gap", json_number(b.fit.gap.gap)},
                                 {"converged", b.fit.converged}};
       // Both primal values are within their certified gaps of the same optimum.
       const double slack = a.fit.gap.gap + b.fit.gap.gap + 1e-12 * std::fabs(b.fit.gap.primal);
@@ -124,7 +123,7 @@ void run(const PathArgs& args) {
   };
   if (!without.empty()) {
     report["seconds_without_screening"] = t_without;
-    report["speedup"] = num(t_with > 0 ? t_without / t_with : NAN);
+    report["speedup"] = json_number(t_with > 0 ? t_without / t_with : NAN);
   }
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(args.out, std::vector<uint8_t>(text.begin(), text.end()));

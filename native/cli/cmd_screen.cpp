@@ -20,6 +20,7 @@
 #include "cli_common.h"
 #include "inductive/atomic_file.h"
 #include "inductive/error.h"
+#include "inductive/json_number.h"
 #include "inductive/npy.h"
 #include "inductive/screening.h"
 #include "erm_inputs.h"
@@ -37,9 +38,6 @@ struct ScreenArgs {
   bool no_dynamic = !kDefaultDynamicScreening;
   bool verify = false;
 };
-
-// Non-finite doubles become null (JSON has no inf/nan).
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 void run(const ScreenArgs& args) {
   INDUCTIVE_CHECK(std::isfinite(args.lambda) && args.lambda > 0, ErrorCode::kInvalidArgument,
@@ -88,11 +86,11 @@ void run(const ScreenArgs& args) {
         {"safe", v.safe},
         {"n_screened", v.n_screened},
         {"violations", v.violations},
-        {"worst_inside", num(v.worst_inside)},
-        {"primal_full", num(v.primal_full)},
-        {"primal_kept", num(v.primal_kept)},
-        {"distance", num(v.distance)},
-        {"distance_bound", num(v.distance_bound)},
+        {"worst_inside", json_number(v.worst_inside)},
+        {"primal_full", json_number(v.primal_full)},
+        {"primal_kept", json_number(v.primal_kept)},
+        {"distance", json_number(v.distance)},
+        {"distance_bound", json_number(v.distance_bound)},
     };
   }
 

@@ -12,6 +12,7 @@
 #include "inductive/checkpoint.h"
 #include "inductive/graphit_stepper.h"
 #include "inductive/graphit_train.h"
+#include "inductive/json_number.h"
 
 namespace inductive {
 
@@ -67,10 +68,6 @@ void check_targets(const GraphitConfig& c, const GraphitDataset& d, const char* 
                     " graphs x ", c.outputs, " outputs");
 }
 
-// JSON has no NaN: absent metrics are stored as null.
-nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
-double num(const nlohmann::json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
-
 // Checkpoint (inductive/checkpoint.h): the model's tensors (parameters and BatchNorm running statistics) under
 // "model/", Adam's moments, and in the state the epoch, the seed (the epoch's generator is derived from seed and
 // epoch), the batch size and the history.
@@ -81,12 +78,12 @@ void save_checkpoint(const std::string& path, const GraphitModel& model, const A
   for (const auto& e : history)
     hist.push_back({{"epoch", e.epoch},
                     {"lr", e.lr},
-                    {"train_loss", num(e.train_loss)},
-                    {"train_metric", num(e.train_metric)},
-                    {"val_loss", num(e.val_loss)},
-                    {"val_metric", num(e.val_metric)},
-                    {"test_loss", num(e.test_loss)},
-                    {"test_metric", num(e.test_metric)},
+                    {"train_loss", json_number(e.train_loss)},
+                    {"train_metric", json_number(e.train_metric)},
+                    {"val_loss", json_number(e.val_loss)},
+                    {"val_metric", json_number(e.val_metric)},
+                    {"test_loss", json_number(e.test_loss)},
+                    {"test_metric", json_number(e.test_metric)},
                     {"seconds", e.seconds},
                     {"eta_seconds", e.eta_seconds}});
   save_checkpoint_file(
@@ -114,12 +111,12 @@ bool load_checkpoint(const std::string& path, GraphitModel& model, Adam& adam, i
       GraphitEpoch r;
       r.epoch = e.at("epoch").get<int>();
       r.lr = e.at("lr").get<double>();
-      r.train_loss = num(e.at("train_loss"));
-      r.train_metric = num(e.at("train_metric"));
-      r.val_loss = num(e.at("val_loss"));
-      r.val_metric = num(e.at("val_metric"));
-      r.test_loss = num(e.at("test_loss"));
-      r.test_metric = num(e.at("test_metric"));
+      r.train_loss = number_or_nan(e.at("train_loss"));
+      r.train_metric = number_or_nan(e.at("train_metric"));
+      r.val_loss = number_or_nan(e.at("val_loss"));
+      r.val_metric = number_or_nan(e.at("val_metric"));
+      r.test_loss = number_or_nan(e.at("test_loss"));
+      r.test_metric = number_or_nan(e.at("test_metric"));
       r.seconds = e.at("seconds").get<double>();
       r.eta_seconds = e.at("eta_seconds").get<double>();
       history.push_back(r);

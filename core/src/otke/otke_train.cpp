@@ -10,8 +10,10 @@
 #include "inductive/checkpoint.h"
 #include "inductive/communicator.h"
 #include "inductive/files.h"
+#include "inductive/json_number.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
+#include "inductive/otke_train_report.h"
 
 namespace inductive {
 
@@ -83,18 +85,12 @@ void save_checkpoint(const std::string& path, const OtkeModel& model, const Otke
   const ModelContents cur = model.to_contents(storage_model);
   const ModelContents bst = best.to_contents(storage_best);
   nlohmann::json hist = nlohmann::json::array();
-  for (const auto& e : history)
-    hist.push_back({{"epoch", e.epoch},
-                    {"train_loss", e.train_loss},
-                    {"val_loss", e.val_loss},
-                    {"val_accuracy", e.val_accuracy},
-                    {"lr", e.lr},
-                    {"seconds", e.seconds}});
+  for (const auto& e : history) hist.push_back(otke_epoch_report(e));
   save_checkpoint_file(path, "otke", {{"model/", &cur}, {"best/", &bst}}, adam,
                        {{"epoch", st.epoch},
                         {"lr", st.lr},
-                        {"best_val_loss", st.best_val_loss},
-                        {"best_val_accuracy", st.best_val_accuracy},
+                        {"best_val_loss", json_number(st.best_val_loss)},
+                        {"best_val_accuracy", json_number(st.best_val_accuracy)},
                         {"best_epoch", st.best_epoch},
                         {"bad_epochs", st.bad_epochs},
                         {"lr_bad_epochs", st.lr_bad_epochs},
@@ -113,16 +109,18 @@ bool load_checkpoint(const std::string& path, OtkeModel& model, OtkeModel& best,
     const auto& s = ck->state();
     st.epoch = s.at("epoch").get<int>();
     st.lr = s.at("lr").get<double>();
-    st.best_val_loss = s.at("best_val_loss").get<double>();
-    st.best_val_accuracy = s.at("best_val_accuracy").get<double>();
+    // Null is "no finite validation loss yet": the state's starting infinity (a NaN loss never replaces it).
+    const double best_loss = number_or_nan(s.at("best_val_loss"));
+    st.best_val_loss = std::isnan(best_loss) ? std::numeric_limits<double>::infinity() : best_loss;
+    st.best_val_accuracy = number_or_nan(s.at("best_val_accuracy"));
     st.best_epoch = s.at("best_epoch").get<int>();
     st.bad_epochs = s.at("bad_epochs").get<int>();
     st.lr_bad_epochs = s.at("lr_bad_epochs").get<int>();
     ck->restore(adam);
     history.clear();
     for (const auto& e : s.at("history"))
-      history.push_back({e.at("epoch").get<int>(), e.at("train_loss").get<double>(), e.at("val_loss").get<double>(),
-                         e.at("val_accuracy").get<double>(), e.at("lr").get<double>(), e.at("seconds").get<double>()});
+      history.push_back({e.at("epoch").get<int>(), number_or_nan(e.at("train_loss")), number_or_nan(e.at("val_loss")),
+                         number_or_nan(e.at("val_accuracy")), e.at("lr").get<double>(), e.at("seconds").get<double>()});
   });
   return true;
 }

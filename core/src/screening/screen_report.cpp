@@ -3,13 +3,9 @@
 
 #include <cmath>
 
+#include "inductive/json_number.h"
+
 namespace inductive {
-
-namespace {
-
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-}  // namespace
 
 nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResult& r, const KernelSpec* spec,
                              const KernelScreenResult* kernel) {
@@ -42,10 +38,10 @@ nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResu
           {"epochs", fit.epochs},
           {"converged", fit.converged},
           {"cancelled", fit.cancelled},
-          {"primal", num(fit.gap.primal)},
-          {"dual", num(fit.gap.dual)},
-          {"gap", num(fit.gap.gap)},
-          {"relative_gap", num(fit.gap.primal != 0 ? fit.gap.gap / std::fabs(fit.gap.primal) : fit.gap.gap)},
+          {"primal", json_number(fit.gap.primal)},
+          {"dual", json_number(fit.gap.dual)},
+          {"gap", json_number(fit.gap.gap)},
+          {"relative_gap", json_number(fit.gap.primal != 0 ? fit.gap.gap / std::fabs(fit.gap.primal) : fit.gap.gap)},
           {"solve_seconds", fit.seconds},
           {"screen_seconds", stat.seconds},
           {"kernel", kernel_report},
@@ -60,8 +56,8 @@ nlohmann::json path_point_report(const PathPoint& pt, int n) {
           {"epochs", pt.epochs},
           {"seconds", pt.seconds},
           {"converged", pt.fit.converged},
-          {"primal", num(pt.fit.gap.primal)},
-          {"gap", num(pt.fit.gap.gap)}};
+          {"primal", json_number(pt.fit.gap.primal)},
+          {"gap", json_number(pt.fit.gap.gap)}};
 }
 
 nlohmann::json compression_report(const ErmProblem& train, int n_test, const CompressionReport& r) {
@@ -72,9 +68,9 @@ nlohmann::json compression_report(const ErmProblem& train, int n_test, const Com
       points.push_back({{"fraction_removed", p.fraction_removed},
                         {"n_kept", p.n_kept},
                         {"test_accuracy", p.test_accuracy},
-                        {"test_loss", num(p.test_loss)},
-                        {"train_objective", num(p.train_objective)},
-                        {"certified_gap", num(p.certified_gap)},
+                        {"test_loss", json_number(p.test_loss)},
+                        {"train_objective", json_number(p.train_objective)},
+                        {"certified_gap", json_number(p.certified_gap)},
                         {"epochs", p.epochs}});
     curves.push_back({{"ranking", curve.ranking}, {"points", points}});
   }
@@ -85,8 +81,8 @@ nlohmann::json compression_report(const ErmProblem& train, int n_test, const Com
           {"mu", train.loss.mu},
           {"penalty", train.penalty.name()},
           {"lambda", train.lambda},
-          {"full_primal", num(r.full.gap.primal)},
-          {"full_gap", num(r.full.gap.gap)},
+          {"full_primal", json_number(r.full.gap.primal)},
+          {"full_gap", json_number(r.full.gap.gap)},
           {"full_epochs", r.full.epochs},
           {"full_converged", r.full.converged},
           {"full_test_accuracy", r.full_test_accuracy},
