@@ -1,5 +1,4 @@
 // GraphiT training loop with schedules, metrics and resumable checkpoints (see inductive/graphit_train.h).
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -7,6 +6,7 @@
 #include "inductive/atomic_file.h"
 #include "inductive/files.h"
 #include "inductive/communicator.h"
+#include "inductive/epoch_loop.h"
 #include "inductive/error.h"
 #include "inductive/backend.h"
 #include "inductive/checkpoint.h"
@@ -187,28 +187,30 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
                                                       ? options.backend->graphit_stepper(model, adam, train, options)
                                                       : make_cpu_graphit_stepper(model, adam, train, options);
   stepper->push(model, adam);
-  std::vector<int> order(train.size());
-  double elapsed = 0;
   // keep_best: a copy of the model at the best validation epoch so far among the epochs of this call (a resumed
   // run cannot copy the epochs before its checkpoint).
   GraphitModel best;
   int best_epoch = 0;
   double best_val = nan;
-  for (int epoch = done + 1; epoch <= options.epochs; ++epoch) {
-    const auto t0 = std::chrono::steady_clock::now();
-    // Every random draw of this epoch comes from this generator (see the header): resumable without its state.
-    std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
-    std::iota(order.begin(), order.end(), 0);
-    if (options.shuffle) std::shuffle(order.begin(), order.end(), rng);
-    double loss_sum = 0, metric_sum = 0;
-    double lr = 0;
-    for (int begin = 0; begin < train.size(); begin += options.batch_size) {
-      const int end = std::min(train.size(), begin + options.batch_size);
-      lr = graphit_learning_rate(options, epoch, stepper->steps() + 1);
-      const GraphitStepSums sums = stepper->step(order, begin, end, lr, rng);
-      loss_sum += sums.loss * sums.weight;  // the expression the loop had before the seam: the same rounding
-      metric_sum += sums.metric * sums.weight;
-    }
+  // The method's side of the epoch loop (inductive/epoch_loop.h): steps at the scheduled learning rate, then the
+  // evaluation of the validation and test sets and keep_best's copy. The stepper's parameters are pulled back into
+  // `model` only when a copy or a checkpoint needs them (`pulled` says whether this epoch's are there).
+  double loss_sum = 0, metric_sum = 0, lr = 0;
+  int current = 0;
+  bool pulled = false;
+  EpochHooks hooks;
+  hooks.begin_epoch = [&](int epoch) {
+    current = epoch;
+    loss_sum = metric_sum = lr = 0;
+    pulled = false;
+  };
+  hooks.step = [&](const std::vector<int>& order, int begin, int end, std::mt19937_64& rng) {
+    lr = graphit_learning_rate(options, current, stepper->steps() + 1);
+    const GraphitStepSums sums = stepper->step(order, begin, end, lr, rng);
+    loss_sum += sums.loss * sums.weight;  // the expression the loop had before the seam: the same rounding
+    metric_sum += sums.metric * sums.weight;
+  };
+  hooks.end_epoch = [&](int epoch, EpochClock& clock) {
     GraphitEpoch e;
     e.epoch = epoch;
     e.lr = lr;
@@ -225,26 +227,42 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
       e.test_loss = r.loss;
       e.test_metric = r.metric;
     }
-    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    elapsed += e.seconds;
-    e.eta_seconds = elapsed / (epoch - done) * (options.epochs - epoch);
+    e.seconds = clock.seconds();
+    e.eta_seconds = clock.eta();
     report.history.push_back(e);
-    if (comm)
-      check_ranks_agree(*comm, stepper->parameter_hash(), "graphit train: after epoch " + std::to_string(epoch));
-    const bool checkpoint =
-        !options.checkpoint_path.empty() && (epoch % options.checkpoint_every == 0 || epoch == options.epochs);
     const bool better = options.keep_best &&
                         (best_epoch == 0 || (c.classification() ? e.val_metric > best_val : e.val_metric < best_val));
-    if (checkpoint || better) stepper->pull(model, adam);
-    if (checkpoint && (!comm || comm->writer()))
-      save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
     if (better) {
+      stepper->pull(model, adam);
+      pulled = true;
       best = model;
       best_epoch = epoch;
       best_val = e.val_metric;
     }
-    if (on_epoch) on_epoch(e);
-  }
+  };
+  hooks.parameter_hash = [&] { return stepper->parameter_hash(); };
+  hooks.save_checkpoint = [&](int epoch, bool write) {
+    if (!pulled) stepper->pull(model, adam);
+    pulled = true;
+    if (write) save_checkpoint(options.checkpoint_path, model, adam, epoch, options, report.history);
+  };
+  hooks.report_epoch = [&](int) {
+    if (on_epoch) on_epoch(report.history.back());
+  };
+
+  EpochLoop loop;
+  loop.first = done + 1;
+  loop.last = options.epochs;
+  loop.n = train.size();
+  loop.batch_size = options.batch_size;
+  loop.shuffle = options.shuffle;
+  loop.seed = options.seed;
+  loop.seed_stride = 0x9E3779B97F4A7C15ull;
+  loop.checkpoint = !options.checkpoint_path.empty();
+  loop.checkpoint_every = options.checkpoint_every;
+  loop.communicator = comm;
+  loop.who = "graphit train";
+  run_epoch_loop(loop, hooks);
   stepper->pull(model, adam);
   report.saved_epoch = static_cast<int>(report.history.size());
   if (best_epoch > 0) {  // a resumed run that trained no new epoch has no copy: the model is the checkpoint's

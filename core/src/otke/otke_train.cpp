@@ -1,14 +1,13 @@
 // Supervised OTKE training loop with checkpoints (see inductive/otke_train.h).
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <numeric>
 #include <random>
 
 #include "inductive/backend.h"
 #include "inductive/checkpoint.h"
 #include "inductive/communicator.h"
+#include "inductive/epoch_loop.h"
 #include "inductive/files.h"
 #include "inductive/json_number.h"
 #include "inductive/otke_stepper.h"
@@ -170,23 +169,23 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     INDUCTIVE_CHECK(y_train[i] >= 0 && y_train[i] < c.classes, ErrorCode::kInvalidArgument, "otke train: label of set ",
                     i, " out of range: got ", y_train[i], ", expected 0..", c.classes - 1);
   stepper->bind(train);
-  std::vector<int> order(train.batch);
-  for (int epoch = st.epoch + 1; epoch <= options.epochs; ++epoch) {
-    if (st.bad_epochs >= options.early_stop_patience) break;
-    const auto t0 = std::chrono::steady_clock::now();
+
+  // The method's side of the epoch loop (inductive/epoch_loop.h): Adam steps at the epoch's learning rate, an
+  // optional head refit, then evaluation, the best model so far, the plateau schedule and early stopping.
+  double train_loss = 0;
+  EpochHooks hooks;
+  hooks.stop_before = [&](int) { return st.bad_epochs >= options.early_stop_patience; };
+  hooks.begin_epoch = [&](int) {
     adam.options().lr = st.lr;
-    // The shuffle depends on (seed, epoch) only, so a resumed run sees the same batches as an uninterrupted one.
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937_64 rng(options.seed * 1000003ull + static_cast<uint64_t>(epoch));
-    std::shuffle(order.begin(), order.end(), rng);
-    double train_loss = 0;
-    for (int begin = 0; begin < train.batch; begin += options.batch_size) {
-      const int end = std::min(train.batch, begin + options.batch_size);
-      const std::vector<int> idx(order.begin() + begin, order.begin() + end);
-      std::vector<int32_t> yb(idx.size());
-      for (size_t t = 0; t < idx.size(); ++t) yb[t] = y_train[idx[t]];
-      train_loss += stepper->step_on(idx, yb, st.lr) * idx.size();
-    }
+    train_loss = 0;
+  };
+  hooks.step = [&](const std::vector<int>& order, int begin, int end, std::mt19937_64&) {
+    const std::vector<int> idx(order.begin() + begin, order.begin() + end);
+    std::vector<int32_t> yb(idx.size());
+    for (size_t t = 0; t < idx.size(); ++t) yb[t] = y_train[idx[t]];
+    train_loss += stepper->step_on(idx, yb, st.lr) * idx.size();
+  };
+  hooks.end_epoch = [&](int epoch, EpochClock& clock) {
     train_loss /= train.batch;
     stepper->pull(model, adam);
     if (options.head_refit_every > 0 && epoch % options.head_refit_every == 0) {
@@ -196,7 +195,6 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       stepper->push(model, adam);
     }
     const auto [val_loss, val_acc] = evaluate(*stepper, val, y_val, options.batch_size, comm);
-    if (comm) check_ranks_agree(*comm, parameters_hash(model), "otke train: after epoch " + std::to_string(epoch));
     INDUCTIVE_CHECK(std::isfinite(train_loss) && std::isfinite(val_loss), ErrorCode::kInternal,
                     "otke train: loss became non-finite at epoch ", epoch, " (lower the learning rate)");
     if (val_loss < st.best_val_loss) {
@@ -213,13 +211,28 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
         st.lr_bad_epochs = 0;
       }
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, secs});
+    report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, clock.seconds()});
     st.epoch = epoch;
+  };
+  hooks.parameter_hash = [&] { return parameters_hash(model); };
+  hooks.save_checkpoint = [&](int, bool write) {
+    if (write) save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
+  };
+  hooks.report_epoch = [&](int) {
     if (options.on_epoch && writer) options.on_epoch(report.history.back());
-    if (!options.checkpoint_path.empty() && writer)
-      save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
-  }
+  };
+
+  EpochLoop loop;
+  loop.first = st.epoch + 1;
+  loop.last = options.epochs;
+  loop.n = train.batch;
+  loop.batch_size = options.batch_size;
+  loop.seed = options.seed;
+  loop.seed_stride = 1000003ull;
+  loop.checkpoint = !options.checkpoint_path.empty();
+  loop.communicator = comm;
+  loop.who = "otke train";
+  run_epoch_loop(loop, hooks);
   model = best;
   const OtkeStepStats stats = stepper->stats();
   report.steps = stats.steps;
