@@ -7,7 +7,9 @@
 //   inductive otke eval --model M (--class NAME=X.fa ... | --tsv F | --text F | --sets X.npy --lengths n.npy
 //                       --labels y.npy)
 //     prints JSON: accuracy, auROC (one-vs-rest on softmax probabilities, macro-averaged; for two classes the binary
-//     auROC), top-k accuracies for k in {1, 5, 10} below the class count, and the confusion matrix.
+//     auROC), auPRC (average precision, one-vs-rest and macro-averaged likewise; each class is the positive one in
+//     turn, so for two classes the entries differ), top-k accuracies for k in {1, 5, 10} below the class count, and
+//     the confusion matrix.
 // Both embed in chunks of --batch-size samples, so memory grows with the output, not with intermediate buffers.
 #include <cstdio>
 #include <memory>
@@ -107,10 +109,13 @@ void run_eval(const EvalArgs& a) {
   const int C = model.config.classes;
   std::vector<std::string> names = model.config.labels;
   for (int c = static_cast<int>(names.size()); c < C; ++c) names.push_back(std::to_string(c));
-  nlohmann::json per_class = nlohmann::json::object();
-  const auto areas = roc_auc_one_vs_rest(probs, y);
-  for (int c = 0; c < C; ++c) per_class[names[c]] = areas[c] ? nlohmann::json(*areas[c]) : nlohmann::json();
-  const auto macro = macro_roc_auc(probs, y);
+  // Per class, by name: the metric where it is defined, null where it is not.
+  const auto by_class = [&](const std::vector<std::optional<double>>& values) {
+    nlohmann::json out = nlohmann::json::object();
+    for (int c = 0; c < C; ++c) out[names[c]] = values[c] ? nlohmann::json(*values[c]) : nlohmann::json();
+    return out;
+  };
+  const auto optional_number = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   nlohmann::json top_k = nlohmann::json::object();
   for (int k : {1, 5, 10})
     if (k == 1 || C > k) top_k[std::to_string(k)] = top_k_accuracy(logits, y, k);
@@ -124,8 +129,10 @@ void run_eval(const EvalArgs& a) {
       {"classes", names},
       {"class_counts", counts},
       {"accuracy", accuracy(logits, y)},
-      {"auroc", macro ? nlohmann::json(*macro) : nlohmann::json()},
-      {"auroc_per_class", per_class},
+      {"auroc", optional_number(macro_roc_auc(probs, y))},
+      {"auroc_per_class", by_class(roc_auc_one_vs_rest(probs, y))},
+      {"auprc", optional_number(macro_average_precision(probs, y))},
+      {"auprc_per_class", by_class(average_precision_one_vs_rest(probs, y))},
       {"top_k_accuracy", top_k},
       {"confusion_matrix",
        {{"rows", "true class"}, {"columns", "predicted class"}, {"matrix", confusion_matrix(logits, y)}}},

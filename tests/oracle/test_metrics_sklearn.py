@@ -6,7 +6,8 @@ the CLI's metrics are computed on scores we choose. Its auROC uses softmax proba
 inductive/metrics.h), so the oracle sees softmax(s) too.
 
 sklearn conventions matched: roc_auc_score (binary: on the positive class' probability; multi-class:
-multi_class="ovr", average="macro"), top_k_accuracy_score, confusion_matrix (rows = true class).
+multi_class="ovr", average="macro"), average_precision_score (per class on "label == c" and that class'
+probability; macro over the classes present), top_k_accuracy_score, confusion_matrix (rows = true class).
 """
 import json
 import os
@@ -87,6 +88,11 @@ class EvalMatchesSklearn(unittest.TestCase):
         probs = softmax(scores.astype(np.float64))
         self.assertAlmostEqual(out["auroc"], metrics.roc_auc_score(y, probs[:, 1]), places=9)
         self.assertAlmostEqual(out["auroc_per_class"]["c0"], out["auroc"], places=12)
+        # Ties: identical rows give identical probabilities, which sklearn takes as one threshold too.
+        ap = [metrics.average_precision_score(y == c, probs[:, c]) for c in (0, 1)]
+        self.assertAlmostEqual(out["auprc_per_class"]["c1"], ap[1], places=9)
+        self.assertAlmostEqual(out["auprc_per_class"]["c0"], ap[0], places=9)
+        self.assertAlmostEqual(out["auprc"], np.mean(ap), places=9)
         self.assertAlmostEqual(out["accuracy"], metrics.accuracy_score(y, scores.argmax(axis=1)), places=12)
         self.assertEqual(out["confusion_matrix"]["matrix"],
                          metrics.confusion_matrix(y, scores.argmax(axis=1), labels=[0, 1]).tolist())
@@ -102,6 +108,12 @@ class EvalMatchesSklearn(unittest.TestCase):
         probs = softmax(scores.astype(np.float64))
         self.assertAlmostEqual(out["auroc"], metrics.roc_auc_score(y, probs, multi_class="ovr", average="macro"),
                                places=6)
+        onehot = np.eye(classes, dtype=int)[y]
+        self.assertAlmostEqual(out["auprc"], metrics.average_precision_score(onehot, probs, average="macro"),
+                               places=6)
+        for c in (0, 5, 11):
+            self.assertAlmostEqual(out["auprc_per_class"][f"c{c}"],
+                                   metrics.average_precision_score(y == c, probs[:, c]), places=6)
         for k in (1, 5, 10):
             expected = metrics.top_k_accuracy_score(y, scores, k=k, labels=np.arange(classes))
             self.assertAlmostEqual(out["top_k_accuracy"][str(k)], expected, places=12, msg=f"top-{k}")
@@ -114,9 +126,12 @@ class EvalMatchesSklearn(unittest.TestCase):
         scores = rng.normal(size=(50, 3)).astype(np.float32)
         out = self.evaluate(scores, y)
         self.assertIsNone(out["auroc_per_class"]["c2"])
+        self.assertIsNone(out["auprc_per_class"]["c2"])  # no positive: sklearn would warn and return 0
         probs = softmax(scores.astype(np.float64))
         expected = np.mean([metrics.roc_auc_score(y == c, probs[:, c]) for c in (0, 1)])
         self.assertAlmostEqual(out["auroc"], expected, places=6)
+        expected = np.mean([metrics.average_precision_score(y == c, probs[:, c]) for c in (0, 1)])
+        self.assertAlmostEqual(out["auprc"], expected, places=6)
 
 
 if __name__ == "__main__":

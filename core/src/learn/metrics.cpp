@@ -29,13 +29,48 @@ Eigen::Index argmax_row(const Eigen::Ref<const MatF>& s, Eigen::Index i) {
   return best;
 }
 
+void check_binary(const std::vector<float>& scores, const std::vector<uint8_t>& positive, const char* where) {
+  INDUCTIVE_CHECK(scores.size() == positive.size(), ErrorCode::kShapeMismatch, where, ": ", scores.size(),
+                  " scores for ", positive.size(), " labels");
+  for (size_t i = 0; i < scores.size(); ++i)
+    INDUCTIVE_CHECK(!std::isnan(scores[i]), ErrorCode::kInvalidArgument, where, ": score ", i, " is NaN");
+}
+
+// Per class c, `metric` of column c of `probs` for "label == c", where the class has at least one positive sample
+// (and one negative, when `needs_negative`); std::nullopt elsewhere.
+template <class Metric>
+std::vector<std::optional<double>> one_vs_rest(const Eigen::Ref<const MatF>& probs, const std::vector<int32_t>& y,
+                                               bool needs_negative, Metric metric) {
+  const Eigen::Index m = probs.rows(), C = probs.cols();
+  std::vector<int64_t> count(C, 0);
+  for (int32_t label : y) ++count[label];
+  std::vector<std::optional<double>> out(C);
+  std::vector<float> column(m);
+  std::vector<uint8_t> positive(m);
+  for (Eigen::Index c = 0; c < C; ++c) {
+    if (count[c] == 0 || (needs_negative && count[c] == m)) continue;  // undefined, not an error here
+    for (Eigen::Index i = 0; i < m; ++i) {
+      column[i] = probs(i, c);
+      positive[i] = y[i] == c;
+    }
+    out[c] = metric(column, positive);
+  }
+  return out;
+}
+
+std::optional<double> mean_of_defined(const std::vector<std::optional<double>>& values) {
+  double sum = 0;
+  int defined = 0;
+  for (const auto& v : values)
+    if (v) sum += *v, ++defined;
+  if (defined == 0) return std::nullopt;
+  return sum / defined;
+}
+
 }  // namespace
 
 double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& positive) {
-  INDUCTIVE_CHECK(scores.size() == positive.size(), ErrorCode::kShapeMismatch, "roc_auc: ", scores.size(),
-                  " scores for ", positive.size(), " labels");
-  for (size_t i = 0; i < scores.size(); ++i)
-    INDUCTIVE_CHECK(!std::isnan(scores[i]), ErrorCode::kInvalidArgument, "roc_auc: score ", i, " is NaN");
+  check_binary(scores, positive, "roc_auc");
   const int64_t n_pos = std::count_if(positive.begin(), positive.end(), [](uint8_t v) { return v != 0; });
   const int64_t n_neg = static_cast<int64_t>(positive.size()) - n_pos;
   INDUCTIVE_CHECK(n_pos > 0 && n_neg > 0, ErrorCode::kInvalidArgument, "roc_auc: undefined without both classes: got ",
@@ -61,30 +96,46 @@ double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& pos
 std::vector<std::optional<double>> roc_auc_one_vs_rest(const Eigen::Ref<const MatF>& probs,
                                                        const std::vector<int32_t>& y) {
   check_labels(probs, y, "roc_auc_one_vs_rest");
-  const Eigen::Index m = probs.rows(), C = probs.cols();
-  std::vector<int64_t> count(C, 0);
-  for (int32_t label : y) ++count[label];
-  std::vector<std::optional<double>> out(C);
-  std::vector<float> column(m);
-  std::vector<uint8_t> positive(m);
-  for (Eigen::Index c = 0; c < C; ++c) {
-    if (count[c] == 0 || count[c] == m) continue;  // no positive or no negative: undefined, not an error here
-    for (Eigen::Index i = 0; i < m; ++i) {
-      column[i] = probs(i, c);
-      positive[i] = y[i] == c;
-    }
-    out[c] = roc_auc(column, positive);
-  }
-  return out;
+  return one_vs_rest(probs, y, true, roc_auc);
 }
 
 std::optional<double> macro_roc_auc(const Eigen::Ref<const MatF>& probs, const std::vector<int32_t>& y) {
-  double sum = 0;
-  int defined = 0;
-  for (const auto& a : roc_auc_one_vs_rest(probs, y))
-    if (a) sum += *a, ++defined;
-  if (defined == 0) return std::nullopt;
-  return sum / defined;
+  return mean_of_defined(roc_auc_one_vs_rest(probs, y));
+}
+
+double average_precision(const std::vector<float>& scores, const std::vector<uint8_t>& positive) {
+  check_binary(scores, positive, "average_precision");
+  const int64_t n_pos = std::count_if(positive.begin(), positive.end(), [](uint8_t v) { return v != 0; });
+  INDUCTIVE_CHECK(n_pos > 0, ErrorCode::kInvalidArgument,
+                  "average_precision: undefined without a positive sample (recall has nothing to count)");
+  // Thresholds at the distinct scores, highest first: tied samples enter together, as one point of the curve.
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  double area = 0;
+  int64_t true_pos = 0, taken = 0, true_pos_before = 0;
+  for (size_t start = 0; start < order.size();) {
+    size_t end = start + 1;
+    while (end < order.size() && scores[order[end]] == scores[order[start]]) ++end;
+    for (size_t t = start; t < end; ++t) true_pos += positive[order[t]] != 0;
+    taken += static_cast<int64_t>(end - start);
+    // (R_n - R_{n-1}) P_n with R_n = tp / positives and P_n = tp / taken.
+    area += static_cast<double>(true_pos - true_pos_before) / static_cast<double>(n_pos) *
+            (static_cast<double>(true_pos) / static_cast<double>(taken));
+    true_pos_before = true_pos;
+    start = end;
+  }
+  return area;
+}
+
+std::vector<std::optional<double>> average_precision_one_vs_rest(const Eigen::Ref<const MatF>& probs,
+                                                                 const std::vector<int32_t>& y) {
+  check_labels(probs, y, "average_precision_one_vs_rest");
+  return one_vs_rest(probs, y, false, average_precision);
+}
+
+std::optional<double> macro_average_precision(const Eigen::Ref<const MatF>& probs, const std::vector<int32_t>& y) {
+  return mean_of_defined(average_precision_one_vs_rest(probs, y));
 }
 
 double top_k_accuracy(const Eigen::Ref<const MatF>& scores, const std::vector<int32_t>& y, int k) {

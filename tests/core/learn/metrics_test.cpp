@@ -47,6 +47,46 @@ TEST(MetricsRocAuc, OneVsRestSkipsClassesWithoutPositivesAndAverages) {
   EXPECT_FALSE(macro_roc_auc(probs, {2, 2, 2, 2}).has_value());  // only one class present: nothing defined
 }
 
+TEST(MetricsAveragePrecision, SumsRecallStepsTimesPrecision) {
+  // Highest first: 0.9 (+) R 1/2 P 1; 0.8 (-) no recall step; 0.7 (+) R 1 P 2/3: 1/2 + 1/2 * 2/3 = 5/6.
+  EXPECT_DOUBLE_EQ(average_precision({0.9f, 0.8f, 0.7f, 0.6f}, {1, 0, 1, 0}), 5.0 / 6.0);
+  EXPECT_DOUBLE_EQ(average_precision({0.1f, 0.2f, 0.9f}, {0, 0, 1}), 1.0);  // the positive ranks first
+  EXPECT_DOUBLE_EQ(average_precision({0.3f, 0.2f}, {1, 1}), 1.0);           // no negative: precision is always 1
+}
+
+TEST(MetricsAveragePrecision, TiedScoresAreOneThreshold) {
+  // 0.5 takes a positive and a negative together (R 1/2, P 1/2), then 0.2 the other positive (R 1, P 2/3):
+  // 1/4 + 1/3, whichever order the tied samples come in.
+  EXPECT_DOUBLE_EQ(average_precision({0.5f, 0.5f, 0.2f}, {1, 0, 1}), 7.0 / 12.0);
+  EXPECT_DOUBLE_EQ(average_precision({0.5f, 0.5f, 0.2f}, {0, 1, 1}), 7.0 / 12.0);
+}
+
+TEST(MetricsAveragePrecision, RefusesWhatHasNoRecall) {
+  expect_error(
+      [] {
+        average_precision({0.1f, 0.2f}, {0, 0});
+      },
+      ErrorCode::kInvalidArgument, "undefined without a positive sample");
+  expect_error([] { average_precision({0.1f}, {1, 0}); }, ErrorCode::kShapeMismatch, "1 scores for 2 labels");
+  expect_error([] { average_precision({std::nanf(""), 0.1f}, {1, 0}); }, ErrorCode::kInvalidArgument, "score 0 is NaN");
+}
+
+TEST(MetricsAveragePrecision, OneVsRestGivesEachClassItsOwnArea) {
+  MatF probs(4, 2);
+  probs << 0.8f, 0.2f,  // class 0
+      0.4f, 0.6f,       // class 0
+      0.6f, 0.4f,       // class 0
+      0.5f, 0.5f;       // class 1
+  const std::vector<int32_t> y{0, 0, 0, 1};
+  const auto per_class = average_precision_one_vs_rest(probs, y);
+  EXPECT_DOUBLE_EQ(*per_class[0], 1.0 / 3 + 1.0 / 3 + 1.0 / 3 * 3.0 / 4);  // 0.8 (+), 0.6 (+), 0.5 (-), 0.4 (+)
+  EXPECT_DOUBLE_EQ(*per_class[1], 0.5);                                    // 0.6 (-), 0.5 (+): R 1 at P 1/2
+  EXPECT_DOUBLE_EQ(*macro_average_precision(probs, y), (*per_class[0] + 0.5) / 2);
+  const auto only_zero = average_precision_one_vs_rest(probs, {0, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(*only_zero[0], 1.0);    // every sample is positive
+  EXPECT_FALSE(only_zero[1].has_value());  // no positive: undefined
+}
+
 TEST(MetricsTopK, TopOneIsArgmaxAccuracyAndTiesGoToTheLowerIndex) {
   MatF s(3, 3);
   s << 0.5f, 0.5f, 0.0f,                   // tie between 0 and 1: argmax says 0
