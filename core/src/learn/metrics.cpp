@@ -67,6 +67,26 @@ std::optional<double> mean_of_defined(const std::vector<std::optional<double>>& 
   return sum / defined;
 }
 
+// Ranks the samples by score (ascending, or descending when `descending`) and calls visit(start, end, positives)
+// for each run of equal scores, ranks [start, end) with `positives` of them positive: a tie is one step of a ranking
+// curve, whichever order its samples come in.
+template <class Visit>
+void for_each_tie(const std::vector<float>& scores, const std::vector<uint8_t>& positive, bool descending,
+                  Visit visit) {
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return descending ? scores[a] > scores[b] : scores[a] < scores[b]; });
+  for (size_t start = 0; start < order.size();) {
+    size_t end = start + 1;
+    while (end < order.size() && scores[order[end]] == scores[order[start]]) ++end;
+    int64_t positives = 0;
+    for (size_t t = start; t < end; ++t) positives += positive[order[t]] != 0;
+    visit(start, end, positives);
+    start = end;
+  }
+}
+
 }  // namespace
 
 double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& positive) {
@@ -77,18 +97,10 @@ double roc_auc(const std::vector<float>& scores, const std::vector<uint8_t>& pos
                   n_pos, " positive and ", n_neg, " negative samples");
   // Mann-Whitney U from ranks: tied scores share their mean rank, which counts each tied (positive, negative) pair
   // as 1/2 - exactly the trapezoid the ROC curve draws through a tie. O(m log m) instead of O(n_pos n_neg).
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
   double rank_sum = 0;  // sum of the (1-based, tie-averaged) ranks of the positives
-  for (size_t start = 0; start < order.size();) {
-    size_t end = start + 1;
-    while (end < order.size() && scores[order[end]] == scores[order[start]]) ++end;
-    const double mean_rank = 0.5 * static_cast<double>(start + 1 + end);  // mean of start+1 .. end
-    for (size_t t = start; t < end; ++t)
-      if (positive[order[t]]) rank_sum += mean_rank;
-    start = end;
-  }
+  for_each_tie(scores, positive, false, [&](size_t start, size_t end, int64_t positives) {
+    rank_sum += static_cast<double>(positives) * 0.5 * static_cast<double>(start + 1 + end);  // mean of start+1..end
+  });
   const double u = rank_sum - 0.5 * static_cast<double>(n_pos) * static_cast<double>(n_pos + 1);
   return u / (static_cast<double>(n_pos) * static_cast<double>(n_neg));
 }
@@ -109,22 +121,14 @@ double average_precision(const std::vector<float>& scores, const std::vector<uin
   INDUCTIVE_CHECK(n_pos > 0, ErrorCode::kInvalidArgument,
                   "average_precision: undefined without a positive sample (recall has nothing to count)");
   // Thresholds at the distinct scores, highest first: tied samples enter together, as one point of the curve.
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   double area = 0;
-  int64_t true_pos = 0, taken = 0, true_pos_before = 0;
-  for (size_t start = 0; start < order.size();) {
-    size_t end = start + 1;
-    while (end < order.size() && scores[order[end]] == scores[order[start]]) ++end;
-    for (size_t t = start; t < end; ++t) true_pos += positive[order[t]] != 0;
-    taken += static_cast<int64_t>(end - start);
-    // (R_n - R_{n-1}) P_n with R_n = tp / positives and P_n = tp / taken.
-    area += static_cast<double>(true_pos - true_pos_before) / static_cast<double>(n_pos) *
-            (static_cast<double>(true_pos) / static_cast<double>(taken));
-    true_pos_before = true_pos;
-    start = end;
-  }
+  int64_t true_pos = 0;
+  for_each_tie(scores, positive, true, [&](size_t, size_t end, int64_t positives) {
+    true_pos += positives;
+    // (R_n - R_{n-1}) P_n with R_n = tp / positives and P_n = tp / taken (`end` samples taken so far).
+    area += static_cast<double>(positives) / static_cast<double>(n_pos) *
+            (static_cast<double>(true_pos) / static_cast<double>(end));
+  });
   return area;
 }
 
