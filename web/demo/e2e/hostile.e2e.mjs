@@ -5,11 +5,11 @@
 //   - a SMILES string of 10^5 atoms, and one of 10^4 nested branches: refused by the build's size limit
 //     (1024 atoms in wasm) before any work, with the limit in the message;
 //   - a 200 MB LIBSVM file dropped on the screening panel: it loads and is screened, or fails with a precise code;
-//     the main thread keeps answering within 1 s while the worker parses it;
+//     the worker reads it, and no main-thread task runs 1 s or more while the worker parses it;
 //   - model files whose safetensors header claims 4 GB (as the header's length, or as a tensor's data) opened in the
 //     OTKE panel: bad_model_file before any allocation, the model in use unchanged; a real model file opens;
 //   - a FASTA file of 10^6 sequences given to "learn a model": read and parsed in the worker, progress keeps coming,
-//     the page answers within 1 s, and Cancel stops it with the model in use unchanged.
+//     no main-thread task runs 1 s or more, and Cancel stops it with the model in use unchanged.
 import { readFileSync } from 'node:fs';
 import { CheckFailed, check, runDemoTest } from './harness.mjs';
 
@@ -90,6 +90,7 @@ async function hugeLibsvm(page) {
     input.dispatchEvent(new Event('change', { bubbles: true }));
     return Math.round(file.size / 2 ** 20);
   });
+  const longestTask = await watchMainThread(page);
   const started = Date.now();
   // While the worker parses and screens, the page must answer.
   let slowest = 0;
@@ -105,18 +106,53 @@ async function hugeLibsvm(page) {
     if (settled === null) await new Promise((ok) => setTimeout(ok, 250));
   }
   check(settled !== null, `a ${mb} MB LIBSVM file: no result within 240 s`);
-  check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker was busy`);
+  const responsive = checkResponsive(await longestTask(), slowest, 'read and screened the file');
   if (settled === 'done') {
     const shape = await byTestId(page, 'screening-shape').evaluate((el) => `${el.dataset.n} x ${el.dataset.p}`);
     log(
       `a ${mb} MB LIBSVM file: loaded and screened in ${((Date.now() - started) / 1000).toFixed(1)} s (${shape}); ` +
-        `slowest main-thread round trip ${slowest} ms`,
+        responsive,
     );
   } else {
     const code = await text(page, 'screening-error-code');
     check(['out_of_memory', 'invalid_argument'].includes(code), `a ${mb} MB LIBSVM file: unexpected error ${code}`);
     log(`a ${mb} MB LIBSVM file: refused with ${code}: ${await text(page, 'screening-error-message')}`);
   }
+}
+
+// A frozen page is a main thread that runs one task for long: the Long Tasks API reports, in the page, every task of
+// the main thread over 50 ms with its duration. That is the measure; the test driver's round trips (page.evaluate over
+// the DevTools protocol) cross three processes on a 2-core machine whose other core runs the worker, so they are
+// logged and only bounded loosely (an unanswering page), not read as the main thread's own pauses.
+const FROZEN_MS = 1000;
+const UNANSWERED_MS = 5000;
+
+/** Starts recording the main thread's long tasks; call after the harness's own heavy evaluate (it is one). */
+async function watchMainThread(page) {
+  await page.evaluate(() => {
+    window.longestTask?.observer.disconnect();
+    const watch = { ms: 0, count: 0, observer: null };
+    watch.observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        watch.ms = Math.max(watch.ms, e.duration);
+        watch.count += 1;
+      }
+    });
+    watch.observer.observe({ type: 'longtask' });
+    window.longestTask = watch;
+  });
+  return async () => {
+    // Entries arrive in the observer's callback, a task after the long task ends: give it one frame.
+    await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0))));
+    return page.evaluate(() => ({ ms: Math.round(window.longestTask.ms), count: window.longestTask.count }));
+  };
+}
+
+/** Checks that the page was not frozen (see FROZEN_MS) and answered the driver; returns a phrase for the log. */
+function checkResponsive(longest, slowest, what) {
+  check(longest.ms < FROZEN_MS, `the page froze: a main-thread task ran ${longest.ms} ms while the worker ${what}`);
+  check(slowest < UNANSWERED_MS, `the page did not answer: a round trip took ${slowest} ms while the worker ${what}`);
+  return `longest main-thread task ${longest.ms} ms (${longest.count} over 50 ms), slowest round trip ${slowest} ms`;
 }
 
 /** Polls `probe` in the page every 250 ms until it returns non-null; returns it and the slowest round trip. */
@@ -241,6 +277,7 @@ async function hugeFasta(page) {
     input.dispatchEvent(new Event('change', { bubbles: true }));
     return Math.round(size / 2 ** 20);
   }, records);
+  const longestTask = await watchMainThread(page);
   const started = Date.now();
   await byTestId(page, 'otke-learn').click();
   // Progress must come (the worker parses, then the library reports its stages), with the page answering.
@@ -261,7 +298,7 @@ async function hugeFasta(page) {
     240_000,
   );
   check(moving !== null, `a ${mb} MB FASTA of ${records} sequences: the k-means stages did not start within 240 s`);
-  check(slowest < 1000, `the page froze: a main-thread round trip took ${slowest} ms while the worker read the FASTA`);
+  const responsive = checkResponsive(await longestTask(), slowest, 'read the FASTA');
   if (moving.state === 'busy') {
     await byTestId(page, 'otke-learn-cancel').click();
     const { value: end } = await pollResponsive(
@@ -276,13 +313,13 @@ async function hugeFasta(page) {
     check(end !== null && end.state === 'cancelled', `after Cancel: ${JSON.stringify(end)}`);
     log(
       `a ${mb} MB FASTA of ${records} sequences: progress came (${moving.text}) after ` +
-        `${((Date.now() - started) / 1000).toFixed(1)} s, slowest round trip ${slowest} ms; cancelled: ${end.text}`,
+        `${((Date.now() - started) / 1000).toFixed(1)} s, ${responsive}; cancelled: ${end.text}`,
     );
   } else {
     check(moving.state === 'done', `a ${mb} MB FASTA: unexpected end ${JSON.stringify(moving)}`);
     log(
       `a ${mb} MB FASTA of ${records} sequences ended after ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
-        `${moving.state}: ${moving.text} (slowest main-thread round trip ${slowest} ms)`,
+        `${moving.state}: ${moving.text} (${responsive})`,
     );
   }
   // The worker lives on: the panel still analyses sequences with the model in use.

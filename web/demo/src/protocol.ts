@@ -225,11 +225,14 @@ export interface ScreeningDatasetInfo {
   labels: number[] | null;
 }
 
-/** Parses a dropped file (LIBSVM or CSV, gzip allowed); it becomes the 'file' source. */
+/**
+ * Parses a dropped file (LIBSVM or CSV, gzip allowed); it becomes the 'file' source. The worker reads the file: the
+ * page passes only the Blob's handle, so that a file of hundreds of MB never passes through the main thread.
+ */
 export interface ScreeningLoadFileRequest {
   method: 'screening-load-file';
   name: string;
-  bytes: Uint8Array;
+  file: Blob;
   format: 'libsvm' | 'csv';
   /** CSV: skip the first line. */
   header: boolean;

@@ -201,16 +201,17 @@ export class ScoreHistogram {
 
   draw(scores: Float32Array, screened: Uint8Array): void {
     const root = this.element;
-    const finite: number[] = [];
-    scores.forEach((s) => {
-      if (Number.isFinite(s)) finite.push(s);
-    });
-    if (finite.length === 0) {
+    // A typed array sorted natively: a dropped file can have 10^6 samples, and sorting a JS array of them with a
+    // comparator paused the main thread for most of a second.
+    const finite = new Float32Array(scores.length);
+    let nFinite = 0;
+    for (const s of scores) if (Number.isFinite(s)) finite[nFinite++] = s;
+    if (nFinite === 0) {
       message(root, 'no finite score: this loss has no flat region, nothing can be screened');
       return;
     }
     // The central 98% of the scores (outliers go to the end bins), always with 0 as a bin edge.
-    const sorted = finite.slice().sort((a, b) => a - b);
+    const sorted = finite.subarray(0, nFinite).sort();
     const q = (f: number): number => sorted[Math.min(sorted.length - 1, Math.floor(f * (sorted.length - 1)))];
     let lo = Math.min(q(0.01), 0);
     let hi = Math.max(q(0.99), 0);

@@ -560,11 +560,13 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
     const fmt = format.value === 'auto' ? guessFormat(file.name) : (format.value as 'libsvm' | 'csv');
     setStatus('computing', `Reading ${file.name}…`, false);
     try {
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      const res = await ctx.solver.solve(
-        { method: 'screening-load-file', name: file.name, bytes, format: fmt, header: header.checked },
-        { transfer: [bytes.buffer] },
-      );
+      const res = await ctx.solver.solve({
+        method: 'screening-load-file',
+        name: file.name,
+        file,
+        format: fmt,
+        header: header.checked,
+      });
       const d = res.dataset;
       infos.set('file', d);
       fileOption.disabled = false;

@@ -75,10 +75,11 @@ async function dataset(ind: Inductive, req: Pick<ScreeningRunRequest, 'source' |
   }
 }
 
-function loadFile(ind: Inductive, req: ScreeningLoadFileRequest): ScreeningResponse {
+async function loadFile(ind: Inductive, req: ScreeningLoadFileRequest): Promise<ScreeningResponse> {
   let d: ScreeningDataset;
   try {
-    d = ind.loadDataset(req.bytes, req.format === 'csv' ? { format: 'csv', header: req.header } : { format: 'libsvm' });
+    const bytes = new Uint8Array(await req.file.arrayBuffer());
+    d = ind.loadDataset(bytes, req.format === 'csv' ? { format: 'csv', header: req.header } : { format: 'libsvm' });
   } catch (e) {
     // The library names the format and the line ("libsvm: line 2: ..."); the page adds which file it was.
     if (e instanceof InductiveError) throw new InductiveError(e.code, `${req.name}: ${e.message}`);
