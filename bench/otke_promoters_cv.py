@@ -43,22 +43,13 @@ import time
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
+from cli_runs import read_fasta, run_json
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "promoters-umarov2017")
 ORGANISMS = {"ecoli": ("E. coli", "Ecoli_prom.fa", "Ecoli_non_prom.fa"),
              "bsubtilis": ("B. subtilis", "Bacillus_prom.fa", "Bacillus_non_prom.fa")}
 
-
-def read_fasta(path):
-    records = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith(">"):
-                records.append([line[1:], ""])
-            elif line:
-                records[-1][1] += line
-    return records
 
 
 def write_fasta(path, records):
@@ -66,12 +57,6 @@ def write_fasta(path, records):
         for name, seq in records:
             f.write(f">{name}\n{seq}\n")
 
-
-def run_json(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"command failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr}")
-    return json.loads(done.stdout)
 
 
 def write_split(folder, prefix, records, y, idx):

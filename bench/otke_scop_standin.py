@@ -35,6 +35,8 @@ import time
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
+from cli_runs import run_json
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_FASTA = os.path.join(REPO, "..", "shared", "data", "scop175-deepsf", "D1_similarity_reduction",
                              "Testdata_id70againstTrain.fasta")
@@ -54,12 +56,6 @@ def read_domains(path):
                 out[-1][2] += line.upper()
     return out
 
-
-def run_json(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"command failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr}")
-    return json.loads(done.stdout)
 
 
 def write_tsv(path, domains, idx):

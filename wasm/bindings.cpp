@@ -253,6 +253,11 @@ class OtkeHandle {
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
       inductive::OtkeModel fitted = model_;
       fitted.config.classes = C;
+      // The new head is a linear one-of-C head, whatever the old one was (an MLP or multilabel head included).
+      fitted.config.hidden = 0;
+      fitted.config.dropout = 0;
+      fitted.config.multilabel = false;
+      fitted.hidden = inductive::LinearHead{};
       fitted.config.labels.clear();
       for (const auto& n : names) fitted.config.labels.push_back(n.get<std::string>());
       fitted.config.validate();
@@ -338,7 +343,8 @@ class OtkeHandle {
   void write_predictions(const Eigen::Ref<const inductive::MatF>& e, uintptr_t logits, uintptr_t probabilities) const {
     const inductive::MatF z = model_.predict(e);
     write_rows(z, logits);
-    if (probabilities != 0) write_rows(inductive::softmax_rows(z), probabilities);
+    // One class of C (softmax rows), or for a multilabel model an independent sigmoid per label.
+    if (probabilities != 0) write_rows(inductive::output_probabilities(model_.config, z), probabilities);
   }
 
   inductive::OtkeModel model_;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the vendored E. coli promoter subset (150 promoters + 150 non-promoters) from Umarov & Solovyev (2017).
+"""Writes the vendored promoter subsets from Umarov & Solovyev (2017): E. coli (150 promoters + 150 non-promoters)
+and B. subtilis (100 + 100, the second label of the multilabel tests).
 
 Selection is deterministic and independent of file order: records are ranked by the sha256 of
 "<header>\\n<sequence>" and the 150 smallest of each file are kept, written in their original file order, one
@@ -18,10 +19,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SOURCE = os.path.join(HERE, "..", "..", "..", "shared", "data", "promoters-umarov2017")
-PER_CLASS = 150
-FILES = {  # source file -> (sha256, vendored file)
-    "Ecoli_prom.fa": ("1712f385e357491d309bd14f8fd4e8de3d018bd418402cab3c6014232197ce5e", "ecoli_prom_150.fa"),
-    "Ecoli_non_prom.fa": ("cf5f078da7e56c5f38c8abd8ffaeaa227863bff4f5c249f2cfda61cb5331c774", "ecoli_non_prom_150.fa"),
+FILES = {  # source file -> (sha256, vendored file, records kept)
+    "Ecoli_prom.fa": ("1712f385e357491d309bd14f8fd4e8de3d018bd418402cab3c6014232197ce5e", "ecoli_prom_150.fa", 150),
+    "Ecoli_non_prom.fa": ("cf5f078da7e56c5f38c8abd8ffaeaa227863bff4f5c249f2cfda61cb5331c774", "ecoli_non_prom_150.fa",
+                          150),
+    # B. subtilis: the second label of the multilabel (DeepSEA-style) tests, "promoter" x "b_subtilis".
+    "Bacillus_prom.fa": ("ed567448ac42e2b7958f58c971e2b8e95d7e28e266a1d8d778fec03de0d8bb68", "bsubtilis_prom_100.fa",
+                         100),
+    "Bacillus_non_prom.fa": ("ffb3bc854a6b410ce692a0dea47838dadb6c0f6bdeaf41bcbffe24108b4f7fad",
+                             "bsubtilis_non_prom_100.fa", 100),
 }
 
 
@@ -53,7 +59,7 @@ def main():
     parser.add_argument("--rest", help="also write the records not vendored to this folder")
     args = parser.parse_args()
     source = args.source
-    for name, (sha, out_name) in FILES.items():
+    for name, (sha, out_name, per_file) in FILES.items():
         path = os.path.join(source, name)
         with open(path, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
@@ -62,12 +68,12 @@ def main():
         records = read_fasta(path)
         rank = sorted(range(len(records)),
                       key=lambda i: hashlib.sha256(f"{records[i][0]}\n{records[i][1]}".encode()).hexdigest())
-        keep = sorted(rank[:PER_CLASS])
+        keep = sorted(rank[:per_file])
         write_fasta(os.path.join(HERE, out_name), [records[i] for i in keep])
         print(f"{out_name}: {len(keep)} of {len(records)} records from {name}")
         if args.rest:
-            rest_name = out_name.replace("_150.fa", "_rest.fa")
-            rest = sorted(rank[PER_CLASS:])
+            rest_name = out_name.replace(f"_{per_file}.fa", "_rest.fa")
+            rest = sorted(rank[per_file:])
             write_fasta(os.path.join(args.rest, rest_name), [records[i] for i in rest])
             print(f"{os.path.join(args.rest, rest_name)}: the other {len(rest)} records")
 

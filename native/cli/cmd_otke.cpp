@@ -9,8 +9,12 @@
 //     prints JSON: accuracy, auROC (one-vs-rest on softmax probabilities, macro-averaged; for two classes the binary
 //     auROC), auPRC (average precision, one-vs-rest and macro-averaged likewise; each class is the positive one in
 //     turn, so for two classes the entries differ), top-k accuracies for k in {1, 5, 10} below the class count, and
-//     the confusion matrix.
+//     the confusion matrix. A multilabel model (label sets, `otke fit --multilabel`) instead prints per label the
+//     auROC and auPRC of its sigmoid probability, their means over the labels (auroc, auprc), the share of (sample,
+//     label) entries right at 0.5 (label_accuracy), the share of samples with every label right (exact_match) and
+//     the mean binary cross-entropy (bce). --probabilities P.npy also writes every sample's probabilities.
 // Both embed in chunks of --batch-size samples, so memory grows with the output, not with intermediate buffers.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -85,12 +89,65 @@ void run_embed(const EmbedArgs& a) {
 
 struct EvalArgs {
   InputArgs data;
-  std::string model, backend = "cpu";
+  std::string model, backend = "cpu", probabilities;
   int batch_size = 256;
   bool quiet = false;
 };
 
+// A multilabel model (the DeepSEA-style one): per label, auROC and auPRC of its sigmoid probability against its
+// 0/1 targets, the label-averaged (macro) figures over the labels where they are defined (both values present), the
+// share of (sample, label) entries right at 0.5, and the share of samples whose whole label set is right.
+void print_multilabel_eval(const EvalArgs& a, const OtkeConfig& config, int n, const MatF& logits, const MatF& probs,
+                           const std::vector<int32_t>& bits, const nlohmann::json& timings) {
+  const int C = config.classes;
+  nlohmann::json auroc = nlohmann::json::object(), auprc = nlohmann::json::object(), counts = nlohmann::json::object();
+  double sum_roc = 0, sum_prc = 0;
+  int defined = 0;
+  for (int c = 0; c < C; ++c) {
+    std::vector<float> score(probs.rows());
+    for (Eigen::Index i = 0; i < probs.rows(); ++i) score[i] = probs(i, c);
+    const std::vector<int32_t> col = label_column(bits, c);
+    const std::vector<uint8_t> positive(col.begin(), col.end());
+    const int64_t pos = std::count(col.begin(), col.end(), 1);
+    counts[config.labels[c]] = pos;
+    if (pos == 0 || pos == static_cast<int64_t>(col.size())) {  // one value only: neither metric is defined
+      auroc[config.labels[c]] = nullptr;
+      auprc[config.labels[c]] = nullptr;
+      continue;
+    }
+    const double r = roc_auc(score, positive), p = average_precision(score, positive);
+    auroc[config.labels[c]] = r;
+    auprc[config.labels[c]] = p;
+    sum_roc += r;
+    sum_prc += p;
+    ++defined;
+  }
+  int64_t exact = 0;
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    int32_t predicted = 0;
+    for (int c = 0; c < C; ++c) predicted |= (logits(i, c) > 0 ? 1 : 0) << c;
+    exact += predicted == bits[i];
+  }
+  const auto mean_or_null = [&](double sum) { return defined ? nlohmann::json(sum / defined) : nlohmann::json(); };
+  const nlohmann::json summary = {{"model", a.model},
+                                  {"backend", a.backend},
+                                  {"n", n},
+                                  {"multilabel", true},
+                                  {"labels", config.labels},
+                                  {"label_counts", counts},
+                                  {"label_accuracy", multilabel_accuracy(logits, bits)},
+                                  {"exact_match", n ? static_cast<double>(exact) / n : 0.0},
+                                  {"bce", binary_cross_entropy(logits, bits)},
+                                  {"auroc", mean_or_null(sum_roc)},
+                                  {"auroc_per_label", auroc},
+                                  {"auprc", mean_or_null(sum_prc)},
+                                  {"auprc_per_label", auprc},
+                                  {"timings_s", timings}};
+  std::printf("%s\n", summary.dump().c_str());
+}
+
 void run_eval(const EvalArgs& a) {
+  if (!a.probabilities.empty()) check_output_path(a.probabilities, "--probabilities");
   Progress progress("otke eval", a.quiet);
   OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kLabelled);
@@ -103,8 +160,14 @@ void run_eval(const EvalArgs& a) {
 
   const MatF logits =
       model.predict(embed_in_chunks(model, in, a.batch_size, progress, "embed", nullptr, nullptr, device.get()));
-  const MatF probs = softmax_rows(logits);
+  const MatF probs = output_probabilities(model.config, logits);
   const double embed_s = progress.lap();
+  if (!a.probabilities.empty()) save_npy(a.probabilities, probs.data(), {probs.rows(), probs.cols()});
+  if (model.config.multilabel) {
+    print_multilabel_eval(a, model.config, in.size(), logits, probs, y,
+                          {{"load", load_s}, {"embed_predict", embed_s}, {"total", progress.elapsed()}});
+    return;
+  }
 
   const int C = model.config.classes;
   std::vector<std::string> names = model.config.labels;
@@ -170,6 +233,9 @@ void add_otke_command(CLI::App& app) {
   add_input_options(eval, v->data, InputKind::kLabelled);
   eval->add_option("--batch-size", v->batch_size, "Samples embedded at a time (bounds memory)")->capture_default_str();
   eval->add_option("--backend", v->backend, "Where to embed: cpu, cuda or cuda:<device>")->capture_default_str();
+  eval->add_option("--probabilities", v->probabilities,
+                   "Also write each sample's probabilities [n, C], .npy float32 (softmax rows; multilabel: a "
+                   "sigmoid per label), in input order");
   eval->add_flag("--quiet", v->quiet, "No progress on stderr");
   eval->callback([v] { run_eval(*v); });
 }

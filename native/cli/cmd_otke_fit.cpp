@@ -9,6 +9,8 @@
 //    on train + validation at the selected lambda.
 // With --text (sentences), the model's input is "tokens": the vocabulary is built from the sentences and the token
 // table drawn at random (seeded); `otke train` then learns it end to end. --lambda fixes the head's penalty.
+// --multilabel (label sets, a sigmoid per label) and --hidden/--dropout (an MLP head) make the thesis' DeepSEA-style
+// model: step 3 is replaced by a seeded initialisation of that head, which `otke train` learns end to end.
 // Under mpirun the k-means distances, the embedding and the head's fit are split over the ranks: each rank embeds
 // its share of the labelled samples and keeps it (no rank holds every embedding), the head's objective is summed
 // across ranks, and rank 0 writes.
@@ -50,8 +52,9 @@ struct FitArgs {
   int barycenter_iters = fit_defaults.barycenter.iters,
       barycenter_sinkhorn_iters = fit_defaults.barycenter.sinkhorn_iters;
   double barycenter_eps = fit_defaults.barycenter.eps, barycenter_sinkhorn_tol = fit_defaults.barycenter.sinkhorn_tol;
-  int kmer = config_defaults.kmer, anchors = config_defaults.anchors, p = config_defaults.otk.p,
-      q = config_defaults.otk.q, iters = 100, kmeans_iters = fit_defaults.kmeans_iters, batch_size = 256;
+  int kmer = config_defaults.kmer, anchors = config_defaults.anchors, filters = config_defaults.filters,
+      p = config_defaults.otk.p, q = config_defaults.otk.q, iters = 100, kmeans_iters = fit_defaults.kmeans_iters,
+      batch_size = 256;
   int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
   bool keep_case = false;
   float sigma = config_defaults.nystrom.sigma, sigma_pos = config_defaults.otk.sigma_pos;
@@ -59,6 +62,10 @@ struct FitArgs {
   int64_t max_samples = fit_defaults.max_samples;
   uint64_t seed = fit_defaults.seed;
   bool refit = false, quiet = false, keep_norm = false;
+  // The DeepSEA-style head, trained end to end by `otke train` (fit only initialises it).
+  bool multilabel = false;
+  int hidden = 0;
+  float dropout = 0;
   std::string distributed = "auto";
 };
 
@@ -82,6 +89,7 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
   }
   c.embedding = parse_enum(kOtkeEmbeddings, a.embedding, "--embedding");
   c.anchors = a.anchors;
+  c.filters = a.filters;
   c.nystrom.sigma = a.sigma;
   c.nystrom.keep_norm = a.keep_norm;
   c.pooling = parse_enum(kOtkePoolings, a.pooling, "--pooling");
@@ -136,9 +144,24 @@ void run(const FitArgs& a) {
   model.config = config_from(a, in);
   check_inputs_for(in, model.config, "otke fit");
   if (unl.size() > 0) check_inputs_for(unl, model.config, "otke fit (unlabelled data)");
-  const int C = static_cast<int>(in.class_names.size());
-  INDUCTIVE_CHECK(C >= 2, ErrorCode::kInvalidArgument, "otke fit: need at least 2 classes, got ", C, " ('",
-                  in.class_names[0], "')");
+  // A multilabel head's labels are the names inside the inputs' label sets ("a,b"); otherwise one class per name.
+  std::vector<std::string> label_names;
+  const std::vector<int32_t> bits =
+      a.multilabel ? label_bits(in.labels, in.class_names, label_names) : std::vector<int32_t>();
+  if (!a.multilabel) label_names = in.class_names;
+  const int C = static_cast<int>(label_names.size());
+  INDUCTIVE_CHECK(C >= 2, ErrorCode::kInvalidArgument, "otke fit: need at least 2 ",
+                  a.multilabel ? "labels" : "classes", ", got ", C, C ? " ('" + label_names[0] + "')" : "");
+  const bool trained_head = a.multilabel || a.hidden > 0;
+  {  // The head's settings are checked now, before the long unsupervised stage.
+    OtkeConfig head = model.config;
+    head.classes = C;
+    head.labels = label_names;
+    head.multilabel = a.multilabel;
+    head.hidden = a.hidden;
+    head.dropout = a.dropout;
+    head.validate();
+  }
   std::vector<int> train, val;
   stratified_split(in.labels, in.class_names, a.val_fraction, a.seed, train, val);
   timings["load"] = progress.lap();
@@ -166,6 +189,43 @@ void run(const FitArgs& a) {
     }
   }
   timings["unsupervised"] = progress.lap();
+
+  if (trained_head) {  // an MLP or multilabel head: seeded here, learnt end to end by `otke train`
+    if (!comm->writer()) return;
+    model.config.classes = C;
+    model.config.labels = label_names;
+    model.config.multilabel = a.multilabel;
+    model.config.hidden = a.hidden;
+    model.config.dropout = a.dropout;
+    init_otke_head(model, a.seed);
+    model.save(a.out);
+    timings["write"] = progress.lap();
+    timings["total"] = progress.elapsed();
+    nlohmann::json counts;
+    for (int c = 0; c < C; ++c)
+      counts[label_names[c]] = a.multilabel
+                                   ? std::count_if(bits.begin(), bits.end(), [&](int32_t b) { return has_label(b, c); })
+                                   : std::count(in.labels.begin(), in.labels.end(), c);
+    const nlohmann::json summary = {
+        {"model", a.out},
+        {"input", model.config.input_type},
+        {a.multilabel ? "labels" : "classes", label_names},
+        {a.multilabel ? "label_counts" : "class_counts", counts},
+        {"n", in.size()},
+        {"n_unlabeled", unl.size()},
+        {"ranks", comm->size()},
+        {"embedding_dim", model.config.output_dim()},
+        {"head",
+         {{"type", a.hidden > 0 ? "mlp" : "linear"},
+          {"hidden", a.hidden},
+          {"dropout", model.config.to_json()["head"].value("dropout", 0.0)},
+          {"multilabel", a.multilabel},
+          {"fitted", false},
+          {"note", "initialised (seeded); train it end to end with `inductive otke train`"}}},
+        {"timings_s", timings}};
+    std::printf("%s\n", summary.dump().c_str());
+    return;
+  }
 
   // Each rank embeds its share of the labelled samples and keeps it: the head's fit sums over the shares.
   const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
@@ -250,6 +310,7 @@ void add_otke_fit_command(CLI::App& otke) {
   cmd->add_flag("--keep-case", a->keep_case, "Do not lowercase ASCII letters before tokenising (--text)");
   cmd->add_option("--embedding", a->embedding, "nystrom, identity or conv")->capture_default_str();
   cmd->add_option("--anchors", a->anchors, "Nystrom anchors K")->capture_default_str();
+  cmd->add_option("--filters", a->filters, "Conv filters K (--embedding conv)")->capture_default_str();
   cmd->add_option("--sigma", a->sigma, "Gaussian kernel bandwidth on unit k-mers (thesis: 0.6 unsupervised)")
       ->capture_default_str();
   cmd->add_flag("--keep-norm", a->keep_norm, "Nystrom: multiply psi(x) by ||x|| (the norm-preserving variant)");
@@ -282,6 +343,18 @@ void add_otke_fit_command(CLI::App& otke) {
   cmd->add_option("--barycenter-sinkhorn-tol", a->barycenter_sinkhorn_tol,
                   "A barycenter plan's Sinkhorn stops at this L1 marginal error")
       ->capture_default_str();
+  cmd->add_flag("--multilabel", a->multilabel,
+                "Labels are sets ('a,b' in the --tsv label field or --class name; '-' for none): one sigmoid per "
+                "label, binary cross-entropy; the head is initialised for `otke train`");
+  cmd->add_option("--hidden", a->hidden,
+                  "MLP head with this many hidden ReLU units (the thesis' DeepSEA model; 0 = linear); initialised "
+                  "for `otke train`")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65536));
+  cmd->add_option("--dropout", a->dropout,
+                  "Dropout on the MLP head's input (the pooled embedding) during `otke train` (needs --hidden)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--max-samples", a->max_samples, "Local features sampled for k-means")->capture_default_str();
   cmd->add_option("--kmeans-iters", a->kmeans_iters, "k-means iterations (anchors and references)")
       ->capture_default_str();

@@ -61,8 +61,11 @@ void run(const TrainArgs& a) {
   check_inputs_for(in, model.config, "otke train");
   const std::vector<int32_t> labels = labels_for_model(in, model.config);
   std::vector<int> train, val;
-  stratified_split(labels, model.config.labels.empty() ? in.class_names : model.config.labels, a.val_fraction, a.seed,
-                   train, val);
+  if (model.config.multilabel)  // stratified by label set, as the file writes them
+    stratified_split(in.labels, in.class_names, a.val_fraction, a.seed, train, val);
+  else
+    stratified_split(labels, model.config.labels.empty() ? in.class_names : model.config.labels, a.val_fraction, a.seed,
+                     train, val);
   std::vector<int32_t> y_train, y_val;
   for (int i : train) y_train.push_back(labels[i]);
   for (int i : val) y_val.push_back(labels[i]);

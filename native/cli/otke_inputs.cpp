@@ -225,6 +225,14 @@ void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std:
 std::vector<int32_t> labels_for_model(const OtkeInputs& in, const OtkeConfig& config) {
   INDUCTIVE_CHECK(config.classes > 0, ErrorCode::kInvalidArgument,
                   "the model has no classifier head (head.classes = 0): fit one with `inductive otke fit`");
+  if (config.multilabel) {
+    // Each "class" the inputs name is a label set ("a,b" or "-"): its labels become bits in the model's order.
+    INDUCTIVE_CHECK(!in.numeric_labels, ErrorCode::kInvalidArgument,
+                    "the model is multilabel: give labelled sequences with label names (--tsv lines 'a,b<TAB>seq', "
+                    "or --class 'a,b'=FILE.fa; '-' for none), not class indices (--labels)");
+    std::vector<std::string> names = config.labels;
+    return label_bits(in.labels, in.class_names, names);
+  }
   if (in.numeric_labels) {
     for (size_t i = 0; i < in.labels.size(); ++i)
       INDUCTIVE_CHECK(in.labels[i] < config.classes, ErrorCode::kInvalidArgument, "--labels: label of set ", i, " is ",

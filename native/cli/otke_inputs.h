@@ -4,7 +4,8 @@
 //   sequences, labelled:    --class NAME=FILE.fa   (repeatable; every record of FILE is of class NAME; a name may
 //                                                  repeat to join files; class order = first appearance)
 //                         | --tsv FILE             (one sample per line: label<TAB>sequence; '#' lines and blank
-//                                                  lines skipped; class order = sorted label names)
+//                                                  lines skipped; class order = sorted label names; multilabel
+//                                                  models: the label field is a set 'a,b', '-' for none)
 //   sequences, unlabelled:  --fasta FILE.fa        (repeatable; embed)
 //   text (tokens models):   --text FILE.tsv        GLUE-style TSV: a header line naming the tab-separated columns,
 //                                                  'sentence' (required) and 'label' (required for labelled data;
@@ -69,7 +70,9 @@ OtkeInputs load_inputs(const InputArgs& args, InputKind kind, bool empty_ok = fa
 // its k, vectors of another dimension, sentences without a token. `model_name` prefixes messages.
 void check_inputs_for(const OtkeInputs& inputs, const OtkeConfig& config, const std::string& model_name);
 
-// Maps the inputs' labels onto the model's classes by name (numeric labels: checked against the class count).
+// Maps the inputs' labels onto the model's classes by name (numeric labels: checked against the class count). For
+// a multilabel model each input "class" is a label set written "a,b" ('-': none) and the result holds bit sets
+// (inductive/multilabel.h).
 std::vector<int32_t> labels_for_model(const OtkeInputs& inputs, const OtkeConfig& config);
 
 // Prints "otke <cmd>: <elapsed>s <stage> <percent>%" on stderr when a stage starts, every 10% and when it ends.

@@ -33,6 +33,8 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
                   plan);
   INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
                   "cuda: OTKE training does not support the implicit Sinkhorn gradient", plan);
+  INDUCTIVE_CHECK(c.hidden == 0 && !c.multilabel, ErrorCode::kBackend,
+                  "cuda: OTKE does not support MLP or multilabel heads (the DeepSEA-style model)", plan);
 }
 
 namespace {

@@ -44,7 +44,17 @@ export interface OtkeConfig {
       }
     | { type: 'mean' }
     | { type: 'max' };
-  head: { classes: number; labels: string[] };
+  head: {
+    classes: number;
+    labels: string[];
+    /**
+     * The thesis' DeepSEA-style head, present only when set (models trained by the native `otke train`): an MLP with
+     * this many hidden ReLU units, its training dropout, and multilabel outputs (an independent sigmoid per label).
+     */
+    hidden?: number;
+    dropout?: number;
+    multilabel?: boolean;
+  };
 }
 
 export interface EmbedOptions {
@@ -102,12 +112,22 @@ export interface OtkePrediction {
   classes: number;
   /** [batch, classes] */
   logits: Float32Array;
-  /** [batch, classes], softmax of the logits. */
+  /**
+   * [batch, classes], softmax of the logits; for a multilabel model an independent sigmoid per label (rows do not
+   * sum to 1).
+   */
   probabilities: Float32Array;
-  /** [batch]: the most probable class of each sample. */
+  /** [batch]: the most probable class (multilabel: label) of each sample. */
   classIndex: Int32Array;
   /** The name of that class for each sample. */
   labels: string[];
+  /** Whether the head is multilabel (OtkeModel.multilabel). */
+  multilabel: boolean;
+  /**
+   * Per sample, the labels predicted present: those of probability > 0.5 (multilabel; possibly none), or the one
+   * most probable class.
+   */
+  labelSets: string[][];
 }
 
 export interface FitHeadOptions extends EmbedOptions {
@@ -213,6 +233,11 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
     this.formatVersion = d.formatVersion;
     this.producer = d.producer;
     this.headFit = headFit;
+  }
+
+  /** Whether the head predicts independent labels (a sigmoid each) rather than one class of C. */
+  get multilabel(): boolean {
+    return this.config.head.multilabel === true;
   }
 
   /** Classes of the head (0: an embedding-only model, which cannot predict until a head is fitted). */
@@ -421,13 +446,20 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
       for (let c = 1; c < C; ++c) if ((probabilities[b * C + c] ?? 0) > (probabilities[b * C + best] ?? 0)) best = c;
       classIndex[b] = best;
     }
+    const name = (c: number): string => this.labels[c] ?? String(c);
+    const multilabel = this.multilabel;
+    const labelSets = Array.from({ length: batch }, (_, b) =>
+      multilabel ? this.labels.filter((_, c) => (probabilities[b * C + c] ?? 0) > 0.5) : [name(classIndex[b] ?? 0)],
+    );
     return {
       batch,
       classes: C,
       logits,
       probabilities,
       classIndex,
-      labels: Array.from(classIndex, (c) => this.labels[c] ?? String(c)),
+      multilabel,
+      labelSets,
+      labels: Array.from(classIndex, (c) => name(c)),
     };
   }
 

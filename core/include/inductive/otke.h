@@ -15,9 +15,17 @@
 //                                                                       set; see inductive/otk_pooling.h)
 //            | {"type": "mean"} | {"type": "max"}                  (the baselines of the thesis' tables)
 //   head:      {"classes": C, "labels": [...]}                     (C = 0: an embedding-only model)
+//              optional, written only when set (the thesis' DeepSEA model: conv -> OTK -> MLP with dropout):
+//              "hidden": H   (an MLP head: logits = W ReLU(W_h Phi + b_h) + b; 0 = the linear head)
+//              "dropout": r  (training only: each entry of Phi, the hidden layer's input, dropped with probability
+//                             r, the rest scaled by 1 / (1 - r), as the thesis' Dropout before its MLP; needs
+//                             hidden > 0)
+//              "multilabel": true  (C independent binary labels: a sigmoid per output and binary cross-entropy,
+//                             instead of one class among C; at most 31 labels, see otke_train.h)
 // Tensors: "tokens.embedding" [V, E] (tokens only), "nystrom.anchors" [K, d], "nystrom.factor" [K, K], "conv.weight"
-// [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.weight" [C, D], "head.bias" [C]; D = q p K (otk) or K
-// (mean/max); d = k |alphabet| (sequence), dim (vectors) or E (tokens).
+// [K, d], "conv.bias" [K], "otk.references" [q, p, K], "head.hidden.weight" [H, D] and "head.hidden.bias" [H] (MLP
+// head only), "head.weight" [C, D or H], "head.bias" [C]; D = q p K (otk) or K (mean/max); d = k |alphabet|
+// (sequence), dim (vectors) or E (tokens).
 //
 // Inputs of the model (what embed() and otke_loss() take): local features (k-mers, vectors) as a SetBatch of dim
 // d, except for tokens models, whose inputs are token indices: a SetBatch of dim 1 holding each index as a float
@@ -34,6 +42,7 @@
 #include "inductive/barycenter.h"
 #include "inductive/linalg.h"
 #include "inductive/logistic.h"
+#include "inductive/multilabel.h"
 #include "inductive/model_file.h"
 #include "inductive/nystrom.h"
 #include "inductive/enum_names.h"
@@ -83,11 +92,15 @@ struct OtkeConfig {
   OtkOptions otk;
   int classes = 0;
   std::vector<std::string> labels;
+  int hidden = 0;           // H > 0: an MLP head with one hidden ReLU layer of H units
+  float dropout = 0;        // on the MLP's input Phi, during training
+  bool multilabel = false;  // C binary labels (sigmoid, binary cross-entropy) rather than one class of C
 
   int feature_dim() const;  // d: k * |alphabet| or input_dim (vectors, tokens)
   int input_width() const;  // dim of the model's input batch: 1 (token indices) for tokens, else feature_dim()
   int embed_dim() const;    // K: anchors (nystrom), filters (conv) or d (identity)
   int output_dim() const;   // q p K (otk) or K (mean/max)
+  int head_dim() const;     // what the output layer reads: H (MLP head) or output_dim()
   void validate() const;
   nlohmann::json to_json() const;
   static OtkeConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
@@ -105,7 +118,8 @@ class OtkeModel {
   MatF conv_weight;    // when config.embedding == OtkeEmbedding::kConv: K x d
   VecF conv_bias;      // K
   OtkPooling pooling;  // when config.pooling == OtkePooling::kOtk
-  LinearHead head;     // when config.classes > 0
+  LinearHead hidden;   // when config.hidden > 0: H x D, the MLP head's hidden layer (ReLU after it)
+  LinearHead head;     // when config.classes > 0: C x head_dim()
 
   // The model's inputs for strings: k-mers of sequences (input "sequence"; letters validated), or token indices of
   // sentences (input "tokens"; a sentence without any token throws, naming it). `names` name the strings in errors.
@@ -119,8 +133,11 @@ class OtkeModel {
   SetBatch embed_elements(const SetBatch& features) const;
   // The embedding Phi, batch x output_dim. `plans` (optional): per reference [batch, n_max, p] transport plans.
   MatF embed(const SetBatch& features, std::vector<std::vector<float>>* plans = nullptr) const;
-  // Head logits (batch x C); throws when the model has no head.
+  // Head logits (batch x C), through the hidden layer when there is one (no dropout); throws when the model has no
+  // head. Probabilities: softmax rows, or for a multilabel model a sigmoid per entry (output_probabilities).
   MatF predict(const Eigen::Ref<const MatF>& embeddings) const;
+  // The hidden layer's activations ReLU(W_h Phi + b_h) (batch x H); an MLP head only.
+  MatF hidden_activations(const Eigen::Ref<const MatF>& embeddings) const;
 
   // Tensors point into this model and into `storage`: keep both alive while writing.
   ModelContents to_contents(std::vector<float>& storage) const;
@@ -172,6 +189,15 @@ void fit_otke_unsupervised(OtkeModel& model, const SetBatch& features, const Otk
 // sequence_features, and so does the barycenter update (it reads every set).
 void fit_otke_unsupervised(OtkeModel& model, const std::vector<std::string>& sequences,
                            const std::vector<std::string>& names, const OtkeFitOptions& options);
+
+// The probabilities of the head's logits: softmax rows (one class of C), or an independent sigmoid per label
+// (multilabel models).
+MatF output_probabilities(const OtkeConfig& config, const Eigen::Ref<const MatF>& logits);
+
+// A seeded initialisation of the head, for models trained end to end from it (the MLP head, which the unsupervised
+// fit's logistic regression cannot make): Glorot-uniform weights (He for the hidden layer, which feeds a ReLU), zero
+// biases. The model must have its embedding (output_dim() known).
+void init_otke_head(OtkeModel& model, uint64_t seed);
 
 // Pools with mean or max over the valid elements of each set (the thesis' baselines).
 MatF mean_pool(const SetBatch& x);

@@ -24,7 +24,9 @@ struct OtkeGradients {
   MatF conv_weight;              // K x d
   VecF conv_bias;                // K
   std::vector<MatF> references;  // q x (p x K)
-  MatF head_weight;              // C x D
+  MatF hidden_weight;            // H x D (MLP head)
+  VecF hidden_bias;              // H
+  MatF head_weight;              // C x D, or C x H with a hidden layer
   VecF head_bias;                // C
 };
 
@@ -34,14 +36,23 @@ struct OtkeLossOptions {
   bool references = true;
   bool head = true;
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;
+  // Apply the config's head.dropout (a training step); the mask is drawn from dropout_seed, so that a step can be
+  // replayed (finite differences, resumed runs). Off: the deterministic network that predict() computes.
+  bool dropout = false;
+  uint64_t dropout_seed = 0;
 };
 
 // The checks otke_loss makes before any arithmetic (finite features of the model's input width, a head, one label in
 // range per set), shared with the device steppers so every backend rejects a batch with the same Error.
 void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels);
+// Labels in range for the config: class indices 0..C-1, or bit sets of the C labels (multilabel); `who` starts the
+// error message.
+void check_otke_labels(const OtkeConfig& config, const std::vector<int32_t>& labels, const char* who);
 
 // Mean cross-entropy of the model's predictions on a batch, and its gradients (when `grads` is non-null).
-// `features` are the model's inputs (token indices for a tokens model, see inductive/otke.h).
+// `features` are the model's inputs (token indices for a tokens model, see inductive/otke.h). For a multilabel model
+// the labels are bit sets (inductive/multilabel.h) and the loss is the mean binary cross-entropy over every (set,
+// label) entry.
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
                  OtkeGradients* grads, const OtkeLossOptions& options = {});
 

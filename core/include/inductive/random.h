@@ -22,6 +22,14 @@ inline uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
   return x % n;
 }
 
+// A seed derived from (seed, stream) by a splitmix64 finaliser: distinct streams get unrelated engines.
+inline uint64_t mix_seed(uint64_t seed, uint64_t stream) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 // Uniform double in [0, 1) from the top 53 bits of one draw.
 inline double uniform_unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 

@@ -25,6 +25,7 @@ int OtkeConfig::embed_dim() const {
   return embedding == OtkeEmbedding::kNystrom ? anchors : embedding == OtkeEmbedding::kConv ? filters : feature_dim();
 }
 int OtkeConfig::output_dim() const { return pooling == OtkePooling::kOtk ? otk.q * otk.p * embed_dim() : embed_dim(); }
+int OtkeConfig::head_dim() const { return hidden > 0 ? hidden : output_dim(); }
 
 void OtkeConfig::validate() const {
   if (input_type == OtkeInput::kSequence) {
@@ -59,6 +60,16 @@ void OtkeConfig::validate() const {
                   "otke config: head.classes must be 0 (no head) or >= 2: got ", classes);
   INDUCTIVE_CHECK(labels.empty() || static_cast<int>(labels.size()) == classes, ErrorCode::kInvalidArgument,
                   "otke config: head.labels has ", labels.size(), " names for ", classes, " classes");
+  INDUCTIVE_CHECK(hidden >= 0 && hidden <= 65536, ErrorCode::kInvalidArgument,
+                  "otke config: head.hidden must be in 0..65536: got ", hidden);
+  INDUCTIVE_CHECK(std::isfinite(dropout) && dropout >= 0 && dropout < 1, ErrorCode::kInvalidArgument,
+                  "otke config: head.dropout must be in [0, 1): got ", dropout);
+  INDUCTIVE_CHECK(dropout == 0 || hidden > 0, ErrorCode::kInvalidArgument,
+                  "otke config: head.dropout belongs to the MLP head: set head.hidden > 0");
+  INDUCTIVE_CHECK((hidden == 0 && !multilabel) || classes >= 2, ErrorCode::kInvalidArgument,
+                  "otke config: head.hidden and head.multilabel need a head (head.classes >= 2)");
+  INDUCTIVE_CHECK(!multilabel || classes <= kMaxMultilabels, ErrorCode::kInvalidArgument,
+                  "otke config: a multilabel head has at most ", kMaxMultilabels, " labels: got ", classes);
   INDUCTIVE_CHECK(static_cast<int64_t>(otk.q) * otk.p * embed_dim() < (int64_t{1} << 31), ErrorCode::kInvalidArgument,
                   "otke config: embedding dimension q p K is too large");
 }
@@ -96,6 +107,10 @@ nlohmann::json OtkeConfig::to_json() const {
     if (otk.sinusoidal) j["pooling"]["sinusoidal"] = true;
   }
   j["head"] = json{{"classes", classes}, {"labels", labels}};
+  // As the ablations' keys: only when set, so that linear-head files are unchanged.
+  if (hidden > 0) j["head"]["hidden"] = hidden;
+  if (dropout > 0) j["head"]["dropout"] = dropout;
+  if (multilabel) j["head"]["multilabel"] = true;
   return j;
 }
 
@@ -159,6 +174,9 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
     Section s = section(j, "head");
     c.classes = s.integer("classes", c.classes);
     c.labels = s.strings("labels");
+    c.hidden = s.integer("hidden", c.hidden);
+    c.dropout = s.number32("dropout", c.dropout);
+    c.multilabel = s.boolean("multilabel", c.multilabel);
     s.finish();
   }
   c.validate();

@@ -1,8 +1,10 @@
 // Supervised OTKE: cross-entropy and its gradients through head, pooling (OTK / mean / max) and embedding
 // (Nystrom / conv), see inductive/otke_train.h.
 #include <cmath>
+#include <random>
 
 #include "inductive/otke_train.h"
+#include "inductive/random.h"
 
 namespace inductive {
 
@@ -31,14 +33,26 @@ void check_otke_batch(const OtkeModel& model, const SetBatch& features, const st
   features.validate("otke loss");
   INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
                   features.dim, ", expected ", c.input_width());
-  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim(),
-                  ErrorCode::kInvalidArgument, "otke loss: the model needs a head of ", c.classes, " x ",
-                  c.output_dim(), " (head.classes >= 2)");
+  INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.head_dim(),
+                  ErrorCode::kInvalidArgument, "otke loss: the model needs a head of ", c.classes, " x ", c.head_dim(),
+                  " (head.classes >= 2)");
+  INDUCTIVE_CHECK(
+      c.hidden == 0 || (model.hidden.weight.rows() == c.hidden && model.hidden.weight.cols() == c.output_dim() &&
+                        model.hidden.bias.size() == c.hidden),
+      ErrorCode::kInvalidArgument, "otke loss: the model needs a hidden layer of ", c.hidden, " x ", c.output_dim(),
+      " (initialise it with init_otke_head)");
   INDUCTIVE_CHECK(static_cast<int>(labels.size()) == features.batch, ErrorCode::kShapeMismatch,
                   "otke loss: ", labels.size(), " labels for ", features.batch, " sets");
+  check_otke_labels(c, labels, "otke loss");
+}
+
+void check_otke_labels(const OtkeConfig& c, const std::vector<int32_t>& labels, const char* who) {
+  // Multilabel: any subset of the C labels, as bits; otherwise one class index.
+  const int64_t end = c.multilabel ? int64_t{1} << c.classes : c.classes;
   for (size_t i = 0; i < labels.size(); ++i)
-    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < c.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ", i,
-                    " out of range: got ", labels[i], ", expected 0..", c.classes - 1);
+    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < end, ErrorCode::kInvalidArgument, who, ": label",
+                    c.multilabel ? " bits" : "", " of set ", i, " out of range: got ", labels[i], ", expected 0..",
+                    end - 1);
 }
 
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
@@ -82,24 +96,57 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     for (int b = 0; b < psi.batch; ++b)
       for (int k = 0; k < psi.dim; ++k) CMapF(psi.row(b, 0), psi.n[b], psi.dim).col(k).maxCoeff(&argmax[b][k]);
   }
-  const MatF logits = model.head.logits(phi);
-  const double loss = cross_entropy(logits, labels);
+  // The MLP head (the thesis' DeepSEA architecture): (training) inverted dropout on the pooled embedding, then
+  // h = ReLU(W_h phi + b_h), then the output layer.
+  MatF dropped, pre_hidden, hid, keep;
+  if (c.hidden > 0) {
+    if (options.dropout && c.dropout > 0) {
+      std::mt19937_64 rng(options.dropout_seed);
+      const float scale = 1.0f / (1.0f - c.dropout);
+      keep.resize(phi.rows(), phi.cols());
+      for (Eigen::Index i = 0; i < keep.size(); ++i) keep.data()[i] = uniform_unit(rng) >= c.dropout ? scale : 0.0f;
+      dropped = phi.cwiseProduct(keep);
+    }
+    pre_hidden = model.hidden.logits(keep.size() ? dropped : phi);
+    hid = pre_hidden.cwiseMax(0.0f);
+  }
+  const MatF& head_in = c.hidden > 0 ? hid : phi;
+  const MatF logits = model.head.logits(head_in);
+  const double loss = c.multilabel ? binary_cross_entropy(logits, labels) : cross_entropy(logits, labels);
   if (!grads) return loss;
 
   // Backward.
   const int B = features.batch;
-  MatF dlogits = softmax_rows(logits);
-  for (int b = 0; b < B; ++b) dlogits(b, labels[b]) -= 1.0f;
-  dlogits /= static_cast<float>(B);
+  MatF dlogits;
+  if (c.multilabel) {
+    dlogits = binary_cross_entropy_gradient(logits, labels);
+  } else {
+    dlogits = softmax_rows(logits);
+    for (int b = 0; b < B; ++b) dlogits(b, labels[b]) -= 1.0f;
+    dlogits /= static_cast<float>(B);
+  }
   *grads = OtkeGradients{};
   if (options.head) {
-    grads->head_weight.noalias() = dlogits.transpose() * phi;
+    grads->head_weight.noalias() = dlogits.transpose() * head_in;
     grads->head_bias = dlogits.colwise().sum().transpose();
   }
   const bool want_tokens = options.tokens && tokens;
-  if (!options.anchors && !options.references && !want_tokens) return loss;
+  if (c.hidden == 0 && !options.anchors && !options.references && !want_tokens) return loss;
   MatF dphi;
-  dphi.noalias() = dlogits * model.head.weight;
+  if (c.hidden > 0) {
+    MatF dpre;
+    dpre.noalias() = dlogits * model.head.weight;
+    dpre = (pre_hidden.array() > 0.0f).select(dpre, 0.0f);
+    if (options.head) {
+      grads->hidden_weight.noalias() = dpre.transpose() * (keep.size() ? dropped : phi);
+      grads->hidden_bias = dpre.colwise().sum().transpose();
+    }
+    if (!options.anchors && !options.references && !want_tokens) return loss;
+    dphi.noalias() = dpre * model.hidden.weight;
+    if (keep.size()) dphi.array() *= keep.array();
+  } else {
+    dphi.noalias() = dlogits * model.head.weight;
+  }
 
   // dL/dpsi (batch x n_max x K, the biggest buffer of a step) only when a layer below learns from it.
   const bool want_embedding = options.anchors && c.embedding != OtkeEmbedding::kIdentity;

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "inductive/otke.h"
+#include "inductive/random.h"
 #include "ot/sinkhorn_detail.h"
 
 namespace inductive {
@@ -141,7 +143,37 @@ MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>*
 MatF OtkeModel::predict(const Eigen::Ref<const MatF>& embeddings) const {
   INDUCTIVE_CHECK(config.classes > 0, ErrorCode::kInvalidArgument,
                   "otke: this model has no classifier head (head.classes = 0); fit one first");
+  if (config.hidden > 0) return head.logits(hidden_activations(embeddings));
   return head.logits(embeddings);
+}
+
+MatF OtkeModel::hidden_activations(const Eigen::Ref<const MatF>& embeddings) const {
+  INDUCTIVE_CHECK(config.hidden > 0, ErrorCode::kInvalidArgument, "otke: this model's head has no hidden layer");
+  return hidden.logits(embeddings).cwiseMax(0.0f);
+}
+
+MatF output_probabilities(const OtkeConfig& config, const Eigen::Ref<const MatF>& logits) {
+  return config.multilabel ? sigmoid(logits) : softmax_rows(logits);
+}
+
+void init_otke_head(OtkeModel& model, uint64_t seed) {
+  const OtkeConfig& c = model.config;
+  INDUCTIVE_CHECK(c.classes >= 2, ErrorCode::kInvalidArgument, "otke: init_otke_head needs head.classes >= 2");
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&](MatF& w, int rows, int cols, double bound) {
+    w.resize(rows, cols);
+    for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = static_cast<float>(bound * (2 * uniform_unit(rng) - 1));
+  };
+  const int D = c.output_dim();
+  if (c.hidden > 0) {
+    uniform(model.hidden.weight, c.hidden, D, std::sqrt(6.0 / D));  // He-uniform: ReLU follows
+    model.hidden.bias = VecF::Zero(c.hidden);
+  } else {
+    model.hidden = LinearHead{};
+  }
+  const int H = c.head_dim();
+  uniform(model.head.weight, c.classes, H, std::sqrt(6.0 / (H + c.classes)));  // Glorot-uniform
+  model.head.bias = VecF::Zero(c.classes);
 }
 
 namespace {
@@ -160,8 +192,12 @@ std::vector<TensorSpec> otke_tensors(const OtkeConfig& c) {
     t.push_back({"conv.bias", DType::kF32, {c.filters}});
   }
   if (c.pooling == OtkePooling::kOtk) t.push_back({"otk.references", DType::kF32, {c.otk.q, c.otk.p, K}});
+  if (c.hidden > 0) {
+    t.push_back({"head.hidden.weight", DType::kF32, {c.hidden, c.output_dim()}});
+    t.push_back({"head.hidden.bias", DType::kF32, {c.hidden}});
+  }
   if (c.classes > 0) {
-    t.push_back({"head.weight", DType::kF32, {c.classes, c.output_dim()}});
+    t.push_back({"head.weight", DType::kF32, {c.classes, c.head_dim()}});
     t.push_back({"head.bias", DType::kF32, {c.classes}});
   }
   return t;
@@ -197,6 +233,8 @@ ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
     if (spec.name == "otk.references") data = storage.data(), have = static_cast<int64_t>(storage.size());
     if (spec.name == "conv.weight") data = conv_weight.data(), have = conv_weight.size();
     if (spec.name == "conv.bias") data = conv_bias.data(), have = conv_bias.size();
+    if (spec.name == "head.hidden.weight") data = hidden.weight.data(), have = hidden.weight.size();
+    if (spec.name == "head.hidden.bias") data = hidden.bias.data(), have = hidden.bias.size();
     if (spec.name == "head.weight") data = head.weight.data(), have = head.weight.size();
     if (spec.name == "head.bias") data = head.bias.data(), have = head.bias.size();
     INDUCTIVE_CHECK(have == numel, ErrorCode::kInvalidArgument, "otke: tensor ", spec.name, " has ", have,
@@ -247,8 +285,14 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
       INDUCTIVE_CHECK(zr.allFinite(), ErrorCode::kBadModelFile, "otke model: references contain NaN or Inf");
     m.pooling = OtkPooling(std::move(refs), c.otk);
   }
+  if (c.hidden > 0) {
+    m.hidden.weight = CMapF(view.f32("head.hidden.weight", {c.hidden, c.output_dim()}), c.hidden, c.output_dim());
+    m.hidden.bias = Eigen::Map<const VecF>(view.f32("head.hidden.bias", {c.hidden}), c.hidden);
+    INDUCTIVE_CHECK(m.hidden.weight.allFinite() && m.hidden.bias.allFinite(), ErrorCode::kBadModelFile,
+                    "otke model: hidden layer contains NaN or Inf");
+  }
   if (c.classes > 0) {
-    m.head.weight = CMapF(view.f32("head.weight", {c.classes, c.output_dim()}), c.classes, c.output_dim());
+    m.head.weight = CMapF(view.f32("head.weight", {c.classes, c.head_dim()}), c.classes, c.head_dim());
     m.head.bias = Eigen::Map<const VecF>(view.f32("head.bias", {c.classes}), c.classes);
     INDUCTIVE_CHECK(m.head.weight.allFinite() && m.head.bias.allFinite(), ErrorCode::kBadModelFile,
                     "otke model: head contains NaN or Inf");

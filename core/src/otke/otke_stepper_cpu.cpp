@@ -4,6 +4,7 @@
 
 #include "inductive/communicator.h"
 #include "inductive/otke_stepper.h"
+#include "inductive/random.h"
 
 namespace inductive {
 
@@ -20,6 +21,7 @@ OtkeLossOptions otke_loss_options(const OtkeConfig& c, const OtkeTrainOptions& o
   lo.anchors = options.train_anchors;
   lo.references = options.train_references;
   lo.sinkhorn_gradient = options.sinkhorn_gradient;
+  lo.dropout_seed = options.seed;
   return learning_layers(c, lo);
 }
 
@@ -32,6 +34,10 @@ OtkeGradients zero_gradients(const OtkeModel& m, const OtkeLossOptions& lo) {
   if (lo.head) {
     g.head_weight = MatF::Zero(m.head.weight.rows(), m.head.weight.cols());
     g.head_bias = VecF::Zero(m.head.bias.size());
+    if (c.hidden > 0) {
+      g.hidden_weight = MatF::Zero(m.hidden.weight.rows(), m.hidden.weight.cols());
+      g.hidden_bias = VecF::Zero(m.hidden.bias.size());
+    }
   }
   if (lo.tokens) g.tokens = MatF::Zero(m.token_table.rows(), m.token_table.cols());
   if (lo.anchors && c.embedding == OtkeEmbedding::kNystrom)
@@ -47,10 +53,14 @@ OtkeGradients zero_gradients(const OtkeModel& m, const OtkeLossOptions& lo) {
 
 // Every gradient tensor, in one fixed order (the order ranks sum them in).
 std::vector<std::pair<float*, int64_t>> tensors_of(OtkeGradients& g) {
-  std::vector<std::pair<float*, int64_t>> t = {
-      {g.head_weight.data(), g.head_weight.size()}, {g.head_bias.data(), g.head_bias.size()},
-      {g.tokens.data(), g.tokens.size()},           {g.anchors.data(), g.anchors.size()},
-      {g.conv_weight.data(), g.conv_weight.size()}, {g.conv_bias.data(), g.conv_bias.size()}};
+  std::vector<std::pair<float*, int64_t>> t = {{g.head_weight.data(), g.head_weight.size()},
+                                               {g.head_bias.data(), g.head_bias.size()},
+                                               {g.tokens.data(), g.tokens.size()},
+                                               {g.anchors.data(), g.anchors.size()},
+                                               {g.conv_weight.data(), g.conv_weight.size()},
+                                               {g.conv_bias.data(), g.conv_bias.size()},
+                                               {g.hidden_weight.data(), g.hidden_weight.size()},
+                                               {g.hidden_bias.data(), g.hidden_bias.size()}};
   for (MatF& z : g.references) t.push_back({z.data(), z.size()});
   return t;
 }
@@ -63,7 +73,7 @@ class CpuOtkeStepper final : public OtkeStepper {
 
   double step(const SetBatch& x, const std::vector<int32_t>& y, double lr) override {
     OtkeGradients g;
-    const double loss = otke_loss(model_, x, y, &g, lo_);
+    const double loss = otke_loss(model_, x, y, &g, step_options());
     apply(g, lr);
     return loss;
   }
@@ -80,7 +90,7 @@ class CpuOtkeStepper final : public OtkeStepper {
     if (sh.end > sh.begin) {
       const std::vector<int> mine(indices.begin() + sh.begin, indices.begin() + sh.end);
       const std::vector<int32_t> y(labels.begin() + sh.begin, labels.begin() + sh.end);
-      loss_sum = otke_loss(model_, bound_->gather(mine), y, &g, lo_) * static_cast<double>(mine.size());
+      loss_sum = otke_loss(model_, bound_->gather(mine), y, &g, step_options()) * static_cast<double>(mine.size());
       for (auto [data, size] : tensors_of(g))
         for (int64_t i = 0; i < size; ++i) data[i] *= static_cast<float>(mine.size());
     }
@@ -126,6 +136,12 @@ class CpuOtkeStepper final : public OtkeStepper {
     std::vector<ParamBlock> blocks;
     blocks.push_back({"head.weight", model_.head.weight.data(), g.head_weight.data(), model_.head.weight.size(), true});
     blocks.push_back({"head.bias", model_.head.bias.data(), g.head_bias.data(), model_.head.bias.size(), false});
+    if (c.hidden > 0) {
+      blocks.push_back({"head.hidden.weight", model_.hidden.weight.data(), g.hidden_weight.data(),
+                        model_.hidden.weight.size(), true});
+      blocks.push_back(
+          {"head.hidden.bias", model_.hidden.bias.data(), g.hidden_bias.data(), model_.hidden.bias.size(), false});
+    }
     if (lo_.tokens)
       blocks.push_back(
           {"tokens.embedding", model_.token_table.data(), g.tokens.data(), model_.token_table.size(), true});
@@ -142,6 +158,18 @@ class CpuOtkeStepper final : public OtkeStepper {
     adam_.step(blocks);
     if (anchors.size()) model_.nystrom.set_anchors(std::move(anchors));
     if (!refs.empty()) model_.pooling.set_references(std::move(refs));
+  }
+
+  // The loss options of the next step: a fresh dropout mask per step (and per rank), replayable from the seed and
+  // the step count, which a resumed run restores from Adam's step counter.
+  OtkeLossOptions step_options() const {
+    OtkeLossOptions lo = lo_;
+    if (model_.config.dropout > 0) {
+      lo.dropout = true;
+      const uint64_t rank = comm_ ? static_cast<uint64_t>(comm_->rank()) : 0;
+      lo.dropout_seed = mix_seed(lo_.dropout_seed, static_cast<uint64_t>(adam_.steps()) * 65537u + rank);
+    }
+    return lo;
   }
 
   OtkeModel& model_;

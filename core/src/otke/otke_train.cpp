@@ -44,8 +44,8 @@ struct State {
 
 // Loss and accuracy over a dataset, in batches, under the stepper's current parameters; with several ranks, each
 // evaluates every size-th batch and the sums are added up.
-std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, const std::vector<int32_t>& y,
-                                   int batch_size, Communicator* comm) {
+std::pair<double, double> evaluate(OtkeStepper& stepper, const OtkeConfig& c, const SetBatch& data,
+                                   const std::vector<int32_t>& y, int batch_size, Communicator* comm) {
   double loss = 0, right = 0;
   const int rank = comm ? comm->rank() : 0, size = comm ? comm->size() : 1;
   for (int begin = rank * batch_size; begin < data.batch; begin += size * batch_size) {
@@ -53,8 +53,9 @@ std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, c
     const SetBatch part = data.slice(begin, end);
     const std::vector<int32_t> yp(y.begin() + begin, y.begin() + end);
     const MatF logits = stepper.logits(part);
-    loss += cross_entropy(logits, yp) * (end - begin);
-    right += accuracy(logits, yp) * (end - begin);
+    // Multilabel: binary cross-entropy, and the share of (set, label) entries right.
+    loss += (c.multilabel ? binary_cross_entropy(logits, yp) : cross_entropy(logits, yp)) * (end - begin);
+    right += (c.multilabel ? multilabel_accuracy(logits, yp) : accuracy(logits, yp)) * (end - begin);
   }
   if (size > 1) {
     double sums[2] = {loss, right};
@@ -69,6 +70,8 @@ std::pair<double, double> evaluate(OtkeStepper& stepper, const SetBatch& data, c
 uint64_t parameters_hash(const OtkeModel& model) {
   uint64_t h = hash_floats(model.head.weight.data(), model.head.weight.size());
   h = hash_floats(model.head.bias.data(), model.head.bias.size(), h);
+  h = hash_floats(model.hidden.weight.data(), model.hidden.weight.size(), h);
+  h = hash_floats(model.hidden.bias.data(), model.hidden.bias.size(), h);
   h = hash_floats(model.token_table.data(), model.token_table.size(), h);
   h = hash_floats(model.nystrom.anchors().data(), model.nystrom.anchors().size(), h);
   h = hash_floats(model.conv_weight.data(), model.conv_weight.size(), h);
@@ -141,6 +144,9 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
                   "otke train: data-parallel training (", comm ? comm->name() : "",
                   ") runs on the cpu backend only for now, not ", options.backend);
   const bool writer = !comm || comm->writer();
+  INDUCTIVE_CHECK(options.head_refit_every == 0 || (c.hidden == 0 && !c.multilabel), ErrorCode::kInvalidArgument,
+                  "otke train: head refits (logistic regression) fit a linear one-of-C head; this model's head is ",
+                  c.hidden > 0 ? "an MLP" : "multilabel", ": train it end to end (head_refit_every = 0)");
 
   OtkeTrainReport report;
   Adam adam(options.adam);
@@ -158,16 +164,14 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     report.resumed_from_epoch = st.epoch;
     if (options.on_resume && writer) options.on_resume(st.epoch);
   } else {
-    const auto [vl, va] = evaluate(*stepper, val, y_val, options.batch_size, comm);
+    const auto [vl, va] = evaluate(*stepper, c, val, y_val, options.batch_size, comm);
     st.best_val_loss = vl;
     st.best_val_accuracy = va;
   }
 
   // Every batch is a subset of these: validate them once here instead of on every step.
   train.validate("otke train");
-  for (size_t i = 0; i < y_train.size(); ++i)
-    INDUCTIVE_CHECK(y_train[i] >= 0 && y_train[i] < c.classes, ErrorCode::kInvalidArgument, "otke train: label of set ",
-                    i, " out of range: got ", y_train[i], ", expected 0..", c.classes - 1);
+  check_otke_labels(c, y_train, "otke train");
   stepper->bind(train);
 
   // The method's side of the epoch loop (inductive/epoch_loop.h): Adam steps at the epoch's learning rate, an
@@ -194,7 +198,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
       model.head = fit_logistic(model.embed(train), y_train, c.classes, lopt, &model.head).head;
       stepper->push(model, adam);
     }
-    const auto [val_loss, val_acc] = evaluate(*stepper, val, y_val, options.batch_size, comm);
+    const auto [val_loss, val_acc] = evaluate(*stepper, c, val, y_val, options.batch_size, comm);
     INDUCTIVE_CHECK(std::isfinite(train_loss) && std::isfinite(val_loss), ErrorCode::kInternal,
                     "otke train: loss became non-finite at epoch ", epoch, " (lower the learning rate)");
     if (val_loss < st.best_val_loss) {

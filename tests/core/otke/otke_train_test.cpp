@@ -8,28 +8,14 @@
 
 #include "inductive/otke_train.h"
 #include "../test_util.h"
+#include "motif_sets.h"
 
 namespace inductive {
 namespace {
 
 // Sequences with the motif "GATTACA" are class 1, the others class 0.
-struct MotifData {
-  std::vector<std::string> seqs;
-  std::vector<int32_t> labels;
-};
-MotifData motif_data(int count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  MotifData d;
-  for (int s = 0; s < count; ++s) {
-    const int len = 20 + static_cast<int>(rng() % 15);
-    std::string seq;
-    for (int i = 0; i < len; ++i) seq.push_back("ACGT"[rng() % 4]);
-    const int label = s % 2;
-    if (label) seq.replace(rng() % (len - 7), 7, "GATTACA");
-    d.seqs.push_back(seq);
-    d.labels.push_back(label);
-  }
-  return d;
+testing::MotifSets motif_data(int count, uint32_t seed) {
+  return testing::motif_sets(count, seed, 20, 15, {{"GATTACA"}});
 }
 
 OtkeModel small_model(const std::string& embedding, const std::string& pooling, const SetBatch& feats) {

@@ -22,7 +22,9 @@ export interface FastaRecord {
 }
 
 /** The records of a vendored FASTA file of data/promoters (one sequence line per record). */
-export function promoters(file: 'ecoli_prom_150.fa' | 'ecoli_non_prom_150.fa'): FastaRecord[] {
+export function promoters(
+  file: 'ecoli_prom_150.fa' | 'ecoli_non_prom_150.fa' | 'bsubtilis_prom_100.fa' | 'bsubtilis_non_prom_100.fa',
+): FastaRecord[] {
   const out: FastaRecord[] = [];
   for (const line of readFileSync(repo(`data/promoters/${file}`), 'utf8').split('\n')) {
     if (line.startsWith('>')) out.push({ name: line.slice(1).trim(), sequence: '' });

@@ -1,0 +1,127 @@
+// Multi-label targets and binary cross-entropy (see inductive/multilabel.h).
+#include "inductive/multilabel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "inductive/error.h"
+
+namespace inductive {
+
+namespace {
+
+void check_rows(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
+  INDUCTIVE_CHECK(static_cast<Eigen::Index>(bits.size()) == logits.rows(), ErrorCode::kShapeMismatch,
+                  "multilabel: ", bits.size(), " label sets for ", logits.rows(), " rows of logits");
+  INDUCTIVE_CHECK(logits.cols() <= kMaxMultilabels, ErrorCode::kInvalidArgument, "multilabel: ", logits.cols(),
+                  " labels, at most ", kMaxMultilabels);
+}
+
+// log(1 + e^x) without overflow.
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+}  // namespace
+
+MatF sigmoid(const Eigen::Ref<const MatF>& logits) {
+  return logits.unaryExpr([](float z) {
+    // Both branches evaluate exp of a non-positive number.
+    if (z >= 0) return 1.0f / (1.0f + std::exp(-z));
+    const float e = std::exp(z);
+    return e / (1.0f + e);
+  });
+}
+
+double binary_cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
+  check_rows(logits, bits);
+  // -[t log s(z) + (1 - t) log(1 - s(z))] = softplus(z) - t z.
+  double sum = 0;
+  for (Eigen::Index b = 0; b < logits.rows(); ++b)
+    for (Eigen::Index c = 0; c < logits.cols(); ++c) {
+      const double z = logits(b, c);
+      sum += softplus(z) - (has_label(bits[b], static_cast<int>(c)) ? z : 0.0);
+    }
+  return logits.size() ? sum / static_cast<double>(logits.size()) : 0.0;
+}
+
+MatF binary_cross_entropy_gradient(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
+  check_rows(logits, bits);
+  MatF g = sigmoid(logits);
+  for (Eigen::Index b = 0; b < g.rows(); ++b)
+    for (Eigen::Index c = 0; c < g.cols(); ++c)
+      if (has_label(bits[b], static_cast<int>(c))) g(b, c) -= 1.0f;
+  if (g.size()) g /= static_cast<float>(g.size());
+  return g;
+}
+
+double multilabel_accuracy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
+  check_rows(logits, bits);
+  int64_t right = 0;
+  for (Eigen::Index b = 0; b < logits.rows(); ++b)
+    for (Eigen::Index c = 0; c < logits.cols(); ++c)
+      right += (logits(b, c) > 0) == has_label(bits[b], static_cast<int>(c));
+  return logits.size() ? static_cast<double>(right) / static_cast<double>(logits.size()) : 0.0;
+}
+
+std::vector<int32_t> label_column(const std::vector<int32_t>& bits, int c) {
+  std::vector<int32_t> out(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) out[i] = has_label(bits[i], c) ? 1 : 0;
+  return out;
+}
+
+std::vector<std::string> parse_label_set(const std::string& text) {
+  const auto trim = [](const std::string& t) {
+    const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+  };
+  std::vector<std::string> out;
+  if (trim(text) == "-") return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string name = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    INDUCTIVE_CHECK(!name.empty(), ErrorCode::kInvalidArgument, "label set '", text,
+                    "': empty label name (write names separated by commas, or '-' for none)");
+    INDUCTIVE_CHECK(std::find(out.begin(), out.end(), name) == out.end(), ErrorCode::kInvalidArgument, "label set '",
+                    text, "': label '", name, "' repeated");
+    out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int32_t> label_bits(const std::vector<int32_t>& combination_of,
+                                const std::vector<std::string>& combinations, std::vector<std::string>& names) {
+  std::vector<std::vector<std::string>> sets;
+  for (const std::string& c : combinations) sets.push_back(parse_label_set(c));
+  if (names.empty()) {
+    std::set<std::string> found;
+    for (const auto& s : sets) found.insert(s.begin(), s.end());
+    names.assign(found.begin(), found.end());
+  }
+  INDUCTIVE_CHECK(static_cast<int>(names.size()) <= kMaxMultilabels, ErrorCode::kInvalidArgument,
+                  "multilabel: ", names.size(), " label names, at most ", kMaxMultilabels);
+  std::vector<int32_t> bits_of(sets.size(), 0);
+  for (size_t c = 0; c < sets.size(); ++c)
+    for (const std::string& name : sets[c]) {
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) {
+        std::string known;
+        for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+        INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "multilabel: label '", name, "' (in '", combinations[c],
+                       "') is not one of the model's labels: ", known);
+      }
+      bits_of[c] |= int32_t{1} << (it - names.begin());
+    }
+  std::vector<int32_t> out(combination_of.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    INDUCTIVE_CHECK(combination_of[i] >= 0 && combination_of[i] < static_cast<int32_t>(sets.size()),
+                    ErrorCode::kInvalidArgument, "multilabel: sample ", i, " has combination ", combination_of[i],
+                    ", expected 0..", sets.size() - 1);
+    out[i] = bits_of[combination_of[i]];
+  }
+  return out;
+}
+
+}  // namespace inductive
