@@ -94,53 +94,29 @@ struct EvalArgs {
   bool quiet = false;
 };
 
-// A multilabel model (the DeepSEA-style one): per label, auROC and auPRC of its sigmoid probability against its
-// 0/1 targets, the label-averaged (macro) figures over the labels where they are defined (both values present), the
-// share of (sample, label) entries right at 0.5, and the share of samples whose whole label set is right.
+// A multilabel model (the DeepSEA-style one): core's score_multilabel (inductive/multilabel.h), by label name.
 void print_multilabel_eval(const EvalArgs& a, const OtkeConfig& config, int n, const MatF& logits, const MatF& probs,
                            const std::vector<int32_t>& bits, const nlohmann::json& timings) {
-  const int C = config.classes;
+  const MultilabelScores s = score_multilabel(logits, probs, bits);
+  const auto number = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   nlohmann::json auroc = nlohmann::json::object(), auprc = nlohmann::json::object(), counts = nlohmann::json::object();
-  double sum_roc = 0, sum_prc = 0;
-  int defined = 0;
-  for (int c = 0; c < C; ++c) {
-    std::vector<float> score(probs.rows());
-    for (Eigen::Index i = 0; i < probs.rows(); ++i) score[i] = probs(i, c);
-    const std::vector<int32_t> col = label_column(bits, c);
-    const std::vector<uint8_t> positive(col.begin(), col.end());
-    const int64_t pos = std::count(col.begin(), col.end(), 1);
-    counts[config.labels[c]] = pos;
-    if (pos == 0 || pos == static_cast<int64_t>(col.size())) {  // one value only: neither metric is defined
-      auroc[config.labels[c]] = nullptr;
-      auprc[config.labels[c]] = nullptr;
-      continue;
-    }
-    const double r = roc_auc(score, positive), p = average_precision(score, positive);
-    auroc[config.labels[c]] = r;
-    auprc[config.labels[c]] = p;
-    sum_roc += r;
-    sum_prc += p;
-    ++defined;
+  for (int c = 0; c < config.classes; ++c) {
+    auroc[config.labels[c]] = number(s.auroc[c]);
+    auprc[config.labels[c]] = number(s.auprc[c]);
+    counts[config.labels[c]] = s.positives[c];
   }
-  int64_t exact = 0;
-  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
-    int32_t predicted = 0;
-    for (int c = 0; c < C; ++c) predicted |= (logits(i, c) > 0 ? 1 : 0) << c;
-    exact += predicted == bits[i];
-  }
-  const auto mean_or_null = [&](double sum) { return defined ? nlohmann::json(sum / defined) : nlohmann::json(); };
   const nlohmann::json summary = {{"model", a.model},
                                   {"backend", a.backend},
                                   {"n", n},
                                   {"multilabel", true},
                                   {"labels", config.labels},
                                   {"label_counts", counts},
-                                  {"label_accuracy", multilabel_accuracy(logits, bits)},
-                                  {"exact_match", n ? static_cast<double>(exact) / n : 0.0},
-                                  {"bce", binary_cross_entropy(logits, bits)},
-                                  {"auroc", mean_or_null(sum_roc)},
+                                  {"label_accuracy", s.label_accuracy},
+                                  {"exact_match", s.exact_match},
+                                  {"bce", s.bce},
+                                  {"auroc", number(s.mean_auroc)},
                                   {"auroc_per_label", auroc},
-                                  {"auprc", mean_or_null(sum_prc)},
+                                  {"auprc", number(s.mean_auprc)},
                                   {"auprc_per_label", auprc},
                                   {"timings_s", timings}};
   std::printf("%s\n", summary.dump().c_str());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,19 @@ double multilabel_accuracy(const Eigen::Ref<const MatF>& logits, const std::vect
 
 // Labels 0/1 of column c (one label's binary targets, for per-label metrics).
 std::vector<int32_t> label_column(const std::vector<int32_t>& bits, int c);
+
+// What a multilabel head is evaluated by (`otke eval` reports it): per label, the auROC and auPRC of its probability
+// against its 0/1 targets (nullopt where the label takes one value only) and its count of positives; their means
+// over the labels where both are defined (nullopt when none is); the share of (sample, label) entries right at 0.5,
+// the share of samples whose whole label set is right, and the mean binary cross-entropy.
+struct MultilabelScores {
+  std::vector<std::optional<double>> auroc, auprc;
+  std::vector<int64_t> positives;
+  std::optional<double> mean_auroc, mean_auprc;
+  double label_accuracy = 0, exact_match = 0, bce = 0;
+};
+MultilabelScores score_multilabel(const Eigen::Ref<const MatF>& logits, const Eigen::Ref<const MatF>& probabilities,
+                                  const std::vector<int32_t>& bits);
 
 // How a sample's labels are written in the front ends' files: the label names separated by commas ("promoter,
 // b_subtilis"); "-" is the empty set. Names are trimmed; an empty name or a repeated one is an error.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "inductive/error.h"
+#include "inductive/metrics.h"
 
 namespace inductive {
 
@@ -67,6 +68,48 @@ std::vector<int32_t> label_column(const std::vector<int32_t>& bits, int c) {
   std::vector<int32_t> out(bits.size());
   for (size_t i = 0; i < bits.size(); ++i) out[i] = has_label(bits[i], c) ? 1 : 0;
   return out;
+}
+
+MultilabelScores score_multilabel(const Eigen::Ref<const MatF>& logits, const Eigen::Ref<const MatF>& probabilities,
+                                  const std::vector<int32_t>& bits) {
+  check_rows(logits, bits);
+  INDUCTIVE_CHECK(probabilities.rows() == logits.rows() && probabilities.cols() == logits.cols(),
+                  ErrorCode::kShapeMismatch, "multilabel: probabilities and logits differ in shape");
+  const int C = static_cast<int>(logits.cols());
+  MultilabelScores s;
+  double sum_roc = 0, sum_prc = 0;
+  int defined = 0;
+  for (int c = 0; c < C; ++c) {
+    std::vector<float> score(probabilities.rows());
+    std::vector<uint8_t> positive(bits.size());
+    for (Eigen::Index i = 0; i < probabilities.rows(); ++i) {
+      score[i] = probabilities(i, c);
+      positive[i] = has_label(bits[i], c) ? 1 : 0;
+    }
+    const int64_t pos = std::count(positive.begin(), positive.end(), uint8_t{1});
+    s.positives.push_back(pos);
+    if (pos == 0 || pos == static_cast<int64_t>(positive.size())) {  // one value only: neither metric is defined
+      s.auroc.emplace_back();
+      s.auprc.emplace_back();
+      continue;
+    }
+    s.auroc.emplace_back(roc_auc(score, positive));
+    s.auprc.emplace_back(average_precision(score, positive));
+    sum_roc += *s.auroc.back();
+    sum_prc += *s.auprc.back();
+    ++defined;
+  }
+  if (defined) s.mean_auroc = sum_roc / defined, s.mean_auprc = sum_prc / defined;
+  int64_t exact = 0;
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    int32_t predicted = 0;
+    for (int c = 0; c < C; ++c) predicted |= (logits(i, c) > 0 ? 1 : 0) << c;
+    exact += predicted == bits[i];
+  }
+  s.label_accuracy = multilabel_accuracy(logits, bits);
+  s.exact_match = bits.empty() ? 0.0 : static_cast<double>(exact) / static_cast<double>(bits.size());
+  s.bce = binary_cross_entropy(logits, bits);
+  return s;
 }
 
 std::vector<std::string> parse_label_set(const std::string& text) {
