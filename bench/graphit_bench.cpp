@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -153,8 +154,11 @@ void export_workload(const Setup& s, const Workload& w, const std::string& dir) 
 }
 
 struct Throughput {
-  double inference, train;  // graphs/s
+  double inference, train;  // graphs/s; 0 when not measured (--phase)
 };
+
+// Which of the two timings to take (--phase): both by default, one of them to profile it alone.
+bool g_time_inference = true, g_time_training = true;
 
 Throughput measure(const Setup& s, const Workload& w, bool kernel, int threads) {
 #if defined(_OPENMP)
@@ -173,7 +177,8 @@ Throughput measure(const Setup& s, const Workload& w, bool kernel, int threads) 
 
   int next = 0;
   GraphitCache cache;
-  const double t_inf = median_seconds_within(2.0, [&] { model.forward(batches[next++ % kBatches], {}, &cache); });
+  const double t_inf =
+      g_time_inference ? median_seconds_within(2.0, [&] { model.forward(batches[next++ % kBatches], {}, &cache); }) : 0;
   GraphitParams grads = GraphitParams::zeros(c);
   Adam adam(AdamOptions{1e-3, 0.9, 0.999, 1e-8, 0});
   auto pv = model.params.tensors(c);
@@ -182,18 +187,25 @@ Throughput measure(const Setup& s, const Workload& w, bool kernel, int threads) 
   for (size_t t = 0; t < pv.size(); ++t) blocks.push_back({pv[t].name, pv[t].data, gv[t].data, pv[t].size(), true});
   GraphitRunOptions train;
   train.training = true;
-  const double t_train = median_seconds_within(3.0, [&] {
-    grads.set_zero();
-    model.loss(batches[next++ % kBatches], train, &grads, nullptr, &cache);
-    adam.step(blocks);
-  });
-  return {s.batch / t_inf, s.batch / t_train};
+  const double t_train =
+      g_time_training ? median_seconds_within(3.0,
+                                              [&] {
+                                                grads.set_zero();
+                                                model.loss(batches[next++ % kBatches], train, &grads, nullptr, &cache);
+                                                adam.step(blocks);
+                                              })
+                      : 0;
+  return {t_inf > 0 ? s.batch / t_inf : 0, t_train > 0 ? s.batch / t_train : 0};
 }
 
 void run(const Setup& s, const Workload& w, bool kernel, int threads) {
   const Throughput t = measure(s, w, kernel, threads);
-  std::printf("| %s | %d | %s | %.0f | %.0f | %.3f ms |\n", s.name, threads,
-              kernel ? "GraphiT (diffusion)" : "transformer (T)", t.inference, t.train, 1e3 * w.precompute_seconds);
+  const auto rate = [](double v) {
+    return v > 0 ? std::to_string(static_cast<long>(std::lround(v))) : std::string("-");
+  };
+  std::printf("| %s | %d | %s | %s | %s | %.3f ms |\n", s.name, threads,
+              kernel ? "GraphiT (diffusion)" : "transformer (T)", rate(t.inference).c_str(), rate(t.train).c_str(),
+              1e3 * w.precompute_seconds);
   std::fflush(stdout);
 }
 
@@ -223,12 +235,14 @@ void roofline(const Setup& s, const Workload& w, double peak) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_arg, threads_arg, export_dir;
+  std::string config_arg, threads_arg, export_dir, phase_arg;
   bool kernel_only = false, roofline_only = false;
   inductive::bench::BenchArgs args("graphit_bench", "GraphiT inference and training throughput (graphs/s)");
   args.option("--config", "a|b", "only configuration (a) or (b)", &config_arg);
   args.option("--threads", "LIST", "thread counts, comma-separated (default 1,2)", &threads_arg);
   args.flag("--kernel-only", "skip the plain-transformer baseline rows", &kernel_only);
+  args.option("--phase", "inference|training", "time only this one (the other column prints -), e.g. to profile it",
+              &phase_arg);
   args.flag("--roofline", "only the roofline table (1 thread): FLOPs and exps per graph, GFLOP/s, % of GEMM peak",
             &roofline_only);
   args.option("--export", "DIR", "write the workloads (graphs, kernels, targets, config) to DIR/a, DIR/b and exit",
@@ -238,6 +252,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --config: expected a or b, got '%s'\n", config_arg.c_str());
     return 2;
   }
+  if (!phase_arg.empty() && phase_arg != "inference" && phase_arg != "training") {
+    std::fprintf(stderr, "error: --phase: expected inference or training, got '%s'\n", phase_arg.c_str());
+    return 2;
+  }
+  g_time_inference = roofline_only || phase_arg != "training";  // the roofline needs both
+  g_time_training = roofline_only || phase_arg != "inference";
   std::vector<int> requested_threads = {1, 2};
   if (!threads_arg.empty() &&
       !inductive::bench::BenchArgs::int_list("--threads", threads_arg, 1, 256, &requested_threads))

@@ -227,9 +227,10 @@ struct GraphitCache {
   bool training = false;
   bool dropout = false;
   Communicator* norm_comm = nullptr;  // BatchNorm statistics synchronised across ranks (GraphitRunOptions)
-  // Scratch space reused between calls (no allocation in the per-graph loops once warmed up).
-  MatF work_a, work_b, work_c, work_d;
-  std::vector<float> work_nn, work_nn2;
+  // Scratch space reused between calls (no allocation in the per-graph loops once warmed up); `scratch`: one
+  // buffer per thread for the attention kernels, sized for the largest graph seen.
+  MatF work_a, work_b, work_c;
+  std::vector<std::vector<float>> scratch;
 };
 
 struct GraphitRunOptions {

@@ -6,6 +6,7 @@
 // (when the floor is inactive the row normalisation removes both the max shift and the scale of the row; when
 // it is active, A = A~ / 1e-6 keeps the dependence on the row max, whose gradient goes to the argmax as in
 // PyTorch's max). Then dQ_h = scale (dS + dS^T) Q_h because queries and keys are the same matrix.
+#include <algorithm>
 #include <cmath>
 
 #include "graphit/graphit_detail.h"
@@ -50,7 +51,10 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
   }
 
   MatF dz, dx1, dg, dpre, dy, dattn, dheads, dq, dv;
-  const size_t scratch_floats = 2 * (cache.work_nn.size() + 1);  // dA and Ad of the largest graph
+  int max_n = 0;
+  for (int g = 0; g < B; ++g) max_n = std::max(max_n, b.size(g));
+  const size_t scratch_floats = attention_scratch_floats(max_n, d);
+  std::vector<std::vector<float>> scratch(static_cast<size_t>(parallel_threads()));
   for (int l = L - 1; l >= 0; --l) {
     const GraphitCache::Layer& ly = cache.layers[l];
     const GraphitLayerParams& p = params.layers[l];
@@ -86,47 +90,19 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     gp.out_bias += dattn.colwise().sum().transpose();
     rows_product(dheads, dattn, p.out_weight);
 
-    // Attention, per graph and head.
+    // Attention, per graph (graphit_attention.h). Graphs are independent: each writes only its own rows of dq and
+    // dv, so they are split across threads, each with its own scratch.
     dq.setZero(N, d);
     dv.resize(N, d);
-    // Graphs are independent: each writes only its own rows of dq and dv, so they are split across threads, each
-    // with its own scratch.
-    std::vector<std::vector<float>> scratch(static_cast<size_t>(parallel_threads()));
     parallel_for(B, 4, B < 8 ? 1 : 0, [&](int g, int worker) {
       std::vector<float>& local = scratch[static_cast<size_t>(worker)];
       if (local.empty()) local.resize(scratch_floats);
       const int o = b.offsets[g], n = b.size(g);
-      MapF dA(local.data(), n, n);
-      MapF Ad(local.data() + static_cast<size_t>(n) * n, n, n);
-      for (int h = 0; h < H; ++h) {
-        const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
-        const CMapF A(ly.probs.data() + at, n, n);
-        const auto dO = dheads.block(o, h * dh, n, dh);
-        const auto Vh = ly.v.block(o, h * dh, n, dh);
-        const auto Qh = ly.q.block(o, h * dh, n, dh);
-        dA.noalias() = dO * Vh.transpose();
-        if (drop) {
-          const CMapF m(ly.drop_attn.data() + at, n, n);
-          Ad = A.cwiseProduct(m);
-          dv.block(o, h * dh, n, dh).noalias() = Ad.transpose() * dO;
-          dA.array() *= m.array();
-        } else {
-          dv.block(o, h * dh, n, dh).noalias() = A.transpose() * dO;
-        }
-        // dA -> dS (in place), see the header comment.
-        const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;
-        for (int i = 0; i < n; ++i) {
-          const float sigma = dA.row(i).dot(A.row(i));
-          if (!ly.floored[row0 + i]) {
-            dA.row(i) = (dA.row(i).array() - sigma) * A.row(i).array();
-          } else {
-            dA.row(i).array() *= A.row(i).array();
-            dA(i, ly.argmax[row0 + i]) -= sigma;
-          }
-        }
-        Ad = dA + dA.transpose();
-        dq.block(o, h * dh, n, dh).noalias() += scale * (Ad * Qh);
-      }
+      const int64_t at = H * b.sq_offsets[g], rows = static_cast<int64_t>(o) * d;
+      const size_t row0 = static_cast<size_t>(o) * H;
+      attention_backward({n, H, dh, d}, scale, ly.q.data() + rows, ly.v.data() + rows, ly.probs.data() + at,
+                         drop ? ly.drop_attn.data() + at : nullptr, ly.floored.data() + row0, ly.argmax.data() + row0,
+                         dheads.data() + rows, dq.data() + rows, dv.data() + rows, local.data());
     });
     add_transposed_product(gp.q_weight, dq, ly.x_in);
     add_transposed_product(gp.v_weight, dv, ly.x_in);

@@ -4,14 +4,14 @@
 #include <cmath>
 #include <vector>
 
+#include "graphit/graphit_attention.h"
 #include "inductive/communicator.h"
 #include "inductive/graphit.h"
 
 namespace inductive::graphit_detail {
 
-constexpr float kNormEps = 1e-5f;      // PyTorch's LayerNorm / BatchNorm1d default
-constexpr float kBnMomentum = 0.1f;    // PyTorch's BatchNorm1d default
-constexpr float kRowSumFloor = 1e-6f;  // the reference's clamp(min=1e-6) of the attention row sums
+constexpr float kNormEps = 1e-5f;    // PyTorch's LayerNorm / BatchNorm1d default
+constexpr float kBnMomentum = 0.1f;  // PyTorch's BatchNorm1d default
 
 // PyTorch's update of BatchNorm's running statistics with a batch's mean and (biased) variance over `count` nodes.
 inline void update_running(VecF& running_mean, VecF& running_var, const Eigen::RowVectorXf& mu,
@@ -21,80 +21,178 @@ inline void update_running(VecF& running_mean, VecF& running_var, const Eigen::R
   running_var.array() = (1 - kBnMomentum) * running_var.array() + kBnMomentum * unbias * var.transpose().array();
 }
 
+// sum_c f(c) for c < d in 16 partial sums: vectorised, where one running sum would be a serial chain of d adds.
+template <typename F>
+inline float row_sum(Eigen::Index d, F&& f) {
+  float part[16] = {};
+  Eigen::Index c = 0;
+  for (; c + 16 <= d; c += 16)
+    for (int k = 0; k < 16; ++k) part[k] += f(c + k);
+  float s = 0;
+  for (; c < d; ++c) s += f(c);
+  for (int k = 0; k < 16; ++k) s += part[k];
+  return s;
+}
+
+// The per-row loops of the norms, as functions of __restrict rows: with five to seven operands GCC gives up on the
+// run-time alias checks that vectorising needs, and ran them one float at a time.
+namespace norm_rows {
+// x = (y - shift) * scale, out = x w + b (shift and scale per column).
+inline void standardise(const float* __restrict y, const float* __restrict shift, const float* __restrict scale,
+                        const float* __restrict w, const float* __restrict b, float* __restrict x,
+                        float* __restrict out, Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) {
+    x[c] = (y[c] - shift[c]) * scale[c];
+    out[c] = x[c] * w[c] + b[c];
+  }
+}
+// x *= scale (per column, or the scalar `s` when scale is null), out = x w + b.
+inline void rescale(float* __restrict x, const float* __restrict scale, float s, const float* __restrict w,
+                    const float* __restrict b, float* __restrict out, Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) {
+    x[c] *= scale ? scale[c] : s;
+    out[c] = x[c] * w[c] + b[c];
+  }
+}
+// x = y - shift, sq += x^2 (double, per column).
+inline void centre(const float* __restrict y, const float* __restrict shift, float* __restrict x, double* __restrict sq,
+                   Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) {
+    x[c] = y[c] - shift[c];
+    sq[c] += static_cast<double>(x[c]) * x[c];
+  }
+}
+// dw += g x, db += g, t = g w (the gradient w.r.t. xhat) times `scale` when given.
+inline void affine_grad(const float* __restrict g, const float* __restrict x, const float* __restrict w,
+                        const float* __restrict scale, float* __restrict dw, float* __restrict db, float* __restrict t,
+                        Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) {
+    dw[c] += g[c] * x[c];
+    db[c] += g[c];
+    t[c] = scale ? g[c] * w[c] * scale[c] : g[c] * w[c];
+  }
+}
+// dw += g x, db += g, s1 += g w, s2 += g w x (the last two in double, per column).
+inline void affine_grad_sums(const float* __restrict g, const float* __restrict x, const float* __restrict w,
+                             float* __restrict dw, float* __restrict db, double* __restrict s1, double* __restrict s2,
+                             Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) {
+    dw[c] += g[c] * x[c];
+    db[c] += g[c];
+    const float t = g[c] * w[c];
+    s1[c] += static_cast<double>(t);
+    s2[c] += static_cast<double>(t) * x[c];
+  }
+}
+// out = (g w - m1 - x m2) rstd, per column.
+inline void batch_input_grad(const float* __restrict g, const float* __restrict x, const float* __restrict w,
+                             const float* __restrict m1, const float* __restrict m2, const float* __restrict rstd,
+                             float* __restrict out, Eigen::Index d) {
+  for (Eigen::Index c = 0; c < d; ++c) out[c] = (g[c] * w[c] - m1[c] - x[c] * m2[c]) * rstd[c];
+}
+}  // namespace norm_rows
+
 // out = Norm(y) (n x d). LayerNorm: per row. BatchNorm: per column over the real nodes of the batch (training)
 // or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does. `comm`
 // (training BatchNorm, data parallel): the statistics are those of every rank's nodes (GraphitRunOptions::sync_norm).
+//
+// Each variant reads y and writes xhat and out in as few passes over the n x d matrices as its statistics allow
+// (LayerNorm and evaluation BatchNorm: one; training BatchNorm: three, as its column statistics need two reductions
+// before any output): at ZINC's batch sizes the matrices live in L3, and the pass count, not arithmetic, set the cost.
 inline void norm_forward(bool batch_norm, bool training, const MatF& y, const VecF& weight, const VecF& bias,
                          GraphitCache::Norm& cache, MatF& out, VecF* running_mean, VecF* running_var,
                          const VecF* eval_mean, const VecF* eval_var, Communicator* comm) {
   const Eigen::Index n = y.rows(), d = y.cols();
   cache.xhat.resize(n, d);
+  out.resize(n, d);
+  const float* w = weight.data();
+  const float* b = bias.data();
+  const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
   if (!batch_norm) {
     cache.rstd.resize(n);
     for (Eigen::Index i = 0; i < n; ++i) {
-      const float mu = y.row(i).mean();
-      cache.xhat.row(i) = y.row(i).array() - mu;
-      const float var = cache.xhat.row(i).squaredNorm() / static_cast<float>(d);
-      const float rstd = 1.0f / std::sqrt(var + kNormEps);
+      const float* yi = row(y, i);
+      float* xi = row(cache.xhat, i);
+      const float mu = row_sum(d, [&](Eigen::Index c) { return yi[c]; }) / static_cast<float>(d);
+      for (Eigen::Index c = 0; c < d; ++c) xi[c] = yi[c] - mu;
+      const float sq = row_sum(d, [&](Eigen::Index c) { return xi[c] * xi[c]; });
+      const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(d) + kNormEps);
       cache.rstd[i] = rstd;
-      cache.xhat.row(i) *= rstd;
+      norm_rows::rescale(xi, nullptr, rstd, w, b, row(out, i), d);
     }
-  } else if (training) {
+    return;
+  }
+  if (training) {
     // Statistics in double: column sums, then the centred squares (two passes), over this process's nodes or, with
     // `comm`, every rank's. Double sums of floats taken in another order (ranks) differ far below a float's
     // precision, so N ranks and one process nearly always round them to the same floats.
-    Eigen::RowVectorXd s(d + 1);
-    s.head(d) = y.cast<double>().colwise().sum();
+    std::vector<double> s(static_cast<size_t>(d) + 1, 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const float* yi = row(y, i);
+      for (Eigen::Index c = 0; c < d; ++c) s[c] += static_cast<double>(yi[c]);
+    }
     s[d] = static_cast<double>(n);
-    if (comm) comm->allreduce_sum(s.data(), d + 1);
+    if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d) + 1);
     const double count = s[d];
-    const Eigen::RowVectorXf mu = (s.head(d) / count).cast<float>();
-    cache.xhat = y.rowwise() - mu;
-    s.head(d) = cache.xhat.cast<double>().colwise().squaredNorm();
-    if (comm) comm->allreduce_sum(s.data(), d);
-    const Eigen::RowVectorXf var = (s.head(d) / count).cast<float>();
+    Eigen::RowVectorXf mu(d), var(d);
+    for (Eigen::Index c = 0; c < d; ++c) mu[c] = static_cast<float>(s[c] / count);
+    std::fill(s.begin(), s.begin() + d, 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) norm_rows::centre(row(y, i), mu.data(), row(cache.xhat, i), s.data(), d);
+    if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d));
+    for (Eigen::Index c = 0; c < d; ++c) var[c] = static_cast<float>(s[c] / count);
     cache.count = count;
     cache.rstd = (var.array() + kNormEps).rsqrt().transpose();
-    cache.xhat.array().rowwise() *= cache.rstd.transpose().array();
     if (running_mean) update_running(*running_mean, *running_var, mu, var, count);
-  } else {
-    cache.rstd = (eval_var->array() + kNormEps).rsqrt();
-    cache.xhat = y.rowwise() - eval_mean->transpose();
-    cache.xhat.array().rowwise() *= cache.rstd.transpose().array();
+    for (Eigen::Index i = 0; i < n; ++i)
+      norm_rows::rescale(row(cache.xhat, i), cache.rstd.data(), 0, w, b, row(out, i), d);
+    return;
   }
-  out = cache.xhat;
-  out.array().rowwise() *= weight.transpose().array();
-  out.rowwise() += bias.transpose();
+  cache.rstd = (eval_var->array() + kNormEps).rsqrt();
+  for (Eigen::Index i = 0; i < n; ++i)
+    norm_rows::standardise(row(y, i), eval_mean->data(), cache.rstd.data(), w, b, row(cache.xhat, i), row(out, i), d);
 }
 
 // Given d_out, accumulates d_weight/d_bias and writes d_y (a matrix other than d_out). `comm`: as norm_forward's.
+// One pass over the matrices (LayerNorm, evaluation BatchNorm) or two (training BatchNorm: its statistics' gradient
+// sums come first), as norm_forward.
 inline void norm_backward(bool batch_norm, bool training, const GraphitCache::Norm& cache, const VecF& weight,
                           const MatF& d_out, MatF& d_y, VecF& d_weight, VecF& d_bias, Communicator* comm) {
   const Eigen::Index n = d_out.rows(), d = d_out.cols();
-  d_weight += (d_out.array() * cache.xhat.array()).colwise().sum().transpose().matrix();
-  d_bias += d_out.colwise().sum().transpose();
-  d_y = d_out;
-  d_y.array().rowwise() *= weight.transpose().array();  // d xhat
+  d_y.resize(n, d);
+  const float* w = weight.data();
+  const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
   if (!batch_norm) {
     for (Eigen::Index i = 0; i < n; ++i) {
-      const float m1 = d_y.row(i).mean();
-      const float m2 = d_y.row(i).dot(cache.xhat.row(i)) / static_cast<float>(d);
-      d_y.row(i) = cache.rstd[i] * (d_y.row(i).array() - m1 - cache.xhat.row(i).array() * m2);
+      const float* xi = row(cache.xhat, i);
+      float* ti = row(d_y, i);
+      norm_rows::affine_grad(row(d_out, i), xi, w, nullptr, d_weight.data(), d_bias.data(), ti, d);
+      const float m1 = row_sum(d, [&](Eigen::Index c) { return ti[c]; }) / static_cast<float>(d);
+      const float m2 = row_sum(d, [&](Eigen::Index c) { return ti[c] * xi[c]; }) / static_cast<float>(d);
+      const float rstd = cache.rstd[i];
+      for (Eigen::Index c = 0; c < d; ++c) ti[c] = rstd * (ti[c] - m1 - xi[c] * m2);
     }
-  } else if (training) {
-    // The statistics' gradient sums, in double, over the nodes the statistics were taken over (norm_forward).
-    Eigen::RowVectorXd s(2 * d);
-    s.head(d) = d_y.cast<double>().colwise().sum();
-    s.tail(d) = (d_y.cast<double>().array() * cache.xhat.cast<double>().array()).colwise().sum();
-    if (comm) comm->allreduce_sum(s.data(), 2 * d);
-    const Eigen::RowVectorXf m1 = (s.head(d) / cache.count).cast<float>();
-    const Eigen::RowVectorXf m2 = (s.tail(d) / cache.count).cast<float>();
-    d_y = d_y.rowwise() - m1;
-    d_y.array() -= cache.xhat.array().rowwise() * m2.array();
-    d_y.array().rowwise() *= cache.rstd.transpose().array();
-  } else {
-    d_y.array().rowwise() *= cache.rstd.transpose().array();
+    return;
   }
+  if (!training) {
+    for (Eigen::Index i = 0; i < n; ++i)
+      norm_rows::affine_grad(row(d_out, i), row(cache.xhat, i), w, cache.rstd.data(), d_weight.data(), d_bias.data(),
+                             row(d_y, i), d);
+    return;
+  }
+  // The statistics' gradient sums, in double, over the nodes the statistics were taken over (norm_forward).
+  std::vector<double> s(2 * static_cast<size_t>(d), 0.0);
+  for (Eigen::Index i = 0; i < n; ++i)
+    norm_rows::affine_grad_sums(row(d_out, i), row(cache.xhat, i), w, d_weight.data(), d_bias.data(), s.data(),
+                                s.data() + d, d);
+  if (comm) comm->allreduce_sum(s.data(), 2 * static_cast<int>(d));
+  Eigen::RowVectorXf m1(d), m2(d);
+  for (Eigen::Index c = 0; c < d; ++c) {
+    m1[c] = static_cast<float>(s[c] / cache.count);
+    m2[c] = static_cast<float>(s[d + c] / cache.count);
+  }
+  for (Eigen::Index i = 0; i < n; ++i)
+    norm_rows::batch_input_grad(row(d_out, i), row(cache.xhat, i), w, m1.data(), m2.data(), cache.rstd.data(),
+                                row(d_y, i), d);
 }
 
 // What norm_forward and norm_backward all-reduce, made by a rank without nodes: the same calls, zeros.

@@ -72,8 +72,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
 
   int max_n = 0;
   for (int g = 0; g < b.n_graphs; ++g) max_n = std::max(max_n, b.size(g));
-  cache.work_nn.resize(static_cast<size_t>(max_n) * max_n);
-  cache.work_nn2.resize(static_cast<size_t>(max_n));
+  cache.scratch.resize(static_cast<size_t>(parallel_threads()));
+  for (std::vector<float>& s : cache.scratch)
+    if (s.size() < attention_scratch_floats(max_n, d)) s.resize(attention_scratch_floats(max_n, d));
 
   for (int l = 0; l < L; ++l) {
     GraphitCache::Layer& ly = cache.layers[l];
@@ -92,52 +93,20 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
 
     // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
     // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
-    parallel_for(b.n_graphs, 4, drop || b.n_graphs < 8 ? 1 : 0, [&](int g, int) {
+    parallel_for(b.n_graphs, 4, drop || b.n_graphs < 8 ? 1 : 0, [&](int g, int worker) {
       const int o = b.offsets[g], n = b.size(g);
-      const MatF* K = c.kernel ? b.kernels[g] : nullptr;
-      VecF exp_row(n);
-      for (int h = 0; h < H; ++h) {
-        const int64_t at = H * b.sq_offsets[g] + static_cast<int64_t>(h) * n * n;
-        MapF A(ly.probs.data() + at, n, n);
-        const auto Qh = ly.q.block(o, h * dh, n, dh);
-        A.noalias() = Qh * Qh.transpose();
-        // exp(s - rowmax) with s = scale q q^T; the max is taken before scaling (scale > 0: same argmax).
-        // Row by row through an aligned buffer, so Eigen vectorises the exp (the whole-matrix form broadcasts
-        // across the storage order and fell back to scalar expf). The buffer, not the row in place: Eigen
-        // peels a misaligned head with the scalar exp, and the rows' alignment depends on where the heap put
-        // `probs`, so in place the bits of a run would depend on the allocator (a resumed run would differ).
-        const size_t row0 = static_cast<size_t>(o) * H + static_cast<size_t>(h) * n;  // per graph: H blocks of n rows
-        for (int i = 0; i < n; ++i) {
-          const float rowmax = A.row(i).maxCoeff();
-          exp_row = ((A.row(i).transpose().array() - rowmax) * scale).exp().matrix();
-          A.row(i) = exp_row.transpose();
-          float r;
-          if (K)
-            r = A.row(i).dot(K->row(i));
-          else
-            r = A.row(i).sum();
-          const bool floored = !(r > kRowSumFloor);
-          ly.floored[row0 + i] = floored;
-          if (floored) {
-            Eigen::Index j;
-            A.row(i).maxCoeff(&j);  // the row max of s (exp is monotone): where the max's gradient goes
-            ly.argmax[row0 + i] = static_cast<int32_t>(j);
-          }
-          if (K) A.row(i).array() *= K->row(i).array();
-          A.row(i) /= floored ? kRowSumFloor : r;
-        }
-        auto out = ly.heads.block(o, h * dh, n, dh);
-        const auto Vh = ly.v.block(o, h * dh, n, dh);
-        if (drop) {
-          float* m = ly.drop_attn.data() + at;
-          dropout_mask(m, static_cast<Eigen::Index>(n) * n, c.dropout, *run.rng);
-          MapF Ad(cache.work_nn.data(), n, n);
-          Ad = A.cwiseProduct(MapF(m, n, n));
-          out.noalias() = Ad * Vh;
-        } else {
-          out.noalias() = A * Vh;
-        }
+      const int64_t at = H * b.sq_offsets[g];
+      float* mask = nullptr;
+      if (drop) {  // head by head, as the masks were always drawn
+        mask = ly.drop_attn.data() + at;
+        for (int h = 0; h < H; ++h)
+          dropout_mask(mask + static_cast<int64_t>(h) * n * n, static_cast<Eigen::Index>(n) * n, c.dropout, *run.rng);
       }
+      const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
+      attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
+                        ly.v.data() + static_cast<int64_t>(o) * d, c.kernel ? b.kernels[g]->data() : nullptr, mask,
+                        ly.probs.data() + at, ly.heads.data() + static_cast<int64_t>(o) * d, ly.floored.data() + row0,
+                        ly.argmax.data() + row0, cache.scratch[static_cast<size_t>(worker)].data());
     });
 
     // Out-projection, degree-scaled residual, norm1.

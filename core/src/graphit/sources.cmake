@@ -2,6 +2,7 @@
 target_sources(inductive_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/graphit_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graphit_attention.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_forward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_backward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graphit_model.cpp

@@ -33,12 +33,13 @@ struct Variant {
   const char* pooling = "mean";
   int heads = 2;
   bool adjacency_kernel = false;
+  int d = 8;  // the head width dh = d / heads picks the attention kernel's path (graphit_attention.cpp)
 };
 
 std::ostream& operator<<(std::ostream& os, const Variant& v) { return os << v.name; }
 
 GraphitConfig small_config(const Variant& v) {
-  GraphitConfig c = GraphitConfig::with_dim(8, 2, v.heads);
+  GraphitConfig c = GraphitConfig::with_dim(v.d, 2, v.heads);
   c.vocab = v.vocab;
   c.features = v.features;
   c.pe_dim = v.pe;
@@ -197,7 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"regression_sum", true, "layer", 2, 0, 0, 4, "regression", "sum"},
                       Variant{"one_head_batchnorm_plain", false, "batch", 0, 0, 0, 4, "classification", "sum", 1},
                       Variant{"four_heads_everything", true, "batch", 2, 3, 2, 4, "classification", "mean", 4},
-                      Variant{"adjacency_kernel", true, "layer", 0, 0, 0, 4, "classification", "mean", 2, true}),
+                      Variant{"adjacency_kernel", true, "layer", 0, 0, 0, 4, "classification", "mean", 2, true},
+                      Variant{"heads_of_16", true, "batch", 0, 0, 0, 4, "classification", "mean", 2, false, 32},
+                      Variant{"heads_of_32", true, "layer", 0, 0, 0, 4, "regression", "mean", 1, false, 32},
+                      Variant{"heads_of_12", false, "layer", 0, 0, 0, 4, "classification", "mean", 2, false, 24}),
     [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
 
 // The check is able to fail: small errors planted in the analytic gradient (5% on the values, 10% on the queries,
