@@ -7,19 +7,22 @@ targets; the baseline (bench/torch_graphit.py, Debian's python3-torch) reads the
 same batches through the same maths (tests/oracle/test_graphit_torch.py checks the baseline against the oracle):
 inference in evaluation mode, and a training step = forward, backward w.r.t. every parameter (the inputs are
 integer node types: no input gradient on either side), Adam (no weight decay). For each configuration and thread
-count ours runs, then PyTorch, interleaved so both see the same machine.
+count ours runs, then PyTorch, interleaved so both see the same machine, for --rounds rounds: this VM's speed
+moves by a third between minutes (and PyTorch's by up to half), so a row gives each side's median and the median
+of the rounds' ratios, with the ratios' range.
 
 Padding differs and is reported: ours computes each graph's attention at its own size; the baseline pads the
 attention to the batch's largest graph (`attention padding` = padded / true attention entries), as the GraphiT
 reference does. PyTorch runs with the allocator settings of bench/otke_vs_torch.py.
 
   /usr/bin/python3 bench/graphit_vs_torch.py --bench build/native-release/bin/graphit_bench [--configs a,b]
-                                             [--threads 1,2] [--budget 3]
+                                             [--threads 1,2] [--budget 3] [--rounds 3]
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +60,10 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--budget", type=float, default=3.0, help="PyTorch: seconds per measurement")
+    ap.add_argument("--rounds", type=int, default=3, help="ours-then-PyTorch rounds per row (medians reported)")
     a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error(f"--rounds: expected a positive count, got {a.rounds}")
     configs = [c for c in a.configs.split(",") if c]
     for c in configs:
         if c not in CONFIGS:
@@ -68,20 +74,29 @@ def main():
         ap.error(f"--threads: expected integers, got {a.threads!r}")
     if not os.access(a.bench, os.X_OK):
         ap.error(f"--bench {a.bench} is not an executable (build it: cmake --build build/native-release)")
-    print("| config | threads | ours infer | PyTorch infer | ratio | ours train | PyTorch train | ratio | "
-          "attention padding |")
+    print("| config | threads | ours infer | PyTorch infer | ratio (range) | ours train | PyTorch train | "
+          "ratio (range) | attention padding |")
     print("|---|---|---|---|---|---|---|---|---|")
     version = ""
     with tempfile.TemporaryDirectory(prefix="graphit-vs-torch-") as tmp:
         subprocess.run([a.bench, "--export", tmp], check=True)
         for c in configs:
             for t in threads:
-                oi, ot, name = ours(a.bench, c, t)
-                r = torch_baseline(os.path.join(tmp, c), t, a.budget)
-                ti, tt, version = r["infer_graphs_per_s"], r["train_graphs_per_s"], r["torch"]
-                print(f"| {name} | {t} | {oi:.0f} | {ti:.0f} | {oi / ti:.2f}x | {ot:.0f} | {tt:.0f} | {ot / tt:.2f}x | "
+                rounds = []
+                for _ in range(a.rounds):
+                    oi, ot, name = ours(a.bench, c, t)
+                    r = torch_baseline(os.path.join(tmp, c), t, a.budget)
+                    rounds.append((oi, ot, r["infer_graphs_per_s"], r["train_graphs_per_s"]))
+                    version = r["torch"]
+                med = [statistics.median(x[k] for x in rounds) for k in range(4)]
+                ri = [x[0] / x[2] for x in rounds]
+                rt = [x[1] / x[3] for x in rounds]
+                span = (lambda v: f" ({min(v):.2f}-{max(v):.2f})" if len(v) > 1 else "")
+                print(f"| {name} | {t} | {med[0]:.0f} | {med[2]:.0f} | {statistics.median(ri):.2f}x{span(ri)} | "
+                      f"{med[1]:.0f} | {med[3]:.0f} | {statistics.median(rt):.2f}x{span(rt)} | "
                       f"{r['attention_padding']:.2f}x |", flush=True)
-    print(f"\ngraphs/s; PyTorch {version} on the CPU, measured in this run (allocator: "
+    print(f"\ngraphs/s, medians of {a.rounds} interleaved rounds; PyTorch {version} on the CPU, measured in this run "
+          "(allocator: "
           + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()) + ")")
 
 

@@ -94,6 +94,10 @@ class GraphitBenchWorkload(unittest.TestCase):
         done = subprocess.run([BENCH, "--config", "c"], capture_output=True, text=True, timeout=30)
         self.assertEqual(done.returncode, 2)
         self.assertEqual(done.stderr.strip().splitlines(), ["error: --config: expected a or b, got 'c'"])
+        done = subprocess.run([BENCH, "--phase", "backward"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stderr.strip().splitlines(),
+                         ["error: --phase: expected inference or training, got 'backward'"])
         with tempfile.NamedTemporaryFile() as f:  # a file where the export wants a directory
             done = subprocess.run([BENCH, "--export", f.name], capture_output=True, text=True, timeout=30)
         self.assertEqual(done.returncode, 2)

@@ -82,7 +82,7 @@ float score_row(const float* a, const float* t, int n, int np, int dh_runtime, f
 
 // out_r[0..DH) = sum_j a_r[j] v[j * ld + 0..DH) for R rows at once (independent accumulators: the sum over j is a
 // dependency chain, R of them overlap). a_r = a + r * lda, out_r = out + r * ldo. DH a multiple of NW.
-template <int DH, int R>
+template <int DH, int R, bool Acc>
 void combine_rows(const float* a, int lda, const float* v, int ld, int n, float* out, int ldo) {
   constexpr int V = DH / NW;
   N acc[R][V];
@@ -97,24 +97,29 @@ void combine_rows(const float* a, int lda, const float* v, int ld, int n, float*
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int u = 0; u < V; ++u) acc[r][u].store_unaligned(out + static_cast<size_t>(r) * ldo + u * NW);
+    for (int u = 0; u < V; ++u) {
+      float* o = out + static_cast<size_t>(r) * ldo + u * NW;
+      if constexpr (Acc) acc[r][u] += N::load_unaligned(o);
+      acc[r][u].store_unaligned(o);
+    }
 }
 
-// out = A V for n rows of A (n x n, row stride lda), in blocks of 4 rows.
-template <int DH>
+// out = A V (or out += A V when Acc) for n rows of A (n x n, row stride lda), in blocks of 4 rows.
+template <int DH, bool Acc = false>
 void combine(const float* a, int lda, const float* v, int ld, int n, float* out, int ldo) {
   int i = 0;
   for (; i + 4 <= n; i += 4)
-    combine_rows<DH, 4>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
+    combine_rows<DH, 4, Acc>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
   for (; i < n; ++i)
-    combine_rows<DH, 1>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
+    combine_rows<DH, 1, Acc>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
 }
 
-// Any dh: the same sums, accumulated in `out` itself.
-void combine_any(const float* a, int lda, const float* v, int ld, int n, int dh, float* out, int ldo) {
+// Any dh: the same sums, accumulated in `out` itself (zeroed first unless `acc`).
+void combine_any(const float* a, int lda, const float* v, int ld, int n, int dh, float* out, int ldo,
+                 bool acc = false) {
   for (int i = 0; i < n; ++i) {
     float* o = out + static_cast<size_t>(i) * ldo;
-    std::fill(o, o + dh, 0.0f);
+    if (!acc) std::fill(o, o + dh, 0.0f);
     for (int j = 0; j < n; ++j) {
       const float aij = a[static_cast<size_t>(i) * lda + j];
       const float* vj = v + static_cast<size_t>(j) * ld;
@@ -166,102 +171,50 @@ void head_forward(const AttentionShape& s, int h, const float* q, const float* v
     combine_any(a, n, vh, s.ld, n, dh, out, s.ld);
 }
 
-// dq_i += sum_j t_j Q_j and dq_j += t_j Q_i for all j (the row i of dS and of dS^T), over DH columns.
-template <int DH>
-void scatter_dq(const float* t, const float* q, int ld, int n, int i, float* dq) {
-  constexpr int V = DH / NW;
-  N qi[V], acc[V];
-  for (int u = 0; u < V; ++u) {
-    qi[u] = N::load_unaligned(q + static_cast<size_t>(i) * ld + u * NW);
-    acc[u] = N(0.0f);
-  }
-  for (int j = 0; j < n; ++j) {
-    const N tj(t[j]);
-    const float* qj = q + static_cast<size_t>(j) * ld;
-    float* dqj = dq + static_cast<size_t>(j) * ld;
-    for (int u = 0; u < V; ++u) {
-      acc[u] = xsimd::fma(tj, N::load_unaligned(qj + u * NW), acc[u]);
-      xsimd::fma(tj, qi[u], N::load_unaligned(dqj + u * NW)).store_unaligned(dqj + u * NW);
-    }
-  }
-  float* dqi = dq + static_cast<size_t>(i) * ld;  // after the loop: its j = i term is in memory already
-  for (int u = 0; u < V; ++u) (N::load_unaligned(dqi + u * NW) + acc[u]).store_unaligned(dqi + u * NW);
-}
-
-// Any dh.
-void scatter_dq_any(const float* t, const float* q, int ld, int n, int i, int dh, float* dq) {
-  const float* qi = q + static_cast<size_t>(i) * ld;
-  for (int j = 0; j < n; ++j) {
-    float* dqj = dq + static_cast<size_t>(j) * ld;
-    for (int k = 0; k < dh; ++k) dqj[k] += t[j] * qi[k];
-  }
-  float* dqi = dq + static_cast<size_t>(i) * ld;
-  for (int j = 0; j < n; ++j) {
-    const float* qj = q + static_cast<size_t>(j) * ld;
-    for (int k = 0; k < dh; ++k) dqi[k] += t[j] * qj[k];
-  }
-}
-
-// dv_j += a_j dO for all j, over DH columns.
-template <int DH>
-void scatter_dv(const float* a, const float* d_out, int ld, int n, int dh_runtime, float* dv) {
-  if constexpr (DH > 0) {
-    constexpr int V = DH / NW;
-    N o[V];
-    for (int u = 0; u < V; ++u) o[u] = N::load_unaligned(d_out + u * NW);
-    for (int j = 0; j < n; ++j) {
-      const N aj(a[j]);
-      float* dvj = dv + static_cast<size_t>(j) * ld;
-      for (int u = 0; u < V; ++u) xsimd::fma(aj, o[u], N::load_unaligned(dvj + u * NW)).store_unaligned(dvj + u * NW);
-    }
-  } else {
-    for (int j = 0; j < n; ++j) {
-      float* dvj = dv + static_cast<size_t>(j) * ld;
-      for (int k = 0; k < dh_runtime; ++k) dvj[k] += a[j] * d_out[k];
-    }
-  }
-}
-
-// One head's backward pass. vt: V^T of this head (dh rows, padded to np); row: np floats; ad: n floats.
+// One head's backward pass. vt: V^T of this head (dh rows, padded to np); row: np floats; ds, at: n x n each.
+// dS (scaled by `scale`, the logits' factor) is formed row by row, then dQ_h += (dS + dS^T) Q_h and
+// dV_h = (A ⊙ M)^T dO_h run as the forward's register-blocked A V on the symmetrised / transposed matrices.
 template <int DH>
 void head_backward(const AttentionShape& s, int h, float scale, const float* q, const float* vt, int np,
                    const float* probs, const float* drop, const uint8_t* floored, const int32_t* argmax,
-                   const float* d_heads, float* dq, float* dv, float* row, float* ad) {
+                   const float* d_heads, float* dq, float* dv, float* row, float* ds, float* at) {
   const int n = s.n, dh = s.dh, ld = s.ld;
   const float* A = probs + static_cast<size_t>(h) * n * n;
   const float* M = drop ? drop + static_cast<size_t>(h) * n * n : nullptr;
-  const float* qh = q + h * dh;
-  float* dqh = dq + h * dh;
-  float* dvh = dv + h * dh;
-  for (int j = 0; j < n; ++j)
-    std::fill(dvh + static_cast<size_t>(j) * ld, dvh + static_cast<size_t>(j) * ld + dh, 0.0f);
   for (int i = 0; i < n; ++i) {
     const float* Ai = A + static_cast<size_t>(i) * n;
     const float* Mi = M ? M + static_cast<size_t>(i) * n : nullptr;
-    const float* dOi = d_heads + static_cast<size_t>(i) * ld + h * dh;
-    // dV_j += (A ⊙ M)_ij dO_i
-    const float* a = Ai;
-    if (Mi) {
-      for (int j = 0; j < n; ++j) ad[j] = Ai[j] * Mi[j];
-      a = ad;
-    }
-    scatter_dv<DH>(a, dOi, ld, n, dh, dvh);
-    // dA_i = dO_i V^T (⊙ M_i); sigma_i = dA_i . A_i; dS_i (times scale, the logits' factor) in `row`.
-    score_row<DH>(dOi, vt, n, np, dh, row);
+    // (A ⊙ M)^T, for dV.
+    for (int j = 0; j < n; ++j) at[static_cast<size_t>(j) * n + i] = Mi ? Ai[j] * Mi[j] : Ai[j];
+    // dA_i = dO_i V^T (⊙ M_i); sigma_i = dA_i . A_i; dS_i.
+    score_row<DH>(d_heads + static_cast<size_t>(i) * ld + h * dh, vt, n, np, dh, row);
     if (Mi)
       for (int j = 0; j < n; ++j) row[j] *= Mi[j];
     float sigma = 0.0f;
     for (int j = 0; j < n; ++j) sigma += row[j] * Ai[j];
+    float* dsi = ds + static_cast<size_t>(i) * n;
     if (!floored[h * n + i]) {
-      for (int j = 0; j < n; ++j) row[j] = scale * ((row[j] - sigma) * Ai[j]);
+      for (int j = 0; j < n; ++j) dsi[j] = scale * ((row[j] - sigma) * Ai[j]);
     } else {
-      for (int j = 0; j < n; ++j) row[j] = scale * (row[j] * Ai[j]);
-      row[argmax[h * n + i]] -= scale * sigma;
+      for (int j = 0; j < n; ++j) dsi[j] = scale * (row[j] * Ai[j]);
+      dsi[argmax[h * n + i]] -= scale * sigma;
     }
-    if constexpr (DH > 0)
-      scatter_dq<DH>(row, qh, ld, n, i, dqh);
-    else
-      scatter_dq_any(row, qh, ld, n, i, dh, dqh);
+  }
+  for (int i = 0; i < n; ++i) {  // dS + dS^T, in place
+    float* dsi = ds + static_cast<size_t>(i) * n;
+    dsi[i] *= 2.0f;
+    for (int j = i + 1; j < n; ++j) {
+      float& lower = ds[static_cast<size_t>(j) * n + i];
+      dsi[j] += lower;
+      lower = dsi[j];
+    }
+  }
+  if constexpr (DH > 0) {
+    combine<DH, true>(ds, n, q + h * dh, ld, n, dq + h * dh, ld);
+    combine<DH>(at, n, d_heads + h * dh, ld, n, dv + h * dh, ld);
+  } else {
+    combine_any(ds, n, q + h * dh, ld, n, dh, dq + h * dh, ld, true);
+    combine_any(at, n, d_heads + h * dh, ld, n, dh, dv + h * dh, ld);
   }
 }
 
@@ -293,19 +246,21 @@ void backward_heads(const AttentionShape& s, float scale, const float* q, const 
   const int n = s.n, d = s.heads * s.dh, np = padded(n);
   float* vt = scratch;
   float* row = vt + static_cast<size_t>(d) * np;
-  float* ad = row + np;
+  float* ds = row + np;
+  float* at = ds + static_cast<size_t>(n) * n;
   transpose_padded(v, s.ld, n, d, np, 1.0f, vt);
   for (int h = 0; h < s.heads; ++h)
     head_backward<DH>(s, h, scale, q, vt + static_cast<size_t>(h) * s.dh * np, np, probs, drop, floored, argmax,
-                      d_heads, dq, dv, row, ad);
+                      d_heads, dq, dv, row, ds, at);
 }
 
 }  // namespace
 
 size_t attention_scratch_floats(int max_n, int d) {
   const size_t np = static_cast<size_t>(padded(std::max(max_n, 1)));
-  // forward: Q^T, padded kernel, two rows, the dropped-out A; backward needs less.
-  return static_cast<size_t>(d) * np + static_cast<size_t>(max_n) * np + 2 * np + static_cast<size_t>(max_n) * max_n;
+  // forward: Q^T, the padded kernel, two rows, the dropped-out A; backward: V^T, a row, dS and A^T.
+  const size_t nn = static_cast<size_t>(max_n) * max_n;
+  return static_cast<size_t>(d) * np + std::max(static_cast<size_t>(max_n) * np + 2 * np + nn, np + 2 * nn);
 }
 
 void attention_forward(const AttentionShape& s, float scale, const float* q, const float* v, const float* kernel,
