@@ -151,8 +151,9 @@ void head_forward(const AttentionShape& s, int h, const float* q, const float* v
     const float r = xsimd::hadd(sum);
     const bool is_floored = !(r > kRowSumFloor);
     floored[h * n + i] = is_floored;
-    if (is_floored)  // the row max of S (first of equals): where the max's gradient goes
-      argmax[h * n + i] = static_cast<int32_t>(std::find(row, row + n, m) - row);
+    // The row max of S (first of equals): where the max's gradient goes. A row of NaN (a diverged model) has none;
+    // it takes column 0, so that the backward's write stays inside the row.
+    if (is_floored) argmax[h * n + i] = static_cast<int32_t>((std::find(row, row + n, m) - row) % n);
     const float inv = 1.0f / (is_floored ? kRowSumFloor : r);
     float* Ai = A + static_cast<size_t>(i) * n;
     for (int j = 0; j < n; ++j) Ai[j] = e[j] * inv;

@@ -261,6 +261,33 @@ TEST(GraphitGradient, FlooredRowsAreFiniteAndExact) {
   check_gradients(model, batch, "floored");
 }
 
+// A diverged model (NaN weights) gives a NaN loss and gradients, and its floored rows' argmax stays a column of the
+// row: the backward writes the max's gradient there.
+TEST(GraphitGradient, ADivergedModelGivesNaNWithArgmaxInsideEachRow) {
+  const GraphitConfig c = small_config(Variant{"diverged"});
+  TestGraphOptions o;
+  const auto graphs = testing::random_graphs(3, 3, 6, o, 31);
+  GraphitModel model = GraphitModel::create(c, 3);
+  model.params.layers[0].q_weight.setConstant(std::nanf(""));
+  const std::vector<int32_t> classes{0, 1, 2};
+  const GraphitBatch batch = GraphitBatch::pack(c, graphs, {}, &classes);
+  GraphitRunOptions run;
+  run.training = true;
+  GraphitParams grads = GraphitParams::zeros(c);
+  GraphitCache cache;
+  EXPECT_TRUE(std::isnan(model.loss(batch, run, &grads, nullptr, &cache)));
+  const int H = c.heads;
+  for (const auto& layer : cache.layers)
+    for (int g = 0; g < batch.n_graphs; ++g)
+      for (int r = 0; r < H * batch.size(g); ++r) {
+        const size_t at = static_cast<size_t>(batch.offsets[g]) * H + r;
+        if (!layer.floored[at]) continue;
+        EXPECT_GE(layer.argmax[at], 0);
+        EXPECT_LT(layer.argmax[at], batch.size(g)) << "graph " << g << ", row " << r;
+      }
+  EXPECT_TRUE(cache.layers[0].floored[0]) << "NaN scores make every row sum NaN: floored";
+}
+
 TEST(GraphitGradient, DropoutMasksAreReusedByBackward) {
   // With dropout, the gradient of a fixed mask: re-seeding the rng before every forward gives the same masks.
   Variant v{"dropout"};
