@@ -41,9 +41,11 @@ xsimd::batch<T, Arch> kernel_exp(const xsimd::batch<T, Arch>& x) {
     const I ni = xsimd::bitwise_cast<I>(t) - xsimd::bitwise_cast<I>(magic);
     const B two_n = xsimd::bitwise_cast<B>((ni + I(127)) << 23);
     const B e = er * two_n;
-    // Below -87 the result is under float's normal range: 0 (and exactly 0 for -inf); above 88, +inf.
-    return xsimd::select(x < B(-87.0f), B(0.0f),
-                         xsimd::select(x > B(88.0f), B(std::numeric_limits<float>::infinity()), e));
+    // Below -87 the result is under float's normal range: 0 (and exactly 0 for -inf); above 88, +inf. NaN stays NaN,
+    // as in xsimd's exp (the clamp above, SSE's max, would have made it -87 and the result a silent ~0).
+    return xsimd::select(
+        x < B(-87.0f), B(0.0f),
+        xsimd::select(x > B(88.0f), B(std::numeric_limits<float>::infinity()), xsimd::select(x != x, x, e)));
   }
 #endif
   return xsimd::exp(x);
