@@ -228,9 +228,10 @@ struct GraphitCache {
   bool dropout = false;
   Communicator* norm_comm = nullptr;  // BatchNorm statistics synchronised across ranks (GraphitRunOptions)
   // Scratch space reused between calls (no allocation in the per-graph loops once warmed up); `scratch`: one
-  // buffer per thread for the attention kernels, sized for the largest graph seen.
+  // buffer per thread for the attention kernels, sized for the largest graph seen. Mutable: the backward pass,
+  // which reads the cache as const, reuses it too (its contents carry nothing between calls).
   MatF work_a, work_b, work_c;
-  std::vector<std::vector<float>> scratch;
+  mutable std::vector<std::vector<float>> scratch;
 };
 
 struct GraphitRunOptions {

@@ -9,6 +9,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "inductive/parallel.h"
 #include "simd/lse_kernels_xsimd.h"  // kernel_exp (the library's SIMD exp) and hmax
 
 namespace inductive::graphit_detail {
@@ -262,6 +263,13 @@ size_t attention_scratch_floats(int max_n, int d) {
   // forward: Q^T, the padded kernel, two rows, the dropped-out A; backward: V^T, a row, dS and A^T.
   const size_t nn = static_cast<size_t>(max_n) * max_n;
   return static_cast<size_t>(d) * np + std::max(static_cast<size_t>(max_n) * np + 2 * np + nn, np + 2 * nn);
+}
+
+void reserve_attention_scratch(std::vector<std::vector<float>>& scratch, int max_n, int d) {
+  const size_t floats = attention_scratch_floats(max_n, d);
+  scratch.resize(static_cast<size_t>(parallel_threads()));
+  for (std::vector<float>& s : scratch)
+    if (s.size() < floats) s.resize(floats);
 }
 
 void attention_forward(const AttentionShape& s, float scale, const float* q, const float* v, const float* kernel,

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace inductive::graphit_detail {
 
@@ -27,6 +28,10 @@ struct AttentionShape {
 
 // Floats of scratch one call needs (per thread), for graphs of up to max_n nodes and d = heads * dh.
 size_t attention_scratch_floats(int max_n, int d);
+
+// Grows `scratch` to one buffer per thread of attention_scratch_floats(max_n, d) floats; never shrinks, so the
+// forward and backward passes of a training loop allocate only while graphs keep getting larger.
+void reserve_attention_scratch(std::vector<std::vector<float>>& scratch, int max_n, int d);
 
 // probs = A per head (pre-dropout), heads = [(A_1 ⊙ M_1) V_1 ... ] (M = `drop` when given, else 1), floored and
 // argmax per row. `kernel` (n x n, row-major) or null for the plain transformer; `scale` = 1 / sqrt(dh).

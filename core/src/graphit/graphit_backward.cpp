@@ -53,8 +53,7 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
   MatF dz, dx1, dg, dpre, dy, dattn, dheads, dq, dv;
   int max_n = 0;
   for (int g = 0; g < B; ++g) max_n = std::max(max_n, b.size(g));
-  const size_t scratch_floats = attention_scratch_floats(max_n, d);
-  std::vector<std::vector<float>> scratch(static_cast<size_t>(parallel_threads()));
+  reserve_attention_scratch(cache.scratch, max_n, d);
   for (int l = L - 1; l >= 0; --l) {
     const GraphitCache::Layer& ly = cache.layers[l];
     const GraphitLayerParams& p = params.layers[l];
@@ -95,14 +94,13 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     dq.setZero(N, d);
     dv.resize(N, d);
     parallel_for(B, 4, B < 8 ? 1 : 0, [&](int g, int worker) {
-      std::vector<float>& local = scratch[static_cast<size_t>(worker)];
-      if (local.empty()) local.resize(scratch_floats);
+      float* local = cache.scratch[static_cast<size_t>(worker)].data();
       const int o = b.offsets[g], n = b.size(g);
       const int64_t at = H * b.sq_offsets[g], rows = static_cast<int64_t>(o) * d;
       const size_t row0 = static_cast<size_t>(o) * H;
       attention_backward({n, H, dh, d}, scale, ly.q.data() + rows, ly.v.data() + rows, ly.probs.data() + at,
                          drop ? ly.drop_attn.data() + at : nullptr, ly.floored.data() + row0, ly.argmax.data() + row0,
-                         dheads.data() + rows, dq.data() + rows, dv.data() + rows, local.data());
+                         dheads.data() + rows, dq.data() + rows, dv.data() + rows, local);
     });
     add_transposed_product(gp.q_weight, dq, ly.x_in);
     add_transposed_product(gp.v_weight, dv, ly.x_in);

@@ -72,9 +72,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
 
   int max_n = 0;
   for (int g = 0; g < b.n_graphs; ++g) max_n = std::max(max_n, b.size(g));
-  cache.scratch.resize(static_cast<size_t>(parallel_threads()));
-  for (std::vector<float>& s : cache.scratch)
-    if (s.size() < attention_scratch_floats(max_n, d)) s.resize(attention_scratch_floats(max_n, d));
+  reserve_attention_scratch(cache.scratch, max_n, d);
 
   for (int l = 0; l < L; ++l) {
     GraphitCache::Layer& ly = cache.layers[l];
