@@ -607,7 +607,9 @@ void add_graphit_command(CLI::App& app) {
   train->add_flag("--keep-best", t->keep_best,
                   "Write the model of the best validation epoch (accuracy: highest; MAE: lowest), not the last");
   train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
-  train->add_option("--backend", t->backend, "Where training runs: cpu (cuda: not for GraphiT yet)")
+  train
+      ->add_option("--backend", t->backend,
+                   "Where training runs: cpu, or cuda[:N] (one GPU; not with several MPI ranks)")
       ->capture_default_str();
   train
       ->add_option("--distributed", t->distributed,

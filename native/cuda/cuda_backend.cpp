@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "inductive/error.h"
+#include "graphit_stepper_cuda.h"
 #include "otke_stepper_cuda.h"
 #include "sinkhorn_kernels.h"
 
@@ -78,6 +79,12 @@ void CudaBackend::sinkhorn_log(const SinkhornProblem<float>& pr, const SinkhornO
 
 std::unique_ptr<OtkeStepper> CudaBackend::otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) {
   return std::make_unique<CudaOtkeStepper>(device_, model, adam, loss);
+}
+
+std::unique_ptr<GraphitStepper> CudaBackend::graphit_stepper(GraphitModel& model, Adam& adam,
+                                                             const GraphitDataset& train,
+                                                             const GraphitTrainOptions& options) {
+  return make_cuda_graphit_stepper(device_, model, adam, train, options);
 }
 
 }  // namespace inductive::cuda

@@ -253,6 +253,11 @@ struct GraphitRunOptions {
 void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm,
                             std::vector<GraphitNormStats>* running = nullptr);
 
+// Inverted dropout multipliers as the forward pass draws them from its generator: 0 with probability p, 1 / (1 - p)
+// otherwise (PyTorch's nn.Dropout), one uniform draw per element in order. Device backends draw theirs with it on
+// the host, so that a seed gives the same masks on every backend.
+void graphit_dropout_mask(float* m, int64_t size, double p, std::mt19937_64& rng);
+
 // The largest graph (nodes, atoms) a GraphiT model prepares and runs, per build. Kernels, LapPE and attention maps
 // are dense: O(n^2) memory per head and layer, O(n^3) time for the eigendecomposition. Measured natively, a
 // 3000-atom molecule took 37 s and 523 MB; a browser tab (wasm: one thread, at most 2 GiB, shared with the page)

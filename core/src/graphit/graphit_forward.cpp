@@ -12,13 +12,6 @@ using namespace graphit_detail;
 
 namespace {
 
-// Inverted dropout multipliers: 0 with probability p, 1 / (1 - p) otherwise (PyTorch's nn.Dropout).
-void dropout_mask(float* m, Eigen::Index size, double p, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  const float keep = static_cast<float>(1.0 / (1.0 - p));
-  for (Eigen::Index i = 0; i < size; ++i) m[i] = u(rng) < p ? 0.0f : keep;
-}
-
 void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
   INDUCTIVE_CHECK(b.n_graphs >= 1 && static_cast<int>(b.offsets.size()) == b.n_graphs + 1 &&
                       static_cast<int>(b.sq_offsets.size()) == b.n_graphs + 1 && b.offsets.back() == b.n_nodes &&
@@ -36,6 +29,12 @@ void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
 }
 
 }  // namespace
+
+void graphit_dropout_mask(float* m, int64_t size, double p, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const float keep = static_cast<float>(1.0 / (1.0 - p));
+  for (int64_t i = 0; i < size; ++i) m[i] = u(rng) < p ? 0.0f : keep;
+}
 
 MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, GraphitCache* cache_in) const {
   const GraphitConfig& c = config;
@@ -98,7 +97,8 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
       if (drop) {  // head by head, as the masks were always drawn
         mask = ly.drop_attn.data() + at;
         for (int h = 0; h < H; ++h)
-          dropout_mask(mask + static_cast<int64_t>(h) * n * n, static_cast<Eigen::Index>(n) * n, c.dropout, *run.rng);
+          graphit_dropout_mask(mask + static_cast<int64_t>(h) * n * n, static_cast<Eigen::Index>(n) * n, c.dropout,
+                               *run.rng);
       }
       const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
       attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
@@ -114,7 +114,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     y.array().colwise() *= b.residual_scale.array();
     if (drop) {
       ly.drop1.resize(N, d);
-      dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout, *run.rng);
       y.array() *= ly.drop1.array();
     }
     y += x;
@@ -130,7 +130,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     MatF& z = cache.work_b;
     if (drop) {
       ly.drop_ffn.resize(N, c.ffn);
-      dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
       cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
       rows_product(z, cache.work_c, p.ffn2_weight.transpose());
     } else {
@@ -139,7 +139,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     z.rowwise() += p.ffn2_bias.transpose();
     if (drop) {
       ly.drop2.resize(N, d);
-      dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout, *run.rng);
       z.array() *= ly.drop2.array();
     }
     z += ly.x1;

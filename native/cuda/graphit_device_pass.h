@@ -1,0 +1,481 @@
+// native/cuda/graphit_device_pass.h - GraphiT's training and evaluation passes over buffers an executor owns: the
+// order of operations of core's GraphitModel::forward / backward / loss, written once for every executor.
+//
+// An executor provides buffers, uploads and downloads, GEMMs on row-major matrices and `launch(count, functor)`,
+// which runs functor(i) for every i < count (graphit_device_ops.h): the CUDA executor (graphit_exec_cuda.h) launches
+// a kernel and calls cuBLAS; the host executor (graphit_exec_host.h) runs plain loops, so the CPU test suite checks
+// this file and every functor against the CPU model on machines without a GPU. Parameters, gradients, Adam's moments
+// and BatchNorm's running statistics stay in the executor's memory; a step brings back one loss per graph and the
+// outputs (for the metric). Dropout multipliers are drawn on the host from the epoch's generator in the CPU's order
+// (graphit_dropout_mask), so a device run and a CPU run with one seed draw the same masks.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graphit_device_ops.h"
+#include "inductive/adam.h"
+#include "inductive/error.h"
+#include "inductive/graphit.h"
+
+namespace inductive::graphit_device {
+
+using graphit_ops::MatOperand;
+
+template <class Exec>
+class GraphitDevicePass {
+  template <typename T>
+  using Buf = typename Exec::template Buffer<T>;
+
+ public:
+  // Allocates the parameters, their gradients and Adam's moments (zero) for the model's config and uploads the
+  // model's parameters and running statistics.
+  GraphitDevicePass(Exec& exec, const GraphitModel& model) : exec_(exec), c_(model.config) {
+    const auto views = model.params.tensors(c_);
+    for (const auto& t : views) {
+      names_.push_back(t.name);
+      offsets_.push_back(n_params_);
+      sizes_.push_back(t.size());
+      n_params_ += t.size();
+    }
+    params_.resize(n_params_);
+    grads_.resize(n_params_);
+    m_.resize(n_params_);
+    v_.resize(n_params_);
+    exec_.zero(m_.data(), n_params_ * sizeof(float));
+    exec_.zero(v_.data(), n_params_ * sizeof(float));
+    stats_.resize(static_cast<size_t>(4) * c_.layers * c_.d);
+    push_model(model);
+  }
+
+  int64_t parameter_count() const { return n_params_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+  // Copies the model's parameters and running statistics in / out (shapes fixed by the config).
+  void push_model(const GraphitModel& model) {
+    const auto views = model.params.tensors(c_);
+    for (size_t t = 0; t < views.size(); ++t)
+      exec_.upload(params_.data() + offsets_[t], views[t].data, sizes_[t] * sizeof(float));
+    if (batch_norm()) {
+      std::vector<float> s;
+      for (const GraphitNormStats& st : model.norm_stats)
+        for (const VecF* v : {&st.mean1, &st.var1, &st.mean2, &st.var2}) s.insert(s.end(), v->data(), v->data() + c_.d);
+      exec_.upload(stats_.data(), s.data(), s.size() * sizeof(float));
+    }
+  }
+  void pull_model(GraphitModel& model) {
+    auto views = model.params.tensors(c_);
+    for (size_t t = 0; t < views.size(); ++t)
+      exec_.download(views[t].data, params_.data() + offsets_[t], sizes_[t] * sizeof(float));
+    if (batch_norm()) {
+      std::vector<float> s(stats_size());
+      exec_.download(s.data(), stats_.data(), s.size() * sizeof(float));
+      size_t at = 0;
+      model.norm_stats.resize(c_.layers);
+      for (GraphitNormStats& st : model.norm_stats)
+        for (VecF* v : {&st.mean1, &st.var1, &st.mean2, &st.var2}) {
+          v->resize(c_.d);
+          std::copy(s.begin() + at, s.begin() + at + c_.d, v->data());
+          at += c_.d;
+        }
+    }
+  }
+  // Adam's moments by parameter name (the CPU's Adam::moments layout), in and out.
+  void push_moments(const Adam& adam) {
+    exec_.zero(m_.data(), n_params_ * sizeof(float));
+    exec_.zero(v_.data(), n_params_ * sizeof(float));
+    for (const Adam::Moments& mo : adam.moments())
+      for (size_t t = 0; t < names_.size(); ++t)
+        if (names_[t] == mo.name) {
+          INDUCTIVE_CHECK(static_cast<int64_t>(mo.m.size()) == sizes_[t] && mo.v.size() == mo.m.size(),
+                          ErrorCode::kShapeMismatch, "graphit: Adam moments of ", mo.name, " have ", mo.m.size(),
+                          " values, the parameter ", sizes_[t]);
+          exec_.upload(m_.data() + offsets_[t], mo.m.data(), mo.m.size() * sizeof(float));
+          exec_.upload(v_.data() + offsets_[t], mo.v.data(), mo.v.size() * sizeof(float));
+        }
+  }
+  std::vector<Adam::Moments> pull_moments() {
+    std::vector<Adam::Moments> out;
+    for (size_t t = 0; t < names_.size(); ++t) {
+      Adam::Moments mo{names_[t], std::vector<float>(sizes_[t]), std::vector<float>(sizes_[t])};
+      exec_.download(mo.m.data(), m_.data() + offsets_[t], sizes_[t] * sizeof(float));
+      exec_.download(mo.v.data(), v_.data() + offsets_[t], sizes_[t] * sizeof(float));
+      out.push_back(std::move(mo));
+    }
+    return out;
+  }
+  // The current parameters and gradients, flat, in model-file order.
+  std::vector<float> download_parameters() {
+    std::vector<float> p(n_params_);
+    exec_.download(p.data(), params_.data(), p.size() * sizeof(float));
+    return p;
+  }
+  std::vector<float> download_gradients() {
+    std::vector<float> g(n_params_);
+    exec_.download(g.data(), grads_.data(), g.size() * sizeof(float));
+    return g;
+  }
+  // Offset of tensor `t` (model-file order) in the flat vectors.
+  int64_t offset(size_t t) const { return offsets_[t]; }
+
+  // Copies a packed batch (with its targets when `targets`) to the executor.
+  void upload_batch(const GraphitBatch& b, bool targets) {
+    B_ = b.n_graphs;
+    N_ = b.n_nodes;
+    sq_total_ = b.sq_offsets.back();
+    std::vector<int32_t> graph_of(N_);
+    for (int g = 0; g < B_; ++g) std::fill(graph_of.begin() + b.offsets[g], graph_of.begin() + b.offsets[g + 1], g);
+    put(graph_of_, graph_of.data(), N_);
+    put(offsets_dev_, b.offsets.data(), B_ + 1);
+    put(sq_off_, b.sq_offsets.data(), B_ + 1);
+    if (c_.vocab > 0) put(labels_, b.labels.data(), N_);
+    if (c_.features > 0) put(features_, b.features.data(), b.features.size());
+    if (c_.pe_dim > 0) put(pe_, b.pe.data(), b.pe.size());
+    if (c_.path_dim > 0) put(path_, b.path.data(), b.path.size());
+    put(residual_, b.residual_scale.data(), N_);
+    if (c_.kernel) {
+      host_kernels_.resize(static_cast<size_t>(sq_total_));
+      for (int g = 0; g < B_; ++g)
+        std::copy(b.kernels[g]->data(), b.kernels[g]->data() + b.kernels[g]->size(),
+                  host_kernels_.begin() + b.sq_offsets[g]);
+      put(kernels_, host_kernels_.data(), host_kernels_.size());
+    }
+    if (targets) {
+      if (c_.classification())
+        put(classes_, b.classes.data(), B_);
+      else
+        put(values_, b.values.data(), b.values.size());
+    }
+  }
+
+  // Forward pass on the uploaded batch (training: batch statistics, running statistics updated, and dropout drawn
+  // from `rng` when the config has it), then the loss; returns the batch's mean loss and, when `outputs` is given,
+  // the outputs (B x outputs). With `backward`, the gradients (=, not +=) of the mean loss times `grad_scale`.
+  double loss(bool training, std::mt19937_64* rng, bool backward, MatF* outputs, float grad_scale = 1.0f) {
+    forward(training, rng);
+    loss_g_.resize(B_);
+    d_out_.resize(static_cast<size_t>(B_) * c_.outputs);
+    launch(B_, graphit_ops::GraphLoss{output_.data(), c_.classification() ? classes_.data() : nullptr,
+                                      c_.classification() ? nullptr : values_.data(), loss_g_.data(), d_out_.data(),
+                                      c_.outputs, B_, grad_scale});
+    std::vector<double> lg(B_);
+    exec_.download(lg.data(), loss_g_.data(), lg.size() * sizeof(double));
+    if (outputs) {
+      outputs->resize(B_, c_.outputs);
+      exec_.download(outputs->data(), output_.data(), outputs->size() * sizeof(float));
+    }
+    double total = 0;
+    for (double l : lg) total += l;
+    if (backward) this->backward();
+    return total / B_;
+  }
+
+  // One AdamW step with the constants of the step being taken (Adam::coefficients after its count moved on).
+  void adam_step(const elementwise::AdamCoefficients& coefficients) {
+    launch(n_params_, graphit_ops::AdamStep{params_.data(), m_.data(), v_.data(), grads_.data(), coefficients});
+  }
+
+ private:
+  struct Norm {
+    Buf<float> xhat, rstd, mean;
+  };
+  struct Layer {
+    Buf<float> x_in, q, v, heads, probs, drop_attn, drop1, drop_ffn, drop2, x1, ffn;
+    Buf<uint8_t> floored;
+    Buf<int32_t> argmax;
+    Norm norm1, norm2;
+  };
+
+  bool batch_norm() const { return c_.norm == GraphitNorm::kBatch; }
+  size_t stats_size() const { return static_cast<size_t>(4) * c_.layers * c_.d; }
+  const float* param(const std::string& name) const { return params_.data() + offsets_[index_of(name)]; }
+  float* grad(const std::string& name) { return grads_.data() + offsets_[index_of(name)]; }
+  size_t index_of(const std::string& name) const {
+    for (size_t t = 0; t < names_.size(); ++t)
+      if (names_[t] == name) return t;
+    INDUCTIVE_FAIL(ErrorCode::kInternal, "graphit device pass: no parameter ", name);
+  }
+  static std::string layer_name(int l, const char* what) { return "layers." + std::to_string(l) + "." + what; }
+
+  template <typename T>
+  void put(Buf<T>& dst, const T* src, int64_t count) {
+    dst.resize(static_cast<size_t>(count));
+    if (count > 0) exec_.upload(dst.data(), src, static_cast<size_t>(count) * sizeof(T));
+  }
+  template <typename F>
+  void launch(int64_t count, const F& f) {
+    if (count > 0) exec_.launch(count, f);
+  }
+  // out (rows x n) = x (rows x k) W^T + beta out, W n x k (a Linear layer's weight).
+  void linear(float* out, const float* x, int64_t rows, int k, const float* w, int n, float beta = 0.0f) {
+    if (rows > 0 && n > 0 && k > 0) exec_.gemm(static_cast<int>(rows), n, k, 1.0f, {x, k}, {w, k, true}, beta, out, n);
+  }
+  // dx (rows x k) = g (rows x n) W + beta dx.
+  void linear_input_grad(float* dx, const float* g, int64_t rows, int n, const float* w, int k, float beta) {
+    if (rows > 0 && n > 0 && k > 0) exec_.gemm(static_cast<int>(rows), k, n, 1.0f, {g, n}, {w, k}, beta, dx, k);
+  }
+  // dW (n x k) += g^T x over `rows` rows.
+  void linear_weight_grad(float* dw, const float* g, int64_t rows, int n, const float* x, int k) {
+    if (rows > 0 && n > 0 && k > 0) exec_.gemm(n, k, static_cast<int>(rows), 1.0f, {g, n, true}, {x, k}, 1.0f, dw, k);
+  }
+  void column_sum_add(float* dst, const float* src, int64_t rows, int cols) {
+    launch(cols, graphit_ops::ColumnSumAdd{dst, src, rows, cols});
+  }
+  void draw(Buf<float>& dst, int64_t count, std::mt19937_64& rng) {
+    host_mask_.resize(static_cast<size_t>(count));
+    graphit_dropout_mask(host_mask_.data(), count, c_.dropout, rng);
+    put(dst, host_mask_.data(), count);
+  }
+
+  void norm_forward(bool training, Norm& nc, const float* y, const std::string& prefix, float* out, float* running_mean,
+                    float* running_var, const float* eval_mean, const float* eval_var) {
+    const int d = c_.d;
+    const float* w = param(prefix + ".weight");
+    const float* b = param(prefix + ".bias");
+    nc.xhat.resize(static_cast<size_t>(N_) * d);
+    if (!batch_norm()) {
+      nc.rstd.resize(N_);
+      launch(N_, graphit_ops::LayerNormRow{y, w, b, nc.xhat.data(), out, nc.rstd.data(), d});
+      return;
+    }
+    nc.rstd.resize(d);
+    nc.mean.resize(d);
+    const float* mean = eval_mean;
+    if (training) {
+      launch(d, graphit_ops::BatchNormStats{y, nc.mean.data(), nc.rstd.data(), running_mean, running_var, N_, d});
+      mean = nc.mean.data();
+    } else {
+      launch(d, graphit_ops::BatchNormEvalRstd{eval_var, nc.rstd.data()});
+    }
+    launch(static_cast<int64_t>(N_) * d,
+           graphit_ops::BatchNormApply{y, mean, nc.rstd.data(), w, b, nc.xhat.data(), out, d});
+  }
+
+  void norm_backward(bool training, const Norm& nc, const std::string& prefix, const float* d_out, float* d_y) {
+    const int d = c_.d;
+    const float* w = param(prefix + ".weight");
+    const bool with_sums = batch_norm() && training;
+    m1_.resize(d);
+    m2_.resize(d);
+    launch(d, graphit_ops::NormAffineGrad{d_out, nc.xhat.data(), w, grad(prefix + ".weight"), grad(prefix + ".bias"),
+                                          with_sums ? m1_.data() : nullptr, with_sums ? m2_.data() : nullptr, N_, d});
+    if (!batch_norm())
+      launch(N_, graphit_ops::LayerNormInputGrad{d_out, nc.xhat.data(), w, nc.rstd.data(), d_y, d});
+    else
+      launch(static_cast<int64_t>(N_) * d,
+             graphit_ops::BatchNormInputGrad{d_out, nc.xhat.data(), w, nc.rstd.data(), with_sums ? m1_.data() : nullptr,
+                                             with_sums ? m2_.data() : nullptr, d_y, d});
+  }
+
+  void forward(bool training, std::mt19937_64* rng) {
+    const int d = c_.d, H = c_.heads, dh = d / H, L = c_.layers, F = c_.ffn;
+    const int64_t Nd = static_cast<int64_t>(N_) * d;
+    training_ = training;
+    drop_ = training && rng != nullptr && c_.dropout > 0;
+    layers_.resize(L);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+    float* x0 = nullptr;
+    if (L > 0) {
+      layers_[0].x_in.resize(Nd);
+      x0 = layers_[0].x_in.data();
+    } else {
+      x_out_.resize(Nd);
+      x0 = x_out_.data();
+    }
+    launch(Nd, graphit_ops::EmbedInit{
+                   x0, c_.vocab > 0 ? labels_.data() : nullptr, c_.vocab > 0 ? param("embedding.weight") : nullptr,
+                   c_.pe_dim > 0 ? param("pe.bias") : nullptr, c_.path_dim > 0 ? param("path.bias") : nullptr, d});
+    if (c_.features > 0) linear(x0, features_.data(), N_, c_.features, param("features.weight"), d, 1.0f);
+    if (c_.pe_dim > 0) linear(x0, pe_.data(), N_, c_.pe_dim, param("pe.weight"), d, 1.0f);
+    if (c_.path_dim > 0) linear(x0, path_.data(), N_, c_.path_dim, param("path.weight"), d, 1.0f);
+
+    y_.resize(Nd);
+    for (int l = 0; l < L; ++l) {
+      Layer& ly = layers_[l];
+      const float* x = ly.x_in.data();
+      ly.q.resize(Nd);
+      ly.v.resize(Nd);
+      ly.heads.resize(Nd);
+      linear(ly.q.data(), x, N_, d, param(layer_name(l, "attn.q.weight")), d);
+      linear(ly.v.data(), x, N_, d, param(layer_name(l, "attn.v.weight")), d);
+      ly.probs.resize(static_cast<size_t>(H) * sq_total_);
+      ly.floored.resize(static_cast<size_t>(N_) * H);
+      ly.argmax.resize(static_cast<size_t>(N_) * H);
+      // The CPU's draw order within a layer: the attention masks (graph by graph, head by head: the probabilities'
+      // layout), then the three activation masks.
+      if (drop_) draw(ly.drop_attn, static_cast<int64_t>(H) * sq_total_, *rng);
+      launch(static_cast<int64_t>(N_) * H,
+             graphit_ops::AttentionForwardRow{ly.q.data(), ly.v.data(), c_.kernel ? kernels_.data() : nullptr,
+                                              drop_ ? ly.drop_attn.data() : nullptr, graph_of_.data(),
+                                              offsets_dev_.data(), sq_off_.data(), ly.probs.data(), ly.heads.data(),
+                                              ly.floored.data(), ly.argmax.data(), H, dh, d, scale});
+
+      linear(y_.data(), ly.heads.data(), N_, d, param(layer_name(l, "attn.out.weight")), d);
+      if (drop_) draw(ly.drop1, Nd, *rng);
+      launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "attn.out.bias")), residual_.data(),
+                                                drop_ ? ly.drop1.data() : nullptr, x, d});
+      ly.x1.resize(Nd);
+      float* stats = stats_.data() + static_cast<size_t>(4) * l * d;  // mean1, var1, mean2, var2
+      const bool running = training && batch_norm();
+      const bool eval_bn = !training && batch_norm();
+      norm_forward(training, ly.norm1, y_.data(), layer_name(l, "norm1"), ly.x1.data(), running ? stats : nullptr,
+                   running ? stats + d : nullptr, eval_bn ? stats : nullptr, eval_bn ? stats + d : nullptr);
+
+      const int64_t NF = static_cast<int64_t>(N_) * F;
+      ly.ffn.resize(NF);
+      linear(ly.ffn.data(), ly.x1.data(), N_, d, param(layer_name(l, "ffn1.weight")), F);
+      launch(NF, graphit_ops::BiasRelu{ly.ffn.data(), param(layer_name(l, "ffn1.bias")), F});
+      const float* ffn_in = ly.ffn.data();
+      if (drop_) {
+        draw(ly.drop_ffn, NF, *rng);
+        work_.resize(NF);
+        launch(NF, graphit_ops::Multiply{work_.data(), ly.ffn.data(), ly.drop_ffn.data()});
+        ffn_in = work_.data();
+      }
+      linear(y_.data(), ffn_in, N_, F, param(layer_name(l, "ffn2.weight")), d);
+      if (drop_) draw(ly.drop2, Nd, *rng);
+      launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "ffn2.bias")), nullptr,
+                                                drop_ ? ly.drop2.data() : nullptr, ly.x1.data(), d});
+      float* next = nullptr;
+      if (l + 1 < L) {
+        layers_[l + 1].x_in.resize(Nd);
+        next = layers_[l + 1].x_in.data();
+      } else {
+        x_out_.resize(Nd);
+        next = x_out_.data();
+      }
+      norm_forward(training, ly.norm2, y_.data(), layer_name(l, "norm2"), next, running ? stats + 2 * d : nullptr,
+                   running ? stats + 3 * d : nullptr, eval_bn ? stats + 2 * d : nullptr,
+                   eval_bn ? stats + 3 * d : nullptr);
+    }
+
+    // Readout.
+    const bool mean = c_.pooling == GraphitPooling::kMean;
+    pooled_.resize(static_cast<size_t>(B_) * d);
+    launch(static_cast<int64_t>(B_) * d,
+           graphit_ops::Pool{x_out_.data(), offsets_dev_.data(), pooled_.data(), d, mean});
+    hidden_.resize(static_cast<size_t>(B_) * c_.hidden);
+    linear(hidden_.data(), pooled_.data(), B_, d, param("head.hidden.weight"), c_.hidden);
+    launch(static_cast<int64_t>(B_) * c_.hidden,
+           graphit_ops::BiasRelu{hidden_.data(), param("head.hidden.bias"), c_.hidden});
+    output_.resize(static_cast<size_t>(B_) * c_.outputs);
+    linear(output_.data(), hidden_.data(), B_, c_.hidden, param("head.out.weight"), c_.outputs);
+    launch(static_cast<int64_t>(B_) * c_.outputs,
+           graphit_ops::BiasAdd{output_.data(), param("head.out.bias"), c_.outputs});
+  }
+
+  void backward() {
+    const int d = c_.d, H = c_.heads, dh = d / H, L = c_.layers, F = c_.ffn, R = c_.hidden, C = c_.outputs;
+    const int64_t Nd = static_cast<int64_t>(N_) * d, NF = static_cast<int64_t>(N_) * F;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+    exec_.zero(grads_.data(), n_params_ * sizeof(float));
+
+    // Head.
+    linear_weight_grad(grad("head.out.weight"), d_out_.data(), B_, C, hidden_.data(), R);
+    column_sum_add(grad("head.out.bias"), d_out_.data(), B_, C);
+    d_hidden_.resize(static_cast<size_t>(B_) * R);
+    linear_input_grad(d_hidden_.data(), d_out_.data(), B_, C, param("head.out.weight"), R, 0.0f);
+    launch(static_cast<int64_t>(B_) * R, graphit_ops::GradGate{d_hidden_.data(), nullptr, nullptr, hidden_.data(), R});
+    linear_weight_grad(grad("head.hidden.weight"), d_hidden_.data(), B_, R, pooled_.data(), d);
+    column_sum_add(grad("head.hidden.bias"), d_hidden_.data(), B_, R);
+    d_pooled_.resize(static_cast<size_t>(B_) * d);
+    linear_input_grad(d_pooled_.data(), d_hidden_.data(), B_, R, param("head.hidden.weight"), d, 0.0f);
+
+    // Pooling.
+    dx_.resize(Nd);
+    launch(Nd, graphit_ops::Unpool{d_pooled_.data(), graph_of_.data(), offsets_dev_.data(), dx_.data(), d,
+                                   c_.pooling == GraphitPooling::kMean});
+
+    dz_.resize(Nd);
+    dy_.resize(Nd);
+    dg_.resize(Nd);
+    dq_.resize(Nd);
+    dv_.resize(Nd);
+    dheads_.resize(Nd);
+    dpre_.resize(NF);
+    ds_.resize(static_cast<size_t>(H) * sq_total_);
+    for (int l = L - 1; l >= 0; --l) {
+      Layer& ly = layers_[l];
+      // norm2, FFN residual: dz is both the residual's gradient (into dx1) and the FFN output's (dg).
+      norm_backward(training_, ly.norm2, layer_name(l, "norm2"), dx_.data(), dz_.data());
+      launch(Nd, graphit_ops::Copy{dg_.data(), dz_.data()});
+      if (drop_) launch(Nd, graphit_ops::GradGate{dg_.data(), ly.drop2.data(), nullptr, nullptr, d});
+      const float* ffn_out = ly.ffn.data();
+      if (drop_) {
+        work_.resize(NF);
+        launch(NF, graphit_ops::Multiply{work_.data(), ly.ffn.data(), ly.drop_ffn.data()});
+        ffn_out = work_.data();
+      }
+      linear_weight_grad(grad(layer_name(l, "ffn2.weight")), dg_.data(), N_, d, ffn_out, F);
+      column_sum_add(grad(layer_name(l, "ffn2.bias")), dg_.data(), N_, d);
+      linear_input_grad(dpre_.data(), dg_.data(), N_, d, param(layer_name(l, "ffn2.weight")), F, 0.0f);
+      launch(NF, graphit_ops::GradGate{dpre_.data(), drop_ ? ly.drop_ffn.data() : nullptr, nullptr, ly.ffn.data(), F});
+      linear_weight_grad(grad(layer_name(l, "ffn1.weight")), dpre_.data(), N_, F, ly.x1.data(), d);
+      column_sum_add(grad(layer_name(l, "ffn1.bias")), dpre_.data(), N_, F);
+      linear_input_grad(dz_.data(), dpre_.data(), N_, F, param(layer_name(l, "ffn1.weight")), d, 1.0f);  // dx1
+
+      // norm1, attention residual: dy is the residual's gradient and (gated) the attention output's.
+      norm_backward(training_, ly.norm1, layer_name(l, "norm1"), dz_.data(), dy_.data());
+      launch(Nd, graphit_ops::Copy{dg_.data(), dy_.data()});
+      launch(Nd, graphit_ops::GradGate{dg_.data(), drop_ ? ly.drop1.data() : nullptr, residual_.data(), nullptr, d});
+      linear_weight_grad(grad(layer_name(l, "attn.out.weight")), dg_.data(), N_, d, ly.heads.data(), d);
+      column_sum_add(grad(layer_name(l, "attn.out.bias")), dg_.data(), N_, d);
+      linear_input_grad(dheads_.data(), dg_.data(), N_, d, param(layer_name(l, "attn.out.weight")), d, 0.0f);
+
+      const float* drop_attn = drop_ ? ly.drop_attn.data() : nullptr;
+      launch(static_cast<int64_t>(N_) * H,
+             graphit_ops::AttentionBackwardScores{ly.v.data(), ly.probs.data(), drop_attn, dheads_.data(),
+                                                  ly.floored.data(), ly.argmax.data(), graph_of_.data(),
+                                                  offsets_dev_.data(), sq_off_.data(), ds_.data(), H, dh, d, scale});
+      launch(static_cast<int64_t>(N_) * H,
+             graphit_ops::AttentionBackwardRows{ly.q.data(), ly.probs.data(), drop_attn, dheads_.data(), ds_.data(),
+                                                graph_of_.data(), offsets_dev_.data(), sq_off_.data(), dq_.data(),
+                                                dv_.data(), H, dh, d});
+      linear_weight_grad(grad(layer_name(l, "attn.q.weight")), dq_.data(), N_, d, ly.x_in.data(), d);
+      linear_weight_grad(grad(layer_name(l, "attn.v.weight")), dv_.data(), N_, d, ly.x_in.data(), d);
+      launch(Nd, graphit_ops::Copy{dx_.data(), dy_.data()});
+      linear_input_grad(dx_.data(), dq_.data(), N_, d, param(layer_name(l, "attn.q.weight")), d, 1.0f);
+      linear_input_grad(dx_.data(), dv_.data(), N_, d, param(layer_name(l, "attn.v.weight")), d, 1.0f);
+    }
+
+    // Input embedding.
+    if (c_.vocab > 0)
+      launch(d, graphit_ops::EmbeddingGrad{grad("embedding.weight"), dx_.data(), labels_.data(), N_, d});
+    if (c_.features > 0) linear_weight_grad(grad("features.weight"), dx_.data(), N_, d, features_.data(), c_.features);
+    if (c_.pe_dim > 0) {
+      linear_weight_grad(grad("pe.weight"), dx_.data(), N_, d, pe_.data(), c_.pe_dim);
+      column_sum_add(grad("pe.bias"), dx_.data(), N_, d);
+    }
+    if (c_.path_dim > 0) {
+      linear_weight_grad(grad("path.weight"), dx_.data(), N_, d, path_.data(), c_.path_dim);
+      column_sum_add(grad("path.bias"), dx_.data(), N_, d);
+    }
+  }
+
+  Exec& exec_;
+  GraphitConfig c_;
+  std::vector<std::string> names_;
+  std::vector<int64_t> offsets_, sizes_;
+  int64_t n_params_ = 0;
+  Buf<float> params_, grads_, m_, v_, stats_;
+  // The batch.
+  int B_ = 0, N_ = 0;
+  int64_t sq_total_ = 0;
+  Buf<int32_t> graph_of_, offsets_dev_, labels_, classes_;
+  Buf<int64_t> sq_off_;
+  Buf<float> features_, pe_, path_, residual_, kernels_, values_;
+  std::vector<float> host_kernels_, host_mask_;
+  // The forward pass's record and the backward's scratch.
+  bool training_ = false, drop_ = false;
+  std::vector<Layer> layers_;
+  Buf<float> y_, work_, x_out_, pooled_, hidden_, output_, d_out_, d_hidden_, d_pooled_;
+  Buf<double> loss_g_;
+  Buf<float> dx_, dz_, dy_, dg_, dq_, dv_, dheads_, dpre_, ds_, m1_, m2_;
+};
+
+}  // namespace inductive::graphit_device

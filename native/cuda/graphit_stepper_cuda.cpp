@@ -1,0 +1,45 @@
+// GraphiT training steps on a CUDA device: DeviceGraphitStepper on the CUDA executor (see graphit_stepper_cuda.h).
+#include "graphit_stepper_cuda.h"
+
+#include "blas.h"
+#include "cuda_util.h"
+#include "graphit_device_stepper.h"
+#include "graphit_exec_cuda.h"
+
+namespace inductive::cuda {
+namespace {
+
+// The device, stream, cuBLAS handle and executor, made before the stepper that uses them (base-from-member).
+struct CudaResources {
+  explicit CudaResources(int device) : select((check(cudaSetDevice(device), "cudaSetDevice"), device)) {
+    exec.device = device;
+    exec.stream = stream.get();
+    exec.blas = &blas;
+  }
+  ~CudaResources() {
+    (void)cudaSetDevice(select);
+    (void)cudaStreamSynchronize(stream.get());
+  }
+  int select;
+  Stream stream;
+  Blas blas{stream.get()};
+  CudaExec exec;
+};
+
+class CudaGraphitStepper final : private CudaResources, public graphit_device::DeviceGraphitStepper<CudaExec> {
+ public:
+  CudaGraphitStepper(int device, GraphitModel& model, Adam& adam, const GraphitDataset& train,
+                     const GraphitTrainOptions& o)
+      : CudaResources(device), DeviceGraphitStepper<CudaExec>(exec, model, adam, train, o) {}
+};
+
+}  // namespace
+
+std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitModel& model, Adam& adam,
+                                                          const GraphitDataset& train,
+                                                          const GraphitTrainOptions& options) {
+  graphit_device::check_device_graphit_options(options);  // before any device work
+  return std::make_unique<CudaGraphitStepper>(device, model, adam, train, options);
+}
+
+}  // namespace inductive::cuda

@@ -1,0 +1,24 @@
+// native/cuda/graphit_stepper_cuda.h - GraphiT training steps on one CUDA device (the "cuda" backend's
+// GraphitStepper, inductive/graphit_stepper.h).
+//
+// The arithmetic is GraphitDevicePass (graphit_device_pass.h) on the CUDA executor: parameters, gradients, Adam's
+// moments and BatchNorm's running statistics live on the device for the whole run; a step packs its batch on the
+// host (LapPE sign flips and the batch hook as the CPU does), uploads it, and brings back one loss per graph and the
+// outputs. Dropout multipliers are drawn on the host from the epoch's generator, in the CPU's order, so a seed gives
+// the CPU's masks. pull() copies parameters, statistics and moments back in the CPU's layout: checkpoints and model
+// files are the CPU's files. Data-parallel runs (a communicator with several ranks) are not supported on CUDA yet:
+// construction throws Error{kBackend} saying so.
+#pragma once
+
+#include <memory>
+
+#include "inductive/graphit_stepper.h"
+
+namespace inductive::cuda {
+
+// Makes the CUDA stepper on `device` (already validated), or throws Error{kBackend} naming what it cannot run.
+std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitModel& model, Adam& adam,
+                                                          const GraphitDataset& train,
+                                                          const GraphitTrainOptions& options);
+
+}  // namespace inductive::cuda

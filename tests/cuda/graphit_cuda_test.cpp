@@ -1,0 +1,170 @@
+// GraphiT on the CUDA backend held to the CPU model: the device pass's loss, outputs and every gradient on each
+// variant (kernels, norms, dropout from one seed, LapPE / path / dense inputs, regression), a 3-epoch training run
+// against the CPU run and its checkpoint/resume, a CUDA-trained model predicted by the CPU, and the errors. The same
+// pass runs on the host executor in tests/device everywhere; these need a device and skip without one.
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../core/graphit/graphit_test_util.h"
+#include "../core/test_util.h"
+#include "blas.h"
+#include "cuda_backend.h"
+#include "cuda_util.h"
+#include "graphit_device_pass.h"
+#include "graphit_exec_cuda.h"
+#include "inductive/backend.h"
+#include "inductive/graphit_train.h"
+
+namespace inductive {
+namespace {
+
+using testing::expect_error;
+
+bool device_present() { return cuda::device_count() > 0; }
+
+#define REQUIRE_CUDA_DEVICE() \
+  if (!device_present()) GTEST_SKIP() << "no CUDA device"
+
+GraphitConfig config_of(bool kernel, GraphitNorm norm, double dropout, int pe, int path, GraphitTask task) {
+  GraphitConfig c = GraphitConfig::with_dim(16, 2, 2);
+  c.vocab = 4;
+  c.pe_dim = pe;
+  c.path_dim = path;
+  c.kernel = kernel;
+  c.degree_scaling = kernel;
+  c.norm = norm;
+  c.dropout = dropout;
+  c.task = task;
+  c.outputs = task == GraphitTask::kClassification ? 3 : 2;
+  return c;
+}
+
+GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
+  testing::TestGraphOptions o;
+  o.pe = c.pe_dim;
+  o.path = c.path_dim;
+  GraphitDataset d;
+  d.graphs = testing::random_graphs(count, 4, 30, o, seed);
+  std::mt19937 rng(seed + 1);
+  for (int g = 0; g < count; ++g) {
+    if (c.classification())
+      d.classes.push_back(static_cast<int32_t>(rng() % c.outputs));
+    else
+      for (int k = 0; k < c.outputs; ++k) d.values.push_back(static_cast<float>(rng() % 100) / 25.0f - 2.0f);
+  }
+  return d;
+}
+
+// ||a - b|| / ||b||.
+double rel_error(const float* a, const float* b, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+TEST(CudaGraphitPass, LossOutputsAndGradientsMatchTheCpuForEveryVariant) {
+  REQUIRE_CUDA_DEVICE();
+  struct V {
+    const char* name;
+    GraphitConfig c;
+  };
+  const std::vector<V> variants{
+      {"kernel layer", config_of(true, GraphitNorm::kLayer, 0, 0, 0, GraphitTask::kClassification)},
+      {"T batch", config_of(false, GraphitNorm::kBatch, 0, 0, 0, GraphitTask::kClassification)},
+      {"dropout batch", config_of(true, GraphitNorm::kBatch, 0.2, 0, 0, GraphitTask::kClassification)},
+      {"lappe paths", config_of(true, GraphitNorm::kLayer, 0.1, 3, 5, GraphitTask::kClassification)},
+      {"regression", config_of(true, GraphitNorm::kLayer, 0, 2, 0, GraphitTask::kRegression)}};
+  cuda::check(cudaSetDevice(0), "cudaSetDevice");
+  cuda::Stream stream;
+  cuda::Blas blas(stream.get());
+  cuda::CudaExec exec{0, stream.get(), &blas};
+  for (const V& v : variants) {
+    SCOPED_TRACE(v.name);
+    const GraphitDataset data = dataset(v.c, 24, 3);
+    std::vector<int> idx(data.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    const GraphitBatch b = pack_graphit_batch(v.c, data, idx);
+    GraphitModel cpu = GraphitModel::create(v.c, 5);
+    graphit_device::GraphitDevicePass<cuda::CudaExec> pass(exec, cpu);
+    GraphitParams grads = GraphitParams::zeros(v.c);
+    std::mt19937_64 rng_cpu(9), rng_dev(9);
+    GraphitRunOptions run;
+    run.training = true;
+    run.rng = &rng_cpu;
+    run.running = v.c.norm == GraphitNorm::kBatch ? &cpu.norm_stats : nullptr;
+    MatF out_cpu, out_dev;
+    const double loss_cpu = cpu.loss(b, run, &grads, &out_cpu);
+    pass.upload_batch(b, true);
+    const double loss_dev = pass.loss(true, &rng_dev, true, &out_dev);
+    EXPECT_NEAR(loss_dev, loss_cpu, 1e-4 * std::max(1.0, std::fabs(loss_cpu)));
+    EXPECT_LE(rel_error(out_dev.data(), out_cpu.data(), out_cpu.size()), 1e-4);
+    const std::vector<float> g = pass.download_gradients();
+    const auto views = grads.tensors(v.c);
+    for (size_t t = 0; t < views.size(); ++t)
+      EXPECT_LE(rel_error(g.data() + pass.offset(t), views[t].data, views[t].size()), 1e-4) << views[t].name;
+  }
+}
+
+GraphitTrainReport train_on(const std::string& backend, GraphitModel& model, const GraphitDataset& train,
+                            const GraphitDataset& val, int epochs, const std::string& checkpoint = {}) {
+  const std::unique_ptr<Backend> be = make_backend(backend);
+  GraphitTrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = 8;
+  o.seed = 4;
+  o.backend = be.get();
+  o.checkpoint_path = checkpoint;
+  return train_graphit(model, train, &val, nullptr, o);
+}
+
+TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint) {
+  REQUIRE_CUDA_DEVICE();
+  cuda::register_cuda_backend();
+  const GraphitConfig c = config_of(true, GraphitNorm::kBatch, 0.1, 2, 0, GraphitTask::kClassification);
+  const GraphitDataset train = dataset(c, 40, 11), val = dataset(c, 16, 12);
+  const GraphitModel start = GraphitModel::create(c, 3);
+  GraphitModel on_cpu = start, on_gpu = start;
+  const GraphitTrainReport rc = train_on("cpu", on_cpu, train, val, 3);
+  const GraphitTrainReport rg = train_on("cuda", on_gpu, train, val, 3);
+  ASSERT_EQ(rg.history.size(), 3u);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_NEAR(rg.history[e].train_loss, rc.history[e].train_loss, 1e-3) << "epoch " << e + 1;
+    EXPECT_NEAR(rg.history[e].val_loss, rc.history[e].val_loss, 1e-3) << "epoch " << e + 1;
+  }
+  // The CUDA-trained model file, predicted by the CPU: the CUDA run's own evaluation.
+  const GraphitModel loaded = GraphitModel::from_bytes(on_gpu.to_bytes().data(), on_gpu.to_bytes().size());
+  EXPECT_NEAR(evaluate_graphit(loaded, val).loss, rg.history[2].val_loss, 1e-4);
+  // Interrupted after 2 epochs on the GPU, resumed to 3: the same run.
+  const std::string ck = ::testing::TempDir() + "/graphit_cuda_resume.ckpt";
+  std::remove(ck.c_str());
+  GraphitModel part = start;
+  train_on("cuda", part, train, val, 2, ck);
+  GraphitModel resumed = start;
+  const GraphitTrainReport rr = train_on("cuda", resumed, train, val, 3, ck);
+  EXPECT_TRUE(rr.resumed);
+  ASSERT_EQ(rr.history.size(), 3u);
+  EXPECT_NEAR(rr.history[2].val_loss, rg.history[2].val_loss, 1e-4);
+  std::remove(ck.c_str());
+}
+
+TEST(CudaGraphitTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {
+  if (device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
+  cuda::register_cuda_backend();
+  const GraphitConfig c = config_of(true, GraphitNorm::kLayer, 0, 0, 0, GraphitTask::kClassification);
+  const GraphitDataset train = dataset(c, 8, 1);
+  GraphitModel m = GraphitModel::create(c, 1);
+  expect_error([&] { train_on("cuda", m, train, train, 1); }, ErrorCode::kBackend, "no CUDA device");
+}
+
+}  // namespace
+}  // namespace inductive

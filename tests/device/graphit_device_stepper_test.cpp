@@ -1,0 +1,102 @@
+// The device backends' GraphiT stepper (native/cuda/graphit_device_stepper.h) on the host executor, driven by
+// train_graphit as `--backend cuda` drives the CUDA one: batches, LapPE sign flips, dropout draws, Adam's count and
+// constants, evaluation, and pull/push through a checkpoint, held to the CPU stepper's run.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "graphit/graphit_test_util.h"
+#include "graphit_device_stepper.h"
+#include "graphit_exec_host.h"
+#include "inductive/backend.h"
+#include "inductive/graphit_train.h"
+
+namespace inductive {
+namespace {
+
+using graphit_device::DeviceGraphitStepper;
+using graphit_device::HostExec;
+
+// A backend whose GraphiT steps run the device stepper on the host executor (Sinkhorn and OTKE: not its concern).
+class HostPassBackend final : public Backend {
+ public:
+  std::string name() const override { return "host-pass"; }
+  void sinkhorn_log(const SinkhornProblem<float>& p, const SinkhornOptions& o,
+                    const SinkhornOutput<float>& out) override {
+    make_cpu_backend()->sinkhorn_log(p, o, out);
+  }
+  std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel&, Adam&, const OtkeLossOptions&) override {
+    INDUCTIVE_FAIL(ErrorCode::kBackend, "host-pass: no OTKE");
+  }
+  std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
+                                                  const GraphitTrainOptions& options) override {
+    return std::make_unique<DeviceGraphitStepper<HostExec>>(exec_, model, adam, train, options);
+  }
+
+ private:
+  HostExec exec_;
+};
+
+GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
+  testing::TestGraphOptions o;
+  o.pe = c.pe_dim;
+  GraphitDataset d;
+  d.graphs = testing::random_graphs(count, 3, 12, o, seed);
+  std::mt19937 rng(seed + 1);
+  for (int g = 0; g < count; ++g) d.classes.push_back(static_cast<int32_t>(rng() % c.outputs));
+  return d;
+}
+
+GraphitTrainReport train_on(Backend* backend, GraphitModel& model, const GraphitDataset& train,
+                            const GraphitDataset& val, int epochs, const std::string& checkpoint = {}) {
+  GraphitTrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = 8;
+  o.seed = 4;
+  o.lr_halve_every = 2;  // the schedule changes within the run
+  o.backend = backend;
+  o.checkpoint_path = checkpoint;
+  return train_graphit(model, train, &val, nullptr, o);
+}
+
+TEST(DeviceGraphitStepper, ThreeEpochsMatchTheCpuRunAndResumeFromTheCheckpoint) {
+  GraphitConfig c = GraphitConfig::with_dim(8, 2, 2);
+  c.vocab = 4;
+  c.pe_dim = 2;
+  c.norm = GraphitNorm::kBatch;
+  c.dropout = 0.1;
+  c.outputs = 3;
+  const GraphitDataset train = dataset(c, 30, 11), val = dataset(c, 12, 12);
+  const GraphitModel start = GraphitModel::create(c, 3);
+  HostPassBackend device;
+  GraphitModel on_cpu = start, on_device = start;
+  const GraphitTrainReport rc = train_on(nullptr, on_cpu, train, val, 3);
+  const GraphitTrainReport rd = train_on(&device, on_device, train, val, 3);
+  ASSERT_EQ(rd.history.size(), 3u);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_NEAR(rd.history[e].train_loss, rc.history[e].train_loss, 1e-4) << "epoch " << e + 1;
+    EXPECT_NEAR(rd.history[e].val_loss, rc.history[e].val_loss, 1e-4) << "epoch " << e + 1;
+    EXPECT_EQ(rd.history[e].lr, rc.history[e].lr);
+  }
+  // The model the device run leaves (pulled back into the host model): the CPU's, running statistics included.
+  EXPECT_NEAR(evaluate_graphit(on_device, val).loss, evaluate_graphit(on_cpu, val).loss, 1e-4);
+  ASSERT_EQ(on_device.norm_stats.size(), on_cpu.norm_stats.size());
+  for (size_t l = 0; l < on_cpu.norm_stats.size(); ++l)
+    EXPECT_LE((on_device.norm_stats[l].var2 - on_cpu.norm_stats[l].var2).norm(), 1e-4) << "layer " << l;
+  // Interrupted after 2 epochs, resumed to 3: the uninterrupted device run.
+  const std::string ck = ::testing::TempDir() + "/graphit_device_resume.ckpt";
+  std::remove(ck.c_str());
+  GraphitModel part = start;
+  train_on(&device, part, train, val, 2, ck);
+  GraphitModel resumed = start;
+  const GraphitTrainReport rr = train_on(&device, resumed, train, val, 3, ck);
+  EXPECT_TRUE(rr.resumed);
+  ASSERT_EQ(rr.history.size(), 3u);
+  EXPECT_NEAR(rr.history[2].val_loss, rd.history[2].val_loss, 1e-5);
+  std::remove(ck.c_str());
+}
+
+}  // namespace
+}  // namespace inductive
