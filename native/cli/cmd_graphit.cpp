@@ -317,7 +317,7 @@ struct CvArgs {
   GraphDataArgs data;
   ModelArgs model;
   FitArgs fit;
-  std::string folds, out, distributed = "auto";
+  std::string folds, out, distributed = "auto", backend = "cpu";
   std::vector<int> grid_layers{1, 2, 3}, grid_dim{64}, grid_heads{4}, fold_list;
   std::vector<double> grid_weight_decay{1e-4, 1e-3};
   int last = 50;
@@ -370,8 +370,10 @@ class CvPrinter {
 void run_cv(const CvArgs& a) {
   check_output_path(a.out, "--out");
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
   GraphitCvOptions o;
   o.train = train_options(a.fit);  // validated before the data is read
+  o.train.backend = backend.get();
   o.grid = graphit_grid(a.grid_layers, a.grid_dim, a.grid_heads, a.grid_weight_decay);
   o.folds_to_run = a.fold_list;
   o.last = a.last;
@@ -393,6 +395,7 @@ void run_cv(const CvArgs& a) {
   report["kernel"] = a.model.kernel;
   report["lap_pe"] = a.model.lap_pe;
   report["gckn"] = a.model.gckn;
+  report["backend"] = backend->name();
   const std::string text = report.dump(2) + "\n";
   write_file_atomic(a.out, std::vector<uint8_t>(text.begin(), text.end()));
   if (g.regression)
@@ -639,6 +642,8 @@ void add_graphit_command(CLI::App& app) {
   cv->add_option("--out", c->out, "Output JSON report")->required();
   cv->add_option("--distributed", c->distributed,
                  "Deal the folds x grid runs over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
+  cv->add_option("--backend", c->backend, "Where each run trains: cpu, or cuda[:N] (one GPU per process)")
       ->capture_default_str();
   cv->callback([c] { run_cv(*c); });
 

@@ -144,15 +144,19 @@ class GraphitCli(RefusalAssertions, unittest.TestCase):
         self.assertEqual([f["fold"] for f in report["folds"]], [1, 3])
         self.assertEqual(len(report["folds"][0]["selection"]), 4)  # 2 layers x 2 weight decays
         self.assertTrue(0 <= report["mean_accuracy"] <= 1)
+        self.assertEqual(report["backend"], "cpu")
         os.remove(out)
 
     def test_backend_is_chosen_and_a_missing_one_is_refused(self):
         with open(os.path.join(self.dir, "r.json")) as f:
             self.assertEqual(json.load(f)["backend"], "cpu")
-        # No silent fallback: without a GPU (or a CUDA build) the backend itself is refused; with one, GraphiT
-        # training on it is (not implemented yet): exit 2, one line, nothing written either way.
-        self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "cuda",
-                            "--out", os.path.join(self.dir, "cuda.safetensors"), contains="cuda")
+        # No silent fallback: without a GPU (or a CUDA build) `--backend cuda` is refused before any work, by train
+        # and by cv: exit 2, one line, nothing written. (With a GPU they train on it: tests/cuda.)
+        if shutil.which("nvidia-smi") is None:
+            self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "cuda",
+                                "--out", os.path.join(self.dir, "cuda.safetensors"), contains="cuda")
+            self.assert_refused("cv", "--tu", MUTAG, "--folds", FOLDS, "--epochs", "1", "--backend", "cuda",
+                                "--out", os.path.join(self.dir, "cuda.json"), contains="cuda")
         self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "tpu",
                             "--out", os.path.join(self.dir, "tpu.safetensors"), contains="unknown backend 'tpu'")
 
