@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The CLI as a GPU user runs it: `otke train --backend cuda` next to `--backend cpu` on the bundled promoters.
+"""The CLI as a GPU user runs it: `otke train` and `graphit train --backend cuda` next to `--backend cpu` on the
+bundled promoters and MUTAG.
 
 usage: cli_parity.py CLI OUT_DIR [--epochs N]
 
@@ -11,6 +12,9 @@ initial model, and checks that
   - `otke embed --backend cuda` gives the CPU's embeddings (max abs diff <= 1e-4) and `otke eval --backend cuda`
     the CPU's accuracy,
   - `--backend cuda:99` (no such device) exits 2 with one `error:` line and writes nothing.
+and that `graphit train --backend cuda` on MUTAG fold 1 (LapPE, BatchNorm, dropout: every device operation) reports
+the CPU run's per-epoch losses (within 1e-3) and that `graphit predict` on the CPU gives the CUDA-trained model's
+probabilities the CPU-trained model's (max abs diff <= 1e-3: the two runs' parameters differ by rounding).
 Leaves NAME-cuda.safetensors and NAME-cpu.safetensors in OUT_DIR.
 Exit 0 when all hold; prints a JSON summary either way.
 """
@@ -23,6 +27,8 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 POS = os.path.join(ROOT, "data", "promoters", "ecoli_prom_150.fa")
+MUTAG = os.path.join(ROOT, "data", "tu-MUTAG")
+MUTAG_FOLDS = os.path.join(ROOT, "data", "graphit-folds", "MUTAG")
 NEG = os.path.join(ROOT, "data", "promoters", "ecoli_non_prom_150.fa")
 
 
@@ -94,6 +100,40 @@ def parity(cli, out, name, fit_args, epochs, classes, failures):
             "cuda_model_accuracy_on_cpu": reports.get("cuda_eval_on_cpu", {}).get("accuracy")}
 
 
+def graphit_parity(cli, out, epochs, failures):
+    reports, probs = {}, {}
+    for backend in ("cpu", "cuda"):
+        model = os.path.join(out, f"graphit-{backend}.safetensors")
+        rep = os.path.join(out, f"graphit-{backend}.json")
+        done = run(cli, "graphit", "train", "--quiet", "--tu", MUTAG, "--folds", MUTAG_FOLDS, "--fold", "1",
+                   "--epochs", str(epochs), "--lap-pe", "2", "--norm", "batch", "--dropout", "0.1", "--seed", "3",
+                   "--backend", backend, "--out", model, "--report", rep)
+        if done.returncode != 0:
+            failures.append(f"graphit train --backend {backend}: {done.stderr.strip()}")
+            continue
+        with open(rep) as f:
+            reports[backend] = json.load(f)
+        p = os.path.join(out, f"graphit-predict-{backend}.npy")
+        done = run(cli, "graphit", "predict", "--model", model, "--tu", MUTAG, "--out", p)
+        if done.returncode != 0:
+            failures.append(f"graphit predict of the {backend} model: {done.stderr.strip()}")
+        else:
+            probs[backend] = np.load(p)
+    worst, pred_diff = 0.0, None
+    if len(reports) == 2:
+        for c, g in zip(reports["cpu"]["history"], reports["cuda"]["history"]):
+            for key in ("train_loss", "val_loss"):
+                worst = max(worst, abs(c[key] - g[key]))
+        if worst > 1e-3:
+            failures.append(f"graphit: per-epoch losses differ by {worst:.2e} (> 1e-3)")
+    if len(probs) == 2:
+        pred_diff = float(np.abs(probs["cpu"] - probs["cuda"]).max())
+        if not pred_diff <= 1e-3:
+            failures.append(f"graphit: the CUDA model's CPU predictions differ from the CPU model's by {pred_diff:.2e}")
+    return {"max_loss_difference": worst, "max_prediction_difference": pred_diff,
+            "seconds": {b: round(sum(e["seconds"] for e in reports[b]["history"]), 2) for b in reports}}
+
+
 def main():
     cli, out = sys.argv[1], sys.argv[2]
     epochs = int(sys.argv[sys.argv.index("--epochs") + 1]) if "--epochs" in sys.argv else 5
@@ -101,6 +141,7 @@ def main():
     classes = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
     failures = []
     summary = {name: parity(cli, out, name, args, epochs, classes, failures) for name, args in CONFIGS.items()}
+    summary["graphit"] = graphit_parity(cli, out, epochs, failures)
     bad = os.path.join(out, "bad.safetensors")
     done = run(cli, "otke", "train", "--quiet", *classes, "--init", os.path.join(out, "identity-init.safetensors"),
                "--epochs", "1", "--backend", "cuda:99", "--out", bad)
