@@ -410,7 +410,7 @@ void run_cv(const CvArgs& a) {
 
 struct PredictArgs {
   GraphDataArgs data;
-  std::string model, out, report, out_dir, distributed = "auto";
+  std::string model, out, report, out_dir, distributed = "auto", backend = "cpu";
   std::vector<std::string> smiles;
   int graph = -1;
 };
@@ -471,8 +471,8 @@ Inputs read_inputs(const PredictArgs& a, const GraphitModel& model) {
   return in;
 }
 
-MatF probabilities(const GraphitModel& model, const std::vector<GraphitGraph>& graphs) {
-  const MatF out = model.predict(graphs);
+MatF probabilities(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, Backend* backend = nullptr) {
+  const MatF out = backend ? backend->graphit_predict(model, graphs, 64) : model.predict(graphs);
   return model.config.classification() ? softmax_rows(out) : out;
 }
 
@@ -481,6 +481,7 @@ void run_predict(const PredictArgs& a) {
   // Under mpirun each rank prepares and predicts a contiguous share of the graphs; rank 0 gathers the rows, in
   // input order, and alone writes the files (the serial run's bytes: a graph's output does not depend on its batch).
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before any reading
   const GraphitModel model = GraphitModel::load(a.model);
   const Inputs in = read_inputs(a, model);
   INDUCTIVE_CHECK(!in.graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
@@ -493,7 +494,7 @@ void run_predict(const PredictArgs& a) {
         return "graphit predict: graph " + std::to_string(begin + i) + " ('" +
                in.names[static_cast<size_t>(begin + i)] + "')";
       });
-  MatF p = prepared.empty() ? MatF(0, model.config.outputs) : probabilities(model, prepared);
+  MatF p = prepared.empty() ? MatF(0, model.config.outputs) : probabilities(model, prepared, backend.get());
   if (comm->size() > 1) {
     const int cols = static_cast<int>(p.cols());
     const std::vector<float> all = comm->gather_to_writer(std::vector<float>(p.data(), p.data() + p.size()));
@@ -664,6 +665,7 @@ void add_graphit_command(CLI::App& app) {
       ->add_option("--distributed", p->distributed,
                    "Shard the graphs over MPI ranks: auto (when started by mpirun), none, or mpi")
       ->capture_default_str();
+  predict->add_option("--backend", p->backend, "Where the model runs: cpu, or cuda[:N]")->capture_default_str();
   predict->callback([p] { run_predict(*p); });
 
   auto q = std::make_shared<PredictArgs>();

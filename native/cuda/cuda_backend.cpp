@@ -87,4 +87,8 @@ std::unique_ptr<GraphitStepper> CudaBackend::graphit_stepper(GraphitModel& model
   return make_cuda_graphit_stepper(device_, model, adam, train, options);
 }
 
+MatF CudaBackend::graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) {
+  return cuda_graphit_predict(device_, model, graphs, batch_size);
+}
+
 }  // namespace inductive::cuda

@@ -31,6 +31,8 @@ class CudaBackend final : public Backend {
   // GraphiT training on this device (graphit_stepper_cuda.h); Error{kBackend} for data-parallel runs.
   std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
                                                   const GraphitTrainOptions& options) override;
+  // GraphiT inference on this device (graphit_stepper_cuda.h).
+  MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) override;
 
  private:
   int device_;

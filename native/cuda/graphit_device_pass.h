@@ -174,6 +174,14 @@ class GraphitDevicePass {
     return total / B_;
   }
 
+  // Evaluation-mode outputs of the uploaded batch (no targets needed), B x outputs.
+  MatF outputs() {
+    forward(false, nullptr);
+    MatF out(B_, c_.outputs);
+    exec_.download(out.data(), output_.data(), static_cast<size_t>(out.size()) * sizeof(float));
+    return out;
+  }
+
   // One AdamW step with the constants of the step being taken (Adam::coefficients after its count moved on).
   void adam_step(const elementwise::AdamCoefficients& coefficients) {
     launch(n_params_, graphit_ops::AdamStep{params_.data(), m_.data(), v_.data(), grads_.data(), coefficients});
@@ -477,5 +485,26 @@ class GraphitDevicePass {
   Buf<double> loss_g_;
   Buf<float> dx_, dz_, dy_, dg_, dq_, dv_, dheads_, dpre_, ds_, m1_, m2_;
 };
+
+// GraphitModel::predict through a device pass: the same checks and batches, evaluation-mode outputs.
+template <class Exec>
+MatF device_graphit_predict(Exec& exec, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,
+                            int batch_size) {
+  INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit predict: batch size must be >= 1: got ",
+                  batch_size);
+  INDUCTIVE_CHECK(!graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
+  exec.activate();
+  GraphitDevicePass<Exec> pass(exec, model);
+  const int n = static_cast<int>(graphs.size());
+  MatF out(n, model.config.outputs);
+  for (int begin = 0; begin < n; begin += batch_size) {
+    const int end = std::min(n, begin + batch_size);
+    std::vector<int> idx;
+    for (int g = begin; g < end; ++g) idx.push_back(g);
+    pass.upload_batch(GraphitBatch::pack(model.config, graphs, idx), false);
+    out.middleRows(begin, end - begin) = pass.outputs();
+  }
+  return out;
+}
 
 }  // namespace inductive::graphit_device

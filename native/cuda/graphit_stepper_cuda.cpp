@@ -42,4 +42,10 @@ std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitMod
   return std::make_unique<CudaGraphitStepper>(device, model, adam, train, options);
 }
 
+MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,
+                          int batch_size) {
+  CudaResources r(device);
+  return graphit_device::device_graphit_predict(r.exec, model, graphs, batch_size);
+}
+
 }  // namespace inductive::cuda

@@ -21,4 +21,8 @@ std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitMod
                                                           const GraphitDataset& train,
                                                           const GraphitTrainOptions& options);
 
+// GraphitModel::predict on `device` (evaluation mode, batches of `batch_size`).
+MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,
+                          int batch_size);
+
 }  // namespace inductive::cuda

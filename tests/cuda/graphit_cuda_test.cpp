@@ -144,6 +144,10 @@ TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint
   // The CUDA-trained model file, predicted by the CPU: the CUDA run's own evaluation.
   const GraphitModel loaded = GraphitModel::from_bytes(on_gpu.to_bytes().data(), on_gpu.to_bytes().size());
   EXPECT_NEAR(evaluate_graphit(loaded, val).loss, rg.history[2].val_loss, 1e-4);
+  // Inference on the device (`graphit predict --backend cuda`): the CPU's outputs, batches of 7 (the last partial).
+  const MatF on_device = make_backend("cuda")->graphit_predict(on_gpu, val.graphs, 7);
+  const MatF on_host = on_gpu.predict(val.graphs);
+  EXPECT_LE(rel_error(on_device.data(), on_host.data(), on_host.size()), 1e-4);
   // Interrupted after 2 epochs on the GPU, resumed to 3: the same run.
   const std::string ck = ::testing::TempDir() + "/graphit_cuda_resume.ckpt";
   std::remove(ck.c_str());

@@ -150,6 +150,16 @@ TEST_P(GraphitDevicePassTest, EvaluationMatchesTheCpuModel) {
   expect_close(out_dev.data(), out_cpu.data(), out_cpu.size(), 1e-5, "outputs");
 }
 
+// Inference without targets, in batches (the last one partial): GraphitModel::predict's outputs.
+TEST_P(GraphitDevicePassTest, PredictMatchesTheCpuModel) {
+  Problem s = setup(GetParam(), 41);
+  HostExec exec;
+  const MatF cpu = s.model.predict(s.graphs, 2);
+  const MatF dev = graphit_device::device_graphit_predict(exec, s.model, s.graphs, 2);
+  ASSERT_EQ(dev.rows(), cpu.rows());
+  expect_close(dev.data(), cpu.data(), cpu.size(), 1e-5, "predict");
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, GraphitDevicePassTest,
                          ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
                                            Variant{"batchnorm", true, GraphitNorm::kBatch},

@@ -150,13 +150,15 @@ class GraphitCli(RefusalAssertions, unittest.TestCase):
     def test_backend_is_chosen_and_a_missing_one_is_refused(self):
         with open(os.path.join(self.dir, "r.json")) as f:
             self.assertEqual(json.load(f)["backend"], "cpu")
-        # No silent fallback: without a GPU (or a CUDA build) `--backend cuda` is refused before any work, by train
-        # and by cv: exit 2, one line, nothing written. (With a GPU they train on it: tests/cuda.)
+        # No silent fallback: without a GPU (or a CUDA build) `--backend cuda` is refused before any work, by train,
+        # cv and predict: exit 2, one line, nothing written. (With a GPU they train on it: tests/cuda.)
         if shutil.which("nvidia-smi") is None:
             self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "cuda",
                                 "--out", os.path.join(self.dir, "cuda.safetensors"), contains="cuda")
             self.assert_refused("cv", "--tu", MUTAG, "--folds", FOLDS, "--epochs", "1", "--backend", "cuda",
                                 "--out", os.path.join(self.dir, "cuda.json"), contains="cuda")
+            self.assert_refused("predict", "--model", self.model, "--smiles", "CCO", "--backend", "cuda",
+                                "--out", os.path.join(self.dir, "cuda.npy"), contains="cuda")
         self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "tpu",
                             "--out", os.path.join(self.dir, "tpu.safetensors"), contains="unknown backend 'tpu'")
 

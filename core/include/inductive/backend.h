@@ -7,7 +7,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "inductive/linalg.h"
 #include "inductive/sinkhorn.h"
 
 namespace inductive {
@@ -19,6 +21,7 @@ struct OtkeLossOptions;
 class GraphitModel;
 class GraphitStepper;
 struct GraphitDataset;
+struct GraphitGraph;
 struct GraphitTrainOptions;
 
 class Backend {
@@ -36,6 +39,9 @@ class Backend {
   // Error{kBackend} saying so (the default), before any work.
   virtual std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
                                                           const GraphitTrainOptions& options);
+  // GraphitModel::predict on this backend: evaluation-mode outputs (graphs x outputs) in batches of `batch_size`.
+  // A backend without GraphiT inference throws Error{kBackend} saying so (the default).
+  virtual MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -1,5 +1,6 @@
 #include "inductive/backend.h"
 
+#include "inductive/graphit.h"
 #include "inductive/graphit_stepper.h"
 #include "inductive/otke_stepper.h"
 
@@ -25,6 +26,9 @@ class CpuBackend final : public Backend {
                                                   const GraphitTrainOptions& options) override {
     return make_cpu_graphit_stepper(model, adam, train, options);
   }
+  MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) override {
+    return model.predict(graphs, batch_size);
+  }
 };
 
 std::map<std::string, BackendFactory>& factories() {
@@ -42,6 +46,11 @@ std::unique_ptr<GraphitStepper> Backend::graphit_stepper(GraphitModel&, Adam&, c
                                                          const GraphitTrainOptions&) {
   INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit train: backend ", name(),
                  " cannot train GraphiT models yet; use --backend cpu (the model file is the same)");
+}
+
+MatF Backend::graphit_predict(const GraphitModel&, const std::vector<GraphitGraph>&, int) {
+  INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit predict: backend ", name(),
+                 " cannot run GraphiT models; use --backend cpu");
 }
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
