@@ -45,6 +45,19 @@ CONFIGS = {
 }
 
 
+def loss_difference(reports, name, failures):
+    """The largest difference between the CPU and the CUDA run's per-epoch training and validation losses (0 unless
+    both ran); over 1e-3 is a failure."""
+    worst = 0.0
+    if "cpu" in reports and "cuda" in reports:
+        for c, g in zip(reports["cpu"]["history"], reports["cuda"]["history"]):
+            for key in ("train_loss", "val_loss"):
+                worst = max(worst, abs(c[key] - g[key]))
+        if worst > 1e-3:
+            failures.append(f"{name}: per-epoch losses differ by {worst:.2e} (> 1e-3)")
+    return worst
+
+
 def parity(cli, out, name, fit_args, epochs, classes, failures):
     init = os.path.join(out, f"{name}-init.safetensors")
     fit = run(cli, "otke", "fit", "--quiet", *classes, *fit_args, "--seed", "1", "--out", init)
@@ -60,13 +73,8 @@ def parity(cli, out, name, fit_args, epochs, classes, failures):
             failures.append(f"{name}: train --backend {backend}: {done.stderr.strip()}")
             continue
         reports[backend] = json.loads(done.stdout)
-    worst = 0.0
+    worst = loss_difference(reports, name, failures)
     if len(reports) == 2:
-        for c, g in zip(reports["cpu"]["history"], reports["cuda"]["history"]):
-            for key in ("train_loss", "val_loss"):
-                worst = max(worst, abs(c[key] - g[key]))
-        if worst > 1e-3:
-            failures.append(f"{name}: per-epoch losses differ by {worst:.2e} (> 1e-3)")
         ev = run(cli, "otke", "eval", "--quiet", "--model", os.path.join(out, f"{name}-cuda.safetensors"), *classes)
         if ev.returncode != 0:
             failures.append(f"{name}: otke eval of the CUDA model on the CPU: {ev.stderr.strip()}")
@@ -119,13 +127,7 @@ def graphit_parity(cli, out, epochs, failures):
             failures.append(f"graphit predict of the {backend} model: {done.stderr.strip()}")
         else:
             probs[backend] = np.load(p)
-    worst, pred_diff = 0.0, None
-    if len(reports) == 2:
-        for c, g in zip(reports["cpu"]["history"], reports["cuda"]["history"]):
-            for key in ("train_loss", "val_loss"):
-                worst = max(worst, abs(c[key] - g[key]))
-        if worst > 1e-3:
-            failures.append(f"graphit: per-epoch losses differ by {worst:.2e} (> 1e-3)")
+    worst, pred_diff = loss_difference(reports, "graphit", failures), None
     if len(probs) == 2:
         pred_diff = float(np.abs(probs["cpu"] - probs["cuda"]).max())
         if not pred_diff <= 1e-3:

@@ -41,6 +41,25 @@ INDUCTIVE_HD GraphRows graph_rows(const int32_t* graph_of, const int32_t* offset
   return {g, o, offsets[g + 1] - o, i - o, sq_off[g]};
 }
 
+// The item of the attention functors: node i's row in head h (item t = i * heads + h). block: where the head's n x n
+// block of the graph's attention starts; row: this node's row in it; flag: the index of its floor flag and argmax.
+struct HeadRow {
+  int i, h;
+  GraphRows gr;
+  int64_t block, row, flag;
+};
+INDUCTIVE_HD HeadRow head_row(int64_t t, int heads_n, const int32_t* graph_of, const int32_t* offsets,
+                              const int64_t* sq_off) {
+  const int i = static_cast<int>(t / heads_n), h = static_cast<int>(t % heads_n);
+  const GraphRows gr = graph_rows(graph_of, offsets, sq_off, i);
+  const int64_t n = gr.n;
+  const int64_t block = heads_n * gr.sq + h * n * n;
+  return {i, h, gr, block, block + gr.r * n, static_cast<int64_t>(gr.o) * heads_n + h * n + gr.r};
+}
+
+// Where head h's dh columns of node `node` start in a node-major matrix of width d (q, v, the heads' outputs).
+INDUCTIVE_HD int64_t head_cols(int node, int h, int d, int dh) { return static_cast<int64_t>(node) * d + h * dh; }
+
 // ---- input embedding ---------------------------------------------------------------------------------------------
 
 // x[i, c] = E[label_i, c] (or 0) + pe_bias[c] + path_bias[c]; the GEMMs add the linear terms.
@@ -73,15 +92,14 @@ struct AttentionForwardRow {
   int heads_n, dh, d;
   float scale;
   INDUCTIVE_HD void operator()(int64_t t) const {
-    const int i = static_cast<int>(t / heads_n), h = static_cast<int>(t % heads_n);
-    const GraphRows gr = graph_rows(graph_of, offsets, sq_off, i);
-    const int n = gr.n;
-    const int64_t block = heads_n * gr.sq + static_cast<int64_t>(h) * n * n;
-    float* a = probs + block + static_cast<int64_t>(gr.r) * n;
-    const float* qi = q + static_cast<int64_t>(i) * d + h * dh;
+    const HeadRow hr = head_row(t, heads_n, graph_of, offsets, sq_off);
+    const GraphRows& gr = hr.gr;
+    const int n = gr.n, h = hr.h;
+    float* a = probs + hr.row;
+    const float* qi = q + head_cols(hr.i, h, d, dh);
     float m = -INFINITY;
     for (int j = 0; j < n; ++j) {
-      const float* qj = q + static_cast<int64_t>(gr.o + j) * d + h * dh;
+      const float* qj = q + head_cols(gr.o + j, h, d, dh);
       float s = 0.0f;
       for (int k = 0; k < dh; ++k) s += qi[k] * (scale * qj[k]);
       a[j] = s;
@@ -103,17 +121,16 @@ struct AttentionForwardRow {
       sum += e;
     }
     const bool is_floored = !(sum > kRowSumFloor);
-    const int64_t fr = static_cast<int64_t>(gr.o) * heads_n + static_cast<int64_t>(h) * n + gr.r;
-    floored[fr] = is_floored;
-    argmax[fr] = am;
+    floored[hr.flag] = is_floored;
+    argmax[hr.flag] = am;
     const float inv = 1.0f / (is_floored ? kRowSumFloor : sum);
     for (int j = 0; j < n; ++j) a[j] *= inv;
-    const float* mr = drop ? drop + block + static_cast<int64_t>(gr.r) * n : nullptr;
-    float* out = heads + static_cast<int64_t>(i) * d + h * dh;
+    const float* mr = drop ? drop + hr.row : nullptr;
+    float* out = heads + head_cols(hr.i, h, d, dh);
     for (int k = 0; k < dh; ++k) out[k] = 0.0f;
     for (int j = 0; j < n; ++j) {
       const float w = mr ? a[j] * mr[j] : a[j];
-      const float* vj = v + static_cast<int64_t>(gr.o + j) * d + h * dh;
+      const float* vj = v + head_cols(gr.o + j, h, d, dh);
       for (int k = 0; k < dh; ++k) out[k] += w * vj[k];
     }
   }
@@ -130,29 +147,26 @@ struct AttentionBackwardScores {
   int heads_n, dh, d;
   float scale;
   INDUCTIVE_HD void operator()(int64_t t) const {
-    const int i = static_cast<int>(t / heads_n), h = static_cast<int>(t % heads_n);
-    const GraphRows gr = graph_rows(graph_of, offsets, sq_off, i);
-    const int n = gr.n;
-    const int64_t row = heads_n * gr.sq + static_cast<int64_t>(h) * n * n + static_cast<int64_t>(gr.r) * n;
-    const float* a = probs + row;
-    const float* mr = drop ? drop + row : nullptr;
-    float* out = ds + row;
-    const float* doi = d_heads + static_cast<int64_t>(i) * d + h * dh;
+    const HeadRow hr = head_row(t, heads_n, graph_of, offsets, sq_off);
+    const int n = hr.gr.n, h = hr.h;
+    const float* a = probs + hr.row;
+    const float* mr = drop ? drop + hr.row : nullptr;
+    float* out = ds + hr.row;
+    const float* doi = d_heads + head_cols(hr.i, h, d, dh);
     float sigma = 0.0f;
     for (int j = 0; j < n; ++j) {
-      const float* vj = v + static_cast<int64_t>(gr.o + j) * d + h * dh;
+      const float* vj = v + head_cols(hr.gr.o + j, h, d, dh);
       float s = 0.0f;
       for (int k = 0; k < dh; ++k) s += doi[k] * vj[k];
       if (mr) s *= mr[j];
       out[j] = s;
       sigma += s * a[j];
     }
-    const int64_t fr = static_cast<int64_t>(gr.o) * heads_n + static_cast<int64_t>(h) * n + gr.r;
-    if (!floored[fr]) {
+    if (!floored[hr.flag]) {
       for (int j = 0; j < n; ++j) out[j] = scale * ((out[j] - sigma) * a[j]);
     } else {
       for (int j = 0; j < n; ++j) out[j] = scale * (out[j] * a[j]);
-      out[argmax[fr]] -= scale * sigma;
+      out[argmax[hr.flag]] -= scale * sigma;
     }
   }
 };
@@ -166,19 +180,17 @@ struct AttentionBackwardRows {
   float *dq, *dv;
   int heads_n, dh, d;
   INDUCTIVE_HD void operator()(int64_t t) const {
-    const int i = static_cast<int>(t / heads_n), h = static_cast<int>(t % heads_n);
-    const GraphRows gr = graph_rows(graph_of, offsets, sq_off, i);
-    const int n = gr.n, r = gr.r;
-    const int64_t block = heads_n * gr.sq + static_cast<int64_t>(h) * n * n;
-    float* oq = dq + static_cast<int64_t>(i) * d + h * dh;
-    float* ov = dv + static_cast<int64_t>(i) * d + h * dh;
+    const HeadRow hr = head_row(t, heads_n, graph_of, offsets, sq_off);
+    const int n = hr.gr.n, r = hr.gr.r, h = hr.h;
+    float* oq = dq + head_cols(hr.i, h, d, dh);
+    float* ov = dv + head_cols(hr.i, h, d, dh);
     for (int k = 0; k < dh; ++k) oq[k] = ov[k] = 0.0f;
     for (int j = 0; j < n; ++j) {
-      const float s = ds[block + static_cast<int64_t>(r) * n + j] + ds[block + static_cast<int64_t>(j) * n + r];
-      const int64_t jr = block + static_cast<int64_t>(j) * n + r;
+      const int64_t jr = hr.block + static_cast<int64_t>(j) * n + r;
+      const float s = ds[hr.row + j] + ds[jr];
       const float w = drop ? probs[jr] * drop[jr] : probs[jr];
-      const float* qj = q + static_cast<int64_t>(gr.o + j) * d + h * dh;
-      const float* gj = d_heads + static_cast<int64_t>(gr.o + j) * d + h * dh;
+      const float* qj = q + head_cols(hr.gr.o + j, h, d, dh);
+      const float* gj = d_heads + head_cols(hr.gr.o + j, h, d, dh);
       for (int k = 0; k < dh; ++k) {
         oq[k] += s * qj[k];
         ov[k] += w * gj[k];

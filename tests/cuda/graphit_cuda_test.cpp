@@ -15,6 +15,7 @@
 #include "../core/test_util.h"
 #include "blas.h"
 #include "cuda_backend.h"
+#include "cuda_test_util.h"
 #include "cuda_util.h"
 #include "graphit_device_pass.h"
 #include "graphit_exec_cuda.h"
@@ -26,23 +27,13 @@ namespace {
 
 using testing::expect_error;
 
-bool device_present() { return cuda::device_count() > 0; }
-
-#define REQUIRE_CUDA_DEVICE() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device"
+using testing::cuda_device_present;
 
 GraphitConfig config_of(bool kernel, GraphitNorm norm, double dropout, int pe, int path, GraphitTask task) {
-  GraphitConfig c = GraphitConfig::with_dim(16, 2, 2);
-  c.vocab = 4;
-  c.pe_dim = pe;
-  c.path_dim = path;
-  c.kernel = kernel;
-  c.degree_scaling = kernel;
-  c.norm = norm;
-  c.dropout = dropout;
-  c.task = task;
-  c.outputs = task == GraphitTask::kClassification ? 3 : 2;
-  return c;
+  testing::GraphitVariant v{"", kernel, norm, dropout, pe, path};
+  v.task = task;
+  v.d = 16;
+  return testing::small_config(v);
 }
 
 GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
@@ -162,7 +153,7 @@ TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint
 }
 
 TEST(CudaGraphitTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {
-  if (device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
+  if (cuda_device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
   cuda::register_cuda_backend();
   const GraphitConfig c = config_of(true, GraphitNorm::kLayer, 0, 0, 0, GraphitTask::kClassification);
   const GraphitDataset train = dataset(c, 8, 1);

@@ -17,6 +17,7 @@
 
 #include "../core/test_util.h"
 #include "cuda_backend.h"
+#include "cuda_test_util.h"
 #include "cuda_util.h"
 #include "inductive/backend.h"
 #include "inductive/otke_stepper.h"
@@ -30,10 +31,7 @@ namespace {
 
 using testing::expect_error;
 
-bool device_present() { return cuda::device_count() > 0; }
-
-#define REQUIRE_CUDA_DEVICE() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device"
+using testing::cuda_device_present;
 
 // ||a - b|| / ||b|| over every entry (padding included: both must hold 0 there).
 double rel_error(const float* a, const float* b, size_t size) {
@@ -400,7 +398,7 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
 }
 
 TEST(CudaOtkeTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {
-  if (device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
+  if (cuda_device_present()) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
   cuda::register_cuda_backend();
   OtkeModel m = make_model({"q1", 1, 0.0f, OtkScale::kPaper, 3}, 6, 2, 1);
   expect_error([&] { train_on("cuda", m, 1); }, ErrorCode::kBackend, "no CUDA device");

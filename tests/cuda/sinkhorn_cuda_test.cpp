@@ -16,6 +16,7 @@
 
 #include "../core/test_util.h"
 #include "cuda_backend.h"
+#include "cuda_test_util.h"
 #include "inductive/backend.h"
 #include "inductive/sinkhorn.h"
 #include "sinkhorn_kernels.h"
@@ -27,18 +28,7 @@ using testing::expect_error;
 
 // ---- device presence --------------------------------------------------------------------------------------------
 
-bool device_present(std::string* why) {
-  const char* reason = nullptr;
-  if (cuda::device_count(&reason) > 0) return true;
-  *why = reason ? reason : "unknown";
-  return false;
-}
-
-#define REQUIRE_CUDA_DEVICE()                                                      \
-  do {                                                                             \
-    std::string why_;                                                              \
-    if (!device_present(&why_)) GTEST_SKIP() << "no CUDA device (" << why_ << ")"; \
-  } while (0)
+using testing::cuda_device_present;
 
 std::unique_ptr<Backend> cuda_backend() {
   cuda::register_cuda_backend();
@@ -286,7 +276,7 @@ void expect_all_finite_nonnegative(const Result& r) {
 
 TEST(CudaBackendFactory, WithoutADeviceIsABackendErrorNotACrash) {
   std::string why;
-  if (device_present(&why)) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
+  if (cuda_device_present(&why)) GTEST_SKIP() << "a CUDA device is present; covered by the tests that use it";
   cuda::register_cuda_backend();
   expect_error([] { make_backend("cuda"); }, ErrorCode::kBackend,
                "cuda: no CUDA device available (cudaGetDeviceCount: ");
@@ -299,7 +289,7 @@ TEST(CudaBackendFactory, ADeviceThatDoesNotExistIsABackendError) {
   cuda::register_cuda_backend();
   expect_error([] { make_backend("cuda:57"); }, ErrorCode::kBackend, "cuda: ");
   std::string why;
-  if (device_present(&why))
+  if (cuda_device_present(&why))
     expect_error([] { make_backend("cuda:57"); }, ErrorCode::kBackend, "cuda: device 57 does not exist");
 }
 

@@ -20,33 +20,8 @@ namespace {
 using graphit_device::GraphitDevicePass;
 using graphit_device::HostExec;
 
-struct Variant {
-  const char* name;
-  bool kernel = true;
-  GraphitNorm norm = GraphitNorm::kLayer;
-  double dropout = 0.0;
-  int pe = 0, path = 0, features = 0, vocab = 4;
-  GraphitTask task = GraphitTask::kClassification;
-  GraphitPooling pooling = GraphitPooling::kMean;
-  int heads = 2, d = 8;
-};
-std::ostream& operator<<(std::ostream& os, const Variant& v) { return os << v.name; }
-
-GraphitConfig config_of(const Variant& v) {
-  GraphitConfig c = GraphitConfig::with_dim(v.d, 2, v.heads);
-  c.vocab = v.vocab;
-  c.features = v.features;
-  c.pe_dim = v.pe;
-  c.path_dim = v.path;
-  c.kernel = v.kernel;
-  c.degree_scaling = v.kernel;
-  c.norm = v.norm;
-  c.dropout = v.dropout;
-  c.pooling = v.pooling;
-  c.task = v.task;
-  c.outputs = c.classification() ? 3 : 2;
-  return c;
-}
+using Variant = testing::GraphitVariant;
+using testing::small_config;
 
 struct Problem {
   GraphitModel model;
@@ -56,7 +31,7 @@ struct Problem {
 
 // Five graphs of 3-9 nodes; norms and biases moved off their defaults, sharper attention (as the gradient suite).
 Problem setup(const Variant& v, uint32_t seed = 12) {
-  const GraphitConfig c = config_of(v);
+  const GraphitConfig c = small_config(v);
   testing::TestGraphOptions o;
   o.vocab = std::max(1, v.vocab);
   o.features = v.features;

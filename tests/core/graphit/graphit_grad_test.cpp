@@ -21,37 +21,8 @@ namespace {
 
 using testing::TestGraphOptions;
 
-struct Variant {
-  const char* name;
-  bool kernel = true;
-  const char* norm = "layer";
-  int pe = 0;
-  int path = 0;
-  int features = 0;
-  int vocab = 4;
-  const char* task = "classification";
-  const char* pooling = "mean";
-  int heads = 2;
-  bool adjacency_kernel = false;
-  int d = 8;  // the head width dh = d / heads picks the attention kernel's path (graphit_attention.cpp)
-};
-
-std::ostream& operator<<(std::ostream& os, const Variant& v) { return os << v.name; }
-
-GraphitConfig small_config(const Variant& v) {
-  GraphitConfig c = GraphitConfig::with_dim(v.d, 2, v.heads);
-  c.vocab = v.vocab;
-  c.features = v.features;
-  c.pe_dim = v.pe;
-  c.path_dim = v.path;
-  c.kernel = v.kernel;
-  c.degree_scaling = v.kernel;
-  c.norm = parse_enum(kGraphitNorms, v.norm, "norm");
-  c.pooling = parse_enum(kGraphitPoolings, v.pooling, "pooling");
-  c.task = parse_enum(kGraphitTasks, v.task, "task");
-  c.outputs = c.classification() ? 3 : 2;
-  return c;
-}
+using Variant = testing::GraphitVariant;
+using testing::small_config;
 
 // The non-smooth points of the loss: ReLU activity (FFN and head), floored attention rows and their argmax,
 // the sign of regression residuals. A central difference whose two sides differ here straddles a kink and is
@@ -189,20 +160,27 @@ TEST_P(GraphitGradient, MatchesFiniteDifferencesForEveryParameter) {
   check_gradients(model, batch, v.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    GraphitVariants, GraphitGradient,
-    ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
-                      Variant{"batchnorm", true, "batch"}, Variant{"lappe", true, "layer", 3},
-                      Variant{"path_features", true, "layer", 0, 5},
-                      Variant{"dense_features_only", true, "layer", 0, 0, 4, 0},
-                      Variant{"regression_sum", true, "layer", 2, 0, 0, 4, "regression", "sum"},
-                      Variant{"one_head_batchnorm_plain", false, "batch", 0, 0, 0, 4, "classification", "sum", 1},
-                      Variant{"four_heads_everything", true, "batch", 2, 3, 2, 4, "classification", "mean", 4},
-                      Variant{"adjacency_kernel", true, "layer", 0, 0, 0, 4, "classification", "mean", 2, true},
-                      Variant{"heads_of_16", true, "batch", 0, 0, 0, 4, "classification", "mean", 2, false, 32},
-                      Variant{"heads_of_32", true, "layer", 0, 0, 0, 4, "regression", "mean", 1, false, 32},
-                      Variant{"heads_of_12", false, "layer", 0, 0, 0, 4, "classification", "mean", 2, false, 24}),
-    [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(GraphitVariants, GraphitGradient,
+                         ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
+                                           Variant{"batchnorm", true, GraphitNorm::kBatch, 0.0},
+                                           Variant{"lappe", true, GraphitNorm::kLayer, 0.0, 3},
+                                           Variant{"path_features", true, GraphitNorm::kLayer, 0.0, 0, 5},
+                                           Variant{"dense_features_only", true, GraphitNorm::kLayer, 0.0, 0, 0, 4, 0},
+                                           Variant{"regression_sum", true, GraphitNorm::kLayer, 0.0, 2, 0, 0, 4,
+                                                   GraphitTask::kRegression, GraphitPooling::kSum},
+                                           Variant{"one_head_batchnorm_plain", false, GraphitNorm::kBatch, 0.0, 0, 0, 0,
+                                                   4, GraphitTask::kClassification, GraphitPooling::kSum, 1},
+                                           Variant{"four_heads_everything", true, GraphitNorm::kBatch, 0.0, 2, 3, 2, 4,
+                                                   GraphitTask::kClassification, GraphitPooling::kMean, 4},
+                                           Variant{"adjacency_kernel", true, GraphitNorm::kLayer, 0.0, 0, 0, 0, 4,
+                                                   GraphitTask::kClassification, GraphitPooling::kMean, 2, 8, true},
+                                           Variant{"heads_of_16", true, GraphitNorm::kBatch, 0.0, 0, 0, 0, 4,
+                                                   GraphitTask::kClassification, GraphitPooling::kMean, 2, 32, false},
+                                           Variant{"heads_of_32", true, GraphitNorm::kLayer, 0.0, 0, 0, 0, 4,
+                                                   GraphitTask::kRegression, GraphitPooling::kMean, 1, 32, false},
+                                           Variant{"heads_of_12", false, GraphitNorm::kLayer, 0.0, 0, 0, 0, 4,
+                                                   GraphitTask::kClassification, GraphitPooling::kMean, 2, 24, false}),
+                         [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
 
 // The check is able to fail: small errors planted in the analytic gradient (5% on the values, 10% on the queries,
 // a dropped term in a norm's bias, a sign flip on one entry of the embedding) are each reported.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -82,6 +83,41 @@ inline std::vector<GraphitGraph> random_graphs(int count, int n_min, int n_max, 
   for (int k = 0; k < count; ++k)
     gs.push_back(random_graph(n_min + static_cast<int>(rng() % (n_max - n_min + 1)), o, rng));
   return gs;
+}
+
+// A small model for the suites that run one check over many shapes: the fields in the order the tables of
+// variants list them, so each row names only what differs from the default. adjacency_kernel is a graph option
+// (TestGraphOptions) the gradient suite carries along.
+struct GraphitVariant {
+  const char* name;
+  bool kernel = true;
+  GraphitNorm norm = GraphitNorm::kLayer;
+  double dropout = 0.0;
+  int pe = 0, path = 0, features = 0, vocab = 4;
+  GraphitTask task = GraphitTask::kClassification;
+  GraphitPooling pooling = GraphitPooling::kMean;
+  int heads = 2;
+  int d = 8;  // the head width dh = d / heads picks the attention kernel's path (graphit_attention.cpp)
+  bool adjacency_kernel = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const GraphitVariant& v) { return os << v.name; }
+
+// Two layers, three classes or two regression targets.
+inline GraphitConfig small_config(const GraphitVariant& v) {
+  GraphitConfig c = GraphitConfig::with_dim(v.d, 2, v.heads);
+  c.vocab = v.vocab;
+  c.features = v.features;
+  c.pe_dim = v.pe;
+  c.path_dim = v.path;
+  c.kernel = v.kernel;
+  c.degree_scaling = v.kernel;
+  c.norm = v.norm;
+  c.dropout = v.dropout;
+  c.pooling = v.pooling;
+  c.task = v.task;
+  c.outputs = c.classification() ? 3 : 2;
+  return c;
 }
 
 }  // namespace inductive::testing
