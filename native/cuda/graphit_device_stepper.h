@@ -12,12 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include "graphit_device_pass.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graphit_stepper.h"
+#include "inductive/graphit_train.h"
 
 namespace inductive::graphit_device {
 
@@ -26,10 +26,6 @@ inline void check_device_graphit_options(const GraphitTrainOptions& o) {
   INDUCTIVE_CHECK(!o.communicator || o.communicator->size() <= 1, ErrorCode::kBackend,
                   "cuda: data-parallel GraphiT training across ranks does not run on CUDA yet; "
                   "train with --backend cpu under MPI, or on one GPU without it");
-}
-
-inline double graphit_batch_metric(const GraphitConfig& c, const MatF& out, const GraphitBatch& b) {
-  return c.classification() ? graphit_accuracy(out, b.classes) : graphit_mae(out, b.values);
 }
 
 template <class Exec>
@@ -68,22 +64,11 @@ class DeviceGraphitStepper : public GraphitStepper {
 
   GraphitEvaluation evaluate(const GraphitDataset& data) override {
     exec_.activate();
-    GraphitEvaluation r;
-    r.outputs.resize(data.size(), config_.outputs);
-    const int bs = std::max(1, o_.eval_batch_size);
-    MatF out;
-    for (int begin = 0; begin < data.size(); begin += bs) {
-      const int end = std::min(data.size(), begin + bs);
-      std::vector<int> idx(end - begin);
-      std::iota(idx.begin(), idx.end(), begin);
-      pass_->upload_batch(pack_graphit_batch(config_, data, idx), true);
-      r.loss += pass_->loss(false, nullptr, false, &out) * (end - begin);
-      r.outputs.middleRows(begin, end - begin) = out;
-    }
-    if (data.size() > 0) r.loss /= data.size();
-    r.metric =
-        config_.classification() ? graphit_accuracy(r.outputs, data.classes) : graphit_mae(r.outputs, data.values);
-    return r;
+    return evaluate_graphit_batches(config_, data, std::max(1, o_.eval_batch_size),
+                                    [&](const GraphitBatch& b, MatF& out) {
+                                      pass_->upload_batch(b, true);
+                                      return pass_->loss(false, nullptr, false, &out);
+                                    });
   }
 
   uint64_t parameter_hash() override {

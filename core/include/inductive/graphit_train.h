@@ -97,6 +97,15 @@ struct GraphitEvaluation {
 GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size = 128,
                                    GraphitCache* cache = nullptr);
 
+// The evaluation loop every backend shares: the dataset in order, `batch_size` graphs at a time, each batch through
+// `batch_loss` (its evaluation-mode mean loss; its outputs into `out`), then the task's metric over all outputs.
+// evaluate_graphit is it with the host model; a device stepper passes its own forward pass.
+GraphitEvaluation evaluate_graphit_batches(const GraphitConfig& c, const GraphitDataset& data, int batch_size,
+                                           const std::function<double(const GraphitBatch& b, MatF& out)>& batch_loss);
+
+// The task's metric of a batch's outputs: accuracy (classification) or mean absolute error (regression).
+double graphit_batch_metric(const GraphitConfig& c, const MatF& outputs, const GraphitBatch& b);
+
 // Trains `model` in place on `train`; `val` and `test` (optional, may be null) are evaluated after every
 // epoch and only recorded. `on_epoch` (optional) is called after every epoch (progress lines, early exits by
 // throwing). A checkpoint written for another config is an Error{kInvalidArgument}.

@@ -5,13 +5,10 @@
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graphit_stepper.h"
+#include "inductive/graphit_train.h"
 
 namespace inductive {
 namespace {
-
-double metric_of(const GraphitConfig& c, const MatF& out, const GraphitBatch& b) {
-  return c.classification() ? graphit_accuracy(out, b.classes) : graphit_mae(out, b.values);
-}
 
 class CpuGraphitStepper final : public GraphitStepper {
  public:
@@ -59,7 +56,7 @@ class CpuGraphitStepper final : public GraphitStepper {
         run.grad_scale = weight;
       }
       loss = model_.loss(b, run, &grads_, &out_, &cache_);
-      metric = metric_of(c, out_, b);
+      metric = graphit_batch_metric(c, out_, b);
     } else if (comm_) {
       if (o_.flip_pe_signs) rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
       // A batch with fewer graphs than ranks: still take part in BatchNorm's sums (and its running statistics).

@@ -132,27 +132,36 @@ GraphitBatch pack_graphit_batch(const GraphitConfig& c, const GraphitDataset& d,
                             : GraphitBatch::pack(c, d.graphs, index, nullptr, &d.values);
 }
 
-GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
-                                   GraphitCache* cache) {
-  const GraphitConfig& c = model.config;
+GraphitEvaluation evaluate_graphit_batches(const GraphitConfig& c, const GraphitDataset& data, int batch_size,
+                                           const std::function<double(const GraphitBatch& b, MatF& out)>& batch_loss) {
   check_targets(c, data, "evaluation");
   INDUCTIVE_CHECK(batch_size >= 1, ErrorCode::kInvalidArgument, "graphit evaluate: batch size must be >= 1");
   GraphitEvaluation r;
   r.outputs.resize(data.size(), c.outputs);
-  GraphitCache local;
-  GraphitCache& scratch = cache ? *cache : local;
   MatF out;
   for (int begin = 0; begin < data.size(); begin += batch_size) {
     const int end = std::min(data.size(), begin + batch_size);
     std::vector<int> idx(end - begin);
     std::iota(idx.begin(), idx.end(), begin);
-    const GraphitBatch b = pack_graphit_batch(c, data, idx);
-    r.loss += model.loss(b, {}, nullptr, &out, &scratch) * (end - begin);
+    r.loss += batch_loss(pack_graphit_batch(c, data, idx), out) * (end - begin);
     r.outputs.middleRows(begin, end - begin) = out;
   }
-  r.loss /= data.size();
+  if (data.size() > 0) r.loss /= data.size();
   r.metric = c.classification() ? graphit_accuracy(r.outputs, data.classes) : graphit_mae(r.outputs, data.values);
   return r;
+}
+
+GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDataset& data, int batch_size,
+                                   GraphitCache* cache) {
+  GraphitCache local;
+  GraphitCache& scratch = cache ? *cache : local;
+  return evaluate_graphit_batches(model.config, data, batch_size, [&](const GraphitBatch& b, MatF& out) {
+    return model.loss(b, {}, nullptr, &out, &scratch);
+  });
+}
+
+double graphit_batch_metric(const GraphitConfig& c, const MatF& outputs, const GraphitBatch& b) {
+  return c.classification() ? graphit_accuracy(outputs, b.classes) : graphit_mae(outputs, b.values);
 }
 
 GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& train, const GraphitDataset* val,
