@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/screening_path_sklearn.py [--cli build/native-release/bin/inductive]
         [--datasets a9a,mnist,fashion] [--tols 1e-6,1e-9] [--shared ../shared/data] [--ideal]
+        [--problems hinge,en] [--working-set]
 
 For each dataset, two problems: squared hinge + L2 (lambda ||w||^2, no intercept), 20 lambdas from 1 down to 1e-3
 (`inductive path --lambda-max 1 --ratio 0.001 --count 20`), and safe logistic (mu 0.2) + elastic net (l1 ratio
@@ -12,7 +13,9 @@ the path's time with sequential + dynamic screening and without (the CLI's own p
 file is read once), and LinearSVC (liblinear's dual coordinate descent, C = 1 / (2 lambda n), fit_intercept=False)
 timed to the same objective (squared hinge only: scikit-learn has no safe logistic loss): at each lambda, the fastest
 of its tolerances 1e-1 .. 1e-8 whose primal objective is within tol * P* of ours (P* from our certified run),
-liblinear having no warm start. Prints a Markdown table; the
+liblinear having no warm start. `--working-set` adds the CLI's flag to the run with screening (proximal gradient
+over the samples not flat at each warm start, certified on the whole problem; the elastic-net rows). Prints a
+Markdown table; the
 ratios are of times measured in this one invocation, on this machine, one thread each.
 """
 import argparse
@@ -59,9 +62,9 @@ def l1_lambda_max(x, y):
     return float(np.abs(x.T @ (d * y)).max()) / x.shape[0]
 
 
-def our_path(cli, source, tol, out, problem=(), lambda_max=1.0):
+def our_path(cli, source, tol, out, problem=(), lambda_max=1.0, extra=()):
     args = [cli, "path", *source, *problem, "--lambda-max", repr(lambda_max), "--ratio", "0.001", "--count", "20",
-            "--tol", str(tol), "--max-epochs", "100000", "--out", out]
+            "--tol", str(tol), "--max-epochs", "100000", *extra, "--out", out]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"inductive path failed: {r.stderr.strip()}")
@@ -116,7 +119,13 @@ def main():
     ap.add_argument("--ideal", action="store_true",
                     help="add the perfect-screening bound: the path's time without screening, each lambda's scaled by "
                          "1 - (its samples in the flat region at the optimum), over that time")
+    ap.add_argument("--problems", default="hinge,en", help="hinge (squared hinge + L2), en (safe logistic + EN)")
+    ap.add_argument("--working-set", action="store_true",
+                    help="the run with screening also iterates over a sample working set (inductive path --working-set)")
     args = ap.parse_args()
+    wanted = set(args.problems.split(","))
+    if not wanted <= {"hinge", "en"}:
+        sys.exit(f"error: --problems takes hinge and/or en, got {args.problems!r}")
     if not os.path.exists(args.cli):
         sys.exit(f"error: no CLI at {args.cli} (build it: npm run build:native)")
     import warnings
@@ -133,10 +142,12 @@ def main():
                         ("safe logistic + EN(0.95)", ("--loss", "safe_logistic", "--mu", "0.2", "--penalty",
                                                       "elastic_net", "--l1-ratio", "0.95"),
                          l1_lambda_max(x, y) / 0.95)]
+            problems = [pr for pr, key in zip(problems, ("hinge", "en")) if key in wanted]
             for problem, flags, top in problems:
                 ideal = None
                 for tol in (float(t) for t in args.tols.split(",")):
-                    report = our_path(args.cli, source, tol, os.path.join(tmp, "path.json"), flags, top)
+                    report = our_path(args.cli, source, tol, os.path.join(tmp, "path.json"), flags, top,
+                                      ("--working-set",) if args.working_set else ())
                     with_s = report["seconds_with_screening"]
                     without = report["seconds_without_screening"]
                     screened = np.mean([p["fraction_screened"] for p in report["points"]])

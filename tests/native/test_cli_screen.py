@@ -219,6 +219,23 @@ class PathCase(CliCase):
         self.assertGreater(report["seconds_without_screening"], 0)
         self.assertGreater(report["speedup"], 0)
 
+    def test_path_working_set_reaches_the_plain_paths_objectives(self):
+        # safe logistic + elastic net: proximal gradient over the samples not flat at each warm start; every point is
+        # certified on the whole problem, so both runs' objectives agree within their gaps.
+        out = self.path("ws.json")
+        r = self.run_cli("--libsvm", self.data, "--loss", "safe_logistic", "--mu", "0.2", "--penalty", "elastic_net",
+                         "--l1-ratio", "0.9", "--lambda-max", "0.3", "--ratio", "0.001", "--count", "8",
+                         "--tol", "1e-8", "--working-set", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertTrue(report["working_set"])
+        self.assertEqual(len(report["points"]), 8)
+        for p in report["points"]:
+            self.assertTrue(p["converged"], p)
+            self.assertTrue(p["objectives_agree"], p)
+            self.assertLessEqual(p["gap"], 1e-8 * abs(p["primal"]) * (1 + 1e-9), p)
+
     def test_explicit_lambdas_and_screening_only(self):
         out = self.path("p.json")
         r = self.run_cli("--libsvm", self.data, "--lambdas", "0.5,0.05,0.005", "--screening-only",

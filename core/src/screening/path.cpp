@@ -19,6 +19,44 @@ std::vector<double> geometric_lambdas(double lambda_max, double ratio, int count
   return l;
 }
 
+PathWalker::PathWalker(const ErmProblem& problem, const PathOptions& options)
+    : problem_(problem), options_(options), solver_(options.solver) {
+  options_.solver.validate();
+  options_.screen.validate();
+  solver_.dynamic_screening = options_.screening;
+}
+
+PathPoint PathWalker::next(double lambda) {
+  INDUCTIVE_CHECK(std::isfinite(lambda) && lambda > 0, ErrorCode::kInvalidArgument,
+                  "path: lambdas must be finite and > 0: got ", lambda);
+  const auto start = std::chrono::steady_clock::now();
+  ErmProblem& prob = problem_;
+  prob.lambda = lambda;
+  prob.validate();
+  PathPoint point;
+  point.lambda = lambda;
+  const bool has_warm = warm_.x.size() > 0;
+  if (options_.screening && options_.static_screen && has_warm) {
+    // For L2 the consistent primal point of the warm dual at the new lambda is what the solver starts from, so
+    // screen around it; otherwise around the previous solution.
+    const bool dual_pair = warm_.nu.size() > 0 && prob.penalty.l2_weight(lambda) > 0 &&
+                           SolverOptions::resolve(solver_.kind, prob) == SolverKind::kDualCoordinateAscent;
+    const VecD x0 = dual_pair ? primal_point(prob, warm_.nu) : warm_.x;
+    const ScreenResult s = screen_samples(prob, x0, options_.screen, dual_pair ? &warm_.nu : nullptr);
+    point.n_screened_static = s.n_screened;
+    const ActiveSet kept = s.kept();
+    point.fit = solve_erm(prob, solver_, &warm_, &kept);
+  } else {
+    point.fit = solve_erm(prob, solver_, has_warm ? &warm_ : nullptr);
+  }
+  point.n_removed = point.fit.n_removed();
+  point.epochs = point.fit.epochs;
+  point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  warm_.x = point.fit.x;
+  warm_.nu = point.fit.nu;
+  return point;
+}
+
 std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std::vector<double>& lambdas,
                                            const PathOptions& options,
                                            const std::function<void(const PathPoint&)>& progress) {
@@ -26,41 +64,11 @@ std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std:
   for (double l : lambdas)
     INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument,
                     "path: lambdas must be finite and > 0: got ", l);
-  options.solver.validate();
-  options.screen.validate();
-
-  ErmProblem prob = problem;
-  SolverOptions solver = options.solver;
-  solver.dynamic_screening = options.screening;
+  PathWalker walker(problem, options);
   std::vector<PathPoint> path;
-  WarmStart warm;
   for (double lambda : lambdas) {
-    const auto start = std::chrono::steady_clock::now();
-    prob.lambda = lambda;
-    prob.validate();
-    PathPoint point;
-    point.lambda = lambda;
-    const bool has_warm = warm.x.size() > 0;
-    if (options.screening && options.static_screen && has_warm) {
-      // For L2 the consistent primal point of the warm dual at the new lambda is what the solver starts from, so
-      // screen around it; otherwise around the previous solution.
-      const bool dual_pair = warm.nu.size() > 0 && prob.penalty.l2_weight(lambda) > 0 &&
-                             SolverOptions::resolve(solver.kind, prob) == SolverKind::kDualCoordinateAscent;
-      const VecD x0 = dual_pair ? primal_point(prob, warm.nu) : warm.x;
-      const ScreenResult s = screen_samples(prob, x0, options.screen, dual_pair ? &warm.nu : nullptr);
-      point.n_screened_static = s.n_screened;
-      const ActiveSet kept = s.kept();
-      point.fit = solve_erm(prob, solver, &warm, &kept);
-    } else {
-      point.fit = solve_erm(prob, solver, has_warm ? &warm : nullptr);
-    }
-    point.n_removed = point.fit.n_removed();
-    point.epochs = point.fit.epochs;
-    point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    warm.x = point.fit.x;
-    warm.nu = point.fit.nu;
-    if (progress) progress(point);
-    path.push_back(std::move(point));
+    path.push_back(walker.next(lambda));
+    if (progress) progress(path.back());
   }
   return path;
 }

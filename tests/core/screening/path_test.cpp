@@ -1,5 +1,7 @@
 // Regularisation paths: warm starts and sequential screening give the same solutions as solving each lambda from
 // scratch, and screening removes samples along the way.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "inductive/screening.h"
@@ -36,6 +38,29 @@ TEST(Path, ScreenedPathMatchesIndependentSolves) {
     }
     if (combo.penalty.kind != PenaltyKind::kL1) EXPECT_GT(removed, 0) << combo.loss.name();
   }
+}
+
+// Two walkers interleaved lambda by lambda (how `inductive path` times its two runs) give each the points it gives
+// alone: a walker's warm start is its own previous solution, never the other's.
+TEST(Path, InterleavedWalkersGiveTheSamePointsAsSeparatePaths) {
+  auto rp = testing::random_problem(5, 80, 6, Loss::safe_logistic(0.2), Penalty::elastic_net(0.9), 1.0, false, true);
+  const auto lambdas = geometric_lambdas(0.3, 0.01, 5);
+  PathOptions with, without;
+  with.solver.tol = without.solver.tol = 1e-8;
+  without.screening = false;
+  const auto a = regularization_path(rp.problem, lambdas, with);
+  const auto b = regularization_path(rp.problem, lambdas, without);
+  PathWalker wa(rp.problem, with), wb(rp.problem, without);
+  for (size_t k = 0; k < lambdas.size(); ++k) {
+    const PathPoint pb = wb.next(lambdas[k]), pa = wa.next(lambdas[k]);
+    EXPECT_EQ(pa.epochs, a[k].epochs) << "k=" << k;
+    EXPECT_EQ(pb.epochs, b[k].epochs) << "k=" << k;
+    EXPECT_EQ(pa.n_removed, a[k].n_removed) << "k=" << k;
+    EXPECT_EQ(pb.n_removed, 0);
+    EXPECT_EQ(pa.fit.gap.primal, a[k].fit.gap.primal) << "k=" << k;
+    EXPECT_EQ(pb.fit.gap.primal, b[k].fit.gap.primal) << "k=" << k;
+  }
+  testing::expect_error([&] { wa.next(std::nan("")); }, ErrorCode::kInvalidArgument, "lambdas must be finite");
 }
 
 TEST(Path, GeometricGridAndValidation) {

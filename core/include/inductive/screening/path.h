@@ -35,6 +35,23 @@ struct PathPoint {
   double seconds = 0;  // screening + solving
 };
 
+// One path, a lambda at a time: each call to next() solves at that lambda from the previous call's solution.
+// Two walkers over the same lambdas (with and without screening) can so be interleaved, lambda by lambda, which is
+// how `inductive path` times them: a load that comes and goes on the machine then falls on both alike.
+class PathWalker {
+ public:
+  // Copies `problem` (its design matrix stays borrowed); its lambda is ignored. Throws for invalid options.
+  PathWalker(const ErmProblem& problem, const PathOptions& options);
+  // Throws for a lambda that is not finite and > 0.
+  PathPoint next(double lambda);
+
+ private:
+  ErmProblem problem_;
+  PathOptions options_;
+  SolverOptions solver_;
+  WarmStart warm_;
+};
+
 // `problem.lambda` is ignored. Throws for an empty or non-positive lambda list.
 std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std::vector<double>& lambdas,
                                            const PathOptions& options,
