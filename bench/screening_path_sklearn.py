@@ -13,8 +13,8 @@ the path's time with sequential + dynamic screening and without (the CLI's own p
 file is read once), and LinearSVC (liblinear's dual coordinate descent, C = 1 / (2 lambda n), fit_intercept=False)
 timed to the same objective (squared hinge only: scikit-learn has no safe logistic loss): at each lambda, the fastest
 of its tolerances 1e-1 .. 1e-8 whose primal objective is within tol * P* of ours (P* from our certified run),
-liblinear having no warm start. `--working-set` adds the CLI's flag to the run with screening (proximal gradient
-over the samples not flat at each warm start, certified on the whole problem; the elastic-net rows). Prints a
+liblinear having no warm start. `--working-set` adds the CLI's flag to the run with screening (each solve
+iterates over the samples not flat at each warm start, certified on the whole problem). Prints a
 Markdown table; the
 ratios are of times measured in this one invocation, on this machine, one thread each.
 """

@@ -98,6 +98,7 @@ ScreenSettings parse_settings(const std::string& text) {
   s.solver.max_epochs = integer("maxEpochs", solver.max_epochs);
   s.solver.gap_every = integer("gapEvery", solver.gap_every);
   s.solver.dynamic_screening = boolean("dynamic", inductive::kDefaultDynamicScreening);
+  s.solver.working_set = boolean("workingSet", false);  // path only (the TS layer refuses it elsewhere)
   s.solver.validate();
   const double steps = number("ellipsoidSteps", inductive::ScreenOptions{}.ellipsoid_steps);
   INDUCTIVE_CHECK(steps == std::floor(steps) && steps >= 0 && steps <= 1e6, ErrorCode::kInvalidArgument,
@@ -268,6 +269,7 @@ class DatasetHandle {
                       "path: ellipsoidSteps shapes the static screening of warm starts: it needs staticScreen: true");
       inductive::PathOptions o;
       o.solver = s.solver;
+      o.solver.working_set = s.solver.working_set && screening;
       o.screening = screening;
       o.static_screen = s.static_screen && screening;
       o.screen = s.regions;
@@ -277,11 +279,16 @@ class DatasetHandle {
         ++done;
         report_progress("path", done / count);
       });
-      report = json{{"n", problem.n()},       {"p", problem.features()},
-                    {"loss", s.loss.name()},  {"penalty", s.penalty.name()},
-                    {"screening", screening}, {"staticScreen", o.static_screen},
-                    {"points", points}}
-                   .dump();
+      report = json{
+          {"n", problem.n()},
+          {"p", problem.features()},
+          {"loss", s.loss.name()},
+          {"penalty", s.penalty.name()},
+          {"screening", screening},
+          {"staticScreen", o.static_screen},
+          {"workingSet", o.solver.working_set},
+          {"points",
+           points}}.dump();
     });
     return report;
   }

@@ -175,9 +175,9 @@ void add_path_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--screening-only", args->screening_only, "Skip the run without screening");
   cmd->add_flag("--working-set", args->working_set,
-                "In the run with screening, proximal gradient (L1 / elastic net) iterates over the samples not flat "
-                "at the warm start, and brings back those that leave the flat region; it stops at the full "
-                "problem's certified gap, like the run without (no effect on dual coordinate ascent: L2 penalties)");
+                "In the run with screening, each solve iterates over the samples not flat at its warm start and "
+                "brings back those that leave the flat region; it stops at the whole problem's certified gap, like "
+                "the run without");
   cmd->add_option("--out", args->out, "Output JSON report")->required();
   cmd->callback([args, lambdas] {
     args->has_lambdas = lambdas->count() > 0;

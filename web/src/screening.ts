@@ -101,6 +101,13 @@ export interface PathOptions extends Omit<ScreenOptions, 'lambda' | 'onProgress'
   screening?: boolean;
   /** Also screen each warm start with the static test (balls, plus `ellipsoidSteps`) before solving. Default false. */
   staticScreen?: boolean;
+  /**
+   * With screening, each solve iterates over the samples not flat at its warm start and brings back those that
+   * leave the flat region as the gap closes; it stops at the whole problem's certified gap, so the solutions are
+   * those without it (as `inductive path --working-set`). 1.5-2.2x faster paths on a9a, MNIST and Fashion-MNIST
+   * with safe logistic + elastic net (bench/README.md). Default false.
+   */
+  workingSet?: boolean;
   /** Stages "solve" (after each gap check) and "path" (after each lambda), with the fraction of lambdas done;
    * return false to cancel (throws InductiveError 'cancelled'). */
   onProgress?: ProgressCallback;
@@ -155,6 +162,7 @@ export interface PathResult {
   penalty: ScreeningPenalty;
   screening: boolean;
   staticScreen: boolean;
+  workingSet: boolean;
   points: PathPoint[];
   /** The sum of the points' seconds. */
   seconds: number;
@@ -604,6 +612,7 @@ export function datasetFromArrays(
 const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([
   ...[...SCREEN_KEYS].filter((k) => k !== 'lambda' && k !== 'onProgress' && k !== 'kernel'),
   'staticScreen',
+  'workingSet',
 ]);
 
 const COMPRESSION_SETTING_KEYS: ReadonlySet<string> = new Set(
@@ -632,7 +641,7 @@ function screenOptionsJson(where: string, o: ScreenOptions, known: ReadonlySet<s
   for (const key of ['maxEpochs', 'gapEvery', 'ellipsoidSteps'] as const) {
     if (r[key] !== undefined) out[key] = checkInt(where, key, r[key], 0);
   }
-  for (const key of ['intercept', 'dynamic', 'staticScreen'] as const) {
+  for (const key of ['intercept', 'dynamic', 'staticScreen', 'workingSet'] as const) {
     if (r[key] !== undefined) out[key] = checkBoolean(where, key, r[key], false);
   }
   if (r.kernel !== undefined && r.kernel !== null) out.kernel = kernelJson(where, r.kernel);

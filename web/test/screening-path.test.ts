@@ -81,6 +81,21 @@ describe('path on digits (9 vs rest, squared hinge + L2)', () => {
     });
   });
 
+  it('reaches the same objectives with a working set, certified on every sample', () => {
+    const lambdas = [1, 0.3, 0.1, 0.03, 0.01];
+    const plain = data.path({ positive: 9, lambdas, tol: 1e-8, screening: false });
+    const ws = data.path({ positive: 9, lambdas, tol: 1e-8, workingSet: true });
+    expect(ws.workingSet).toBe(true);
+    expect(plain.workingSet).toBe(false);
+    ws.points.forEach((p, i) => {
+      expect(p.converged).toBe(true);
+      expect(p.gap!).toBeLessThanOrEqual(1e-8 * p.primal! * (1 + 1e-9));
+      expect(Math.abs(p.primal! - plain.points[i]!.primal!)).toBeLessThan(1e-6 * p.primal!);
+    });
+    expect(() => data.path({ positive: 9, workingSet: 1 } as never)).toThrow(/workingSet must be a boolean/);
+    expect(() => data.screen({ positive: 9, workingSet: true } as never)).toThrow(/unknown option 'workingSet'/);
+  });
+
   it('reports progress per lambda and stops when onProgress returns false', () => {
     const stages: [string, number][] = [];
     data.path({

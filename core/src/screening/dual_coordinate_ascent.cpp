@@ -5,6 +5,9 @@
 // Maximising D over nu_i alone, with q = ||r_i||^2 / (kappa n) and t = t_i(w):
 //   phi*'(y) = t - q (y - nu_i)  <=>  y = (v - u) / q,  u = prox_{q phi}(v),  v = t + q nu_i
 // (Moreau's identity), so every loss steps exactly through its prox.
+//
+// With a sample working set (SolverOptions::working_set, solver_detail.h) the epochs step the samples that were not
+// flat at the warm start or had nu_i != 0; the others keep nu_i = 0, which leaves w(nu) and the dual value as they are.
 #include <algorithm>
 #include <cmath>
 
@@ -33,6 +36,11 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
     if (nu[i] != 0.0) run.rows.axpy(i, -nu[i] * scale, w.data());
 
   std::vector<double> t(static_cast<size_t>(n), 0.0);
+  const Interval flat = loss.flat_region();
+  const bool working_set = options.working_set && warm != nullptr;
+  if (working_set)
+    for (int i : run.active) t[i] = run.rows.margin(i, w.data());
+  WorkingSet ws(run, working_set, [&](int i) { return nu[i] == 0.0 && flat.contains(t[i]); });
   DualityGap gap;
   // Gap of the reduced problem, (lambda ||.||^2)^*(-A^T nu / n) = lambda ||w(nu)||^2, then the ball test with the
   // margins this pass computed. Returns true when the solver must stop.
@@ -46,23 +54,38 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
         if (nu[i] != 0.0) run.rows.axpy(i, -nu[i] * scale, w.data());
     }
     double primal_loss = 0, conj = 0;
-    for (int i : run.active) {
+    for (int i : ws.work) {
       t[i] = run.rows.margin(i, w.data());
       primal_loss += loss.value(t[i]);
       conj += loss.conjugate(nu[i]) + run.rows.offset(i) * nu[i];
     }
     const double reg = problem.lambda * w.squaredNorm();
     gap.primal = primal_loss / n + reg;
-    gap.dual = -conj / n - reg;
+    gap.dual = -conj / n - reg;  // nu_i = 0 outside the working set adds phi*(0) = 0
     gap.gap = gap.primal - gap.dual;
+    if (ws.partial()) {
+      // The primal over the working set only bounds the full one from below: complete it when due.
+      if (!ws.due(run, gap, epoch)) return run.check(epoch, gap);
+      std::vector<int> back;
+      for (int i : ws.outside) {
+        t[i] = run.rows.margin(i, w.data());
+        primal_loss += loss.value(t[i]);
+        if (!flat.contains(t[i])) back.push_back(i);
+      }
+      ws.bring_back(back);  // nu_i = 0 for them: w and the dual value stay
+      gap.primal = primal_loss / n + reg;
+      gap.gap = gap.primal - gap.dual;
+    }
     // Screen only when going on: a converged point is returned exactly as its gap certifies it.
     if (options.dynamic_screening && !run.meets_tolerance(gap)) {
       const double radius = std::sqrt(2.0 * gap.certified() / kappa);
-      for (int i : run.screen_ball(t, radius, w.norm(), epoch))
+      const std::vector<int> removed = run.screen_ball(t, radius, w.norm(), epoch);
+      for (int i : removed)
         if (nu[i] != 0.0) {
           run.rows.axpy(i, nu[i] * scale, w.data());
           nu[i] = 0.0;
         }
+      ws.remove(removed);
     }
     return run.check(epoch, gap);
   };
@@ -75,7 +98,7 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
   SplitMix64 rng(options.seed);
   while (!stop && epoch < options.max_epochs) {
     ++epoch;
-    order = run.active;
+    order = ws.work;
     shuffle(order, rng);
     for (int i : order) {
       const double ti = run.rows.margin(i, w.data());

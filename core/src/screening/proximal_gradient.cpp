@@ -5,13 +5,8 @@
 // one pass for the gradient at y and one for the margins of the new iterate per iteration (plus one per
 // backtracking step and one A^T nu pass per gap check).
 //
-// Sample working set (SolverOptions::working_set): the iterations run over the samples not flat at the warm start
-// (t_i inside the loss's flat region: phi = phi' = 0 there). Every dual point built from them (nu_i = 0 outside) is a
-// dual point of the full problem, so its value bounds P* from below. The primal over them is only a lower bound of
-// the full primal, so when their gap meets the tolerance the margins of the others are computed once at x: if none
-// left the flat region the full gap is certified and the solver stops; otherwise those that left join the set and
-// the iterations go on. The set only grows and the stop is the full problem's gap, so the result is the plain
-// solver's, certified the same way. Dynamic ball screening needs the full primal, so it runs at those checks.
+// With a sample working set (SolverOptions::working_set, solver_detail.h) the passes run over the samples not flat
+// at the warm start; the dynamic ball test needs the full primal, so it runs where the others' margins are computed.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -37,13 +32,6 @@ void compute_margins(const SolverRun& run, const std::vector<int>& work, Iterate
   it.smooth = s / run.problem.n();
 }
 
-// `sub` without the (sorted) `gone`.
-void drop(std::vector<int>& sub, const std::vector<int>& gone) {
-  sub.erase(
-      std::remove_if(sub.begin(), sub.end(), [&](int i) { return std::binary_search(gone.begin(), gone.end(), i); }),
-      sub.end());
-}
-
 }  // namespace
 
 SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptions& options, const WarmStart* warm,
@@ -58,16 +46,9 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
             std::vector<double>(static_cast<size_t>(n), 0.0), 0.0};
   const Interval flat = loss.flat_region();
   compute_margins(run, run.active, x);
-  // The samples the iterations run over (sorted, a subset of run.active): all of them, or with a working set those
-  // not flat at the start; `outside` holds the others.
-  std::vector<int> work, outside;
-  for (int i : run.active) (options.working_set && flat.contains(x.t[i]) ? outside : work).push_back(i);
-  if (!outside.empty()) compute_margins(run, work, x);  // x.smooth over the working samples only
-  // The others are looked at when x's relative gap over the working set falls below 1e-2, then each time it has
-  // fallen 10 times lower, and at the tolerance: a sample that leaves the flat region is found while the solver is
-  // still far from the tolerance, where bringing it back costs little (found only at the tolerance, 17 samples cost
-  // MNIST's elastic net 285 more epochs to certify again).
-  double verify_at = std::max(options.tol, 1e-2);
+  WorkingSet ws(run, options.working_set, [&](int i) { return flat.contains(x.t[i]); });
+  const std::vector<int>& work = ws.work;
+  if (ws.partial()) compute_margins(run, work, x);  // x.smooth over the working samples only
   double fx = x.smooth + problem.lambda * pen.value(x.x);
   Iterate y = x, xn = x;
   // ||A||_2^2 <= ||A||_F^2: a safe Lipschitz bound; backtracking starts well below it and adapts.
@@ -117,14 +98,11 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
     // The primal of the full problem at x: fx, plus with a working set the samples outside it, whose margins are
     // computed here only when x's own gap over the working set meets the tolerance (or at the last epoch).
     double full_fx = fx;
-    if (!outside.empty()) {
-      const DualityGap own{fx, best_dual, fx - best_dual};
-      const double rel = own.gap / std::max(std::abs(fx), 1e-300);
-      if (rel > verify_at && !run.meets_tolerance(own) && epoch < options.max_epochs) return run.check(epoch, gap);
-      verify_at = std::max(options.tol, std::min(verify_at, rel) / 10);
+    if (ws.partial()) {
+      if (!ws.due(run, {fx, best_dual, fx - best_dual}, epoch)) return run.check(epoch, gap);
       double s = 0;
       std::vector<int> back;
-      for (int i : outside) {
+      for (int i : ws.outside) {
         x.t[i] = run.rows.margin(i, x.x.data());
         s += loss.value(x.t[i]);
         if (!flat.contains(x.t[i])) back.push_back(i);
@@ -133,14 +111,12 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
       gap = {full_fx, best_dual, full_fx - best_dual};
       if (!back.empty()) {
         // They join the working set (the best dual point stays one of the new problem: it is 0 on them).
-        drop(outside, back);
         for (int i : back) {
           y.t[i] = run.rows.margin(i, y.x.data());
           y.smooth += loss.value(y.t[i]) / n;
           x.smooth += loss.value(x.t[i]) / n;
         }
-        work.insert(work.end(), back.begin(), back.end());
-        std::sort(work.begin(), work.end());
+        ws.bring_back(back);
         fx = x.smooth + problem.lambda * pen.value(x.x);
       }
       // The certified point is x (its full primal), not the best working-set iterate.
@@ -160,12 +136,11 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
         // restart below still drops it whenever a step goes against it.
         for (int i : removed) {
           nu[i] = best_nu[i] = 0.0;
-          if (!outside.empty() && std::binary_search(outside.begin(), outside.end(), i)) continue;  // not in smooth
+          if (ws.is_outside(i)) continue;  // not in the smooth values
           x.smooth -= loss.value(x.t[i]) / n;
           y.smooth -= loss.value(y.t[i]) / n;
         }
-        drop(work, removed);
-        drop(outside, removed);
+        ws.remove(removed);
         fx = x.smooth + problem.lambda * pen.value(x.x);
         best_primal = fx;
         best_x = x.x;

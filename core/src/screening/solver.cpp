@@ -115,6 +115,33 @@ std::vector<int> SolverRun::screen_ball(const std::vector<double>& t, double rad
   return removed;
 }
 
+bool WorkingSet::due(const SolverRun& run, const DualityGap& own, int epoch) {
+  const double rel = own.gap / std::max(std::abs(own.primal), 1e-300);
+  if (rel > verify_at && !run.meets_tolerance(own) && epoch < run.options.max_epochs) return false;
+  verify_at = std::max(run.options.tol, std::min(verify_at, rel) / 10);
+  return true;
+}
+
+namespace {
+// `sub` without the (sorted) `gone`.
+void drop(std::vector<int>& sub, const std::vector<int>& gone) {
+  sub.erase(
+      std::remove_if(sub.begin(), sub.end(), [&](int i) { return std::binary_search(gone.begin(), gone.end(), i); }),
+      sub.end());
+}
+}  // namespace
+
+void WorkingSet::bring_back(const std::vector<int>& back) {
+  drop(outside, back);
+  work.insert(work.end(), back.begin(), back.end());
+  std::sort(work.begin(), work.end());
+}
+
+void WorkingSet::remove(const std::vector<int>& removed) {
+  drop(work, removed);
+  drop(outside, removed);
+}
+
 SolveResult SolverRun::finish(VecD x, VecD nu, const DualityGap& gap, int epochs) {
   result.x = std::move(x);
   result.nu = std::move(nu);

@@ -1,4 +1,4 @@
-// The sample working set of proximal gradient (SolverOptions::working_set): the same certified optimum as the plain
+// The sample working set (SolverOptions::working_set) of both solvers: the same certified optimum as the plain
 // solver, whatever the warm start leaves out, and a reported gap that is the full problem's, checked here with the
 // library's duality_gap on every sample.
 #include <cmath>
@@ -14,9 +14,10 @@ namespace {
 
 using testing::random_problem;
 
-SolverOptions proximal(bool working_set, bool dynamic, double tol = 1e-9) {
+SolverOptions proximal(bool working_set, bool dynamic, double tol = 1e-9,
+                       SolverKind kind = SolverKind::kProximalGradient) {
   SolverOptions o;
-  o.kind = SolverKind::kProximalGradient;
+  o.kind = kind;
   o.tol = tol;
   o.max_epochs = 100000;
   o.working_set = working_set;
@@ -32,30 +33,36 @@ struct Case {
   Penalty penalty;
   double lambda;
   double scale;  // the warm start is this multiple of the optimum at 2 lambda
+  SolverKind kind = SolverKind::kProximalGradient;
 };
 
 // Warm starts from the optimum at twice the lambda, and from multiples of it that push most samples into the flat
 // region (so they start outside the working set and must come back): the plain solver's optimum, certified.
 TEST(WorkingSet, ReachesThePlainSolversCertifiedOptimumFromAnyWarmStart) {
-  const std::vector<Case> cases = {{Loss::safe_logistic(0.2), Penalty::elastic_net(0.9), 0.02, 1.0},
-                                   {Loss::safe_logistic(0.2), Penalty::elastic_net(0.9), 0.02, 6.0},
-                                   {Loss::safe_logistic(0.2), Penalty::l1(), 0.02, 4.0},
-                                   {Loss::squared_hinge(), Penalty::elastic_net(0.5), 0.02, 5.0},
-                                   {Loss::interval_regression(0.6), Penalty::l1(), 0.05, 1.0},
-                                   {Loss::interval_regression(0.6), Penalty::elastic_net(0.5), 0.05, 0.2}};
+  const std::vector<Case> cases = {
+      {Loss::safe_logistic(0.2), Penalty::elastic_net(0.9), 0.02, 1.0},
+      {Loss::safe_logistic(0.2), Penalty::elastic_net(0.9), 0.02, 6.0},
+      {Loss::safe_logistic(0.2), Penalty::l1(), 0.02, 4.0},
+      {Loss::squared_hinge(), Penalty::elastic_net(0.5), 0.02, 5.0},
+      {Loss::interval_regression(0.6), Penalty::l1(), 0.05, 1.0},
+      {Loss::interval_regression(0.6), Penalty::elastic_net(0.5), 0.05, 0.2},
+      {Loss::squared_hinge(), Penalty::l2(), 0.02, 1.0, SolverKind::kDualCoordinateAscent},
+      {Loss::squared_hinge(), Penalty::l2(), 0.02, 5.0, SolverKind::kDualCoordinateAscent},
+      {Loss::safe_logistic(0.2), Penalty::l2(), 0.01, 4.0, SolverKind::kDualCoordinateAscent},
+      {Loss::interval_regression(0.6), Penalty::l2(), 0.05, 0.3, SolverKind::kDualCoordinateAscent}};
   for (const Case& c : cases)
     for (bool intercept : {false, true})
       for (bool dynamic : {false, true}) {
         auto rp = random_problem(11, 150, 8, c.loss, c.penalty, 2 * c.lambda, false, intercept);
         ErmProblem& p = rp.problem;
         WarmStart warm;
-        warm.x = c.scale * solve_erm(p, proximal(false, false)).x;
+        warm.x = c.scale * solve_erm(p, proximal(false, false, 1e-9, c.kind)).x;
         p.lambda = c.lambda;
-        const SolveResult plain = solve_erm(p, proximal(false, false), &warm);
-        const SolveResult ws = solve_erm(p, proximal(true, dynamic), &warm);
-        const std::string what = std::string(c.loss.name()) + "/" + c.penalty.name() + " scale " +
-                                 std::to_string(c.scale) + (intercept ? " intercept" : "") +
-                                 (dynamic ? " dynamic" : "");
+        const SolveResult plain = solve_erm(p, proximal(false, false, 1e-9, c.kind), &warm);
+        const SolveResult ws = solve_erm(p, proximal(true, dynamic, 1e-9, c.kind), &warm);
+        const std::string what = std::string(c.loss.name()) + "/" + c.penalty.name() + " kind " +
+                                 std::to_string(static_cast<int>(c.kind)) + " scale " + std::to_string(c.scale) +
+                                 (intercept ? " intercept" : "") + (dynamic ? " dynamic" : "");
         ASSERT_TRUE(ws.converged) << what;
         const DualityGap g = full_gap(p, ws);
         EXPECT_LE(g.gap, 1e-9 * std::abs(g.primal) + 1e-14) << what;

@@ -51,8 +51,9 @@ struct SolverOptions {
   int gap_every = 1;               // epochs between gap checks (and dynamic screening tests)
   bool dynamic_screening = false;  // the library's default; a user's run (CLI, browser): kDefaultDynamicScreening
   uint32_t seed = 0;               // order of the coordinate steps
-  // Proximal gradient: iterate over the samples not flat at the warm start, and bring back those that leave the flat
-  // region when the gap over them meets the tolerance (proximal_gradient.cpp). Same certified result; off by default.
+  // A sample working set: with a warm start, the epochs run over the samples not flat there, and those that leave
+  // the flat region come back as the gap closes (solver_detail.h). The stop is the full problem's certified gap, so
+  // the result is the plain solver's; the gap reported to `progress` before that is the set's. Off by default.
   bool working_set = false;
   // Called after each gap check; returning false stops the solver (converged = false, cancelled = true).
   std::function<bool(const SolverProgress&)> progress;
