@@ -48,8 +48,8 @@ ScreenSettings parse_settings(const std::string& text) {
   const json j = json::parse(text);  // the TS layer writes it: a parse error is a bug there (-> internal)
   INDUCTIVE_CHECK(j.is_object(), ErrorCode::kInvalidArgument, "screen: options must be an object");
   static const std::set<std::string> known = {
-      "loss",      "mu",      "penalty",  "l1Ratio",  "lambda",         "intercept",    "tol",
-      "maxEpochs", "dynamic", "positive", "gapEvery", "ellipsoidSteps", "staticScreen", "kernel"};
+      "loss",    "mu",       "penalty",  "l1Ratio",        "lambda",       "intercept",  "tol",   "maxEpochs",
+      "dynamic", "positive", "gapEvery", "ellipsoidSteps", "staticScreen", "workingSet", "kernel"};
   for (const auto& item : j.items()) {
     INDUCTIVE_CHECK(known.count(item.key()) != 0, ErrorCode::kInvalidArgument, "screen: unknown option '", item.key(),
                     "'");
