@@ -237,13 +237,17 @@ async function run(page, url) {
     again.nScreened === native.n_screened,
     `digits again: ${again.nScreened} screened, native ${native.n_screened}`,
   );
-  await regularisationPath(page);
+  await regularisationPath(page, false);
+  await regularisationPath(page, true);
   await compressionCurves(page);
 }
 
 // The path card on digits (9 vs rest): 20 lambdas from 1 to 0.001, with and without screening; the fraction
-// screened at each lambda must be the native CLI's (`inductive path`, same grid and tolerance).
-async function regularisationPath(page) {
+// screened at each lambda must be the native CLI's (`inductive path`, same grid and tolerance), and again with the
+// card's working set ticked (`inductive path --working-set`).
+async function regularisationPath(page, workingSet) {
+  const box = byTestId(page, 'screening-path-working-set');
+  if ((await box.isChecked()) !== workingSet) await box.click();
   await byTestId(page, 'screening-path-run').click();
   await page.waitForFunction(
     () => {
@@ -284,6 +288,7 @@ async function regularisationPath(page) {
       '--tol',
       '1e-9',
       '--screening-only',
+      ...(workingSet ? ['--working-set'] : []),
       '--out',
       out,
     ],
@@ -297,7 +302,11 @@ async function regularisationPath(page) {
       `lambda ${pt.lambda}: the page screened ${fractions[i]}, the native CLI ${pt.fraction_screened}`,
     );
   });
-  await chart.screenshot({ path: join(shotDir, 'demo-screening-path.png') });
+  check(
+    summary.text.includes('working set') === workingSet,
+    `the summary should say whether the working set ran: "${summary.text}"`,
+  );
+  if (!workingSet) await chart.screenshot({ path: join(shotDir, 'demo-screening-path.png') });
   log(`path: ${summary.text} (fractions match the native CLI at all 20 lambdas)`);
 }
 

@@ -302,6 +302,8 @@ export interface ScreeningPathRequest extends Omit<ScreeningRunRequest, 'method'
   lambdaMax: number;
   ratio: number;
   count: number;
+  /** The screened path also iterates over a sample working set (PathOptions.workingSet). */
+  workingSet: boolean;
 }
 
 export interface ScreeningPathResponse {
@@ -316,6 +318,7 @@ export interface ScreeningPathResponse {
   secondsWithout: number[];
   /** Whether every solve reached the tolerance, in both paths. */
   converged: boolean;
+  workingSet: boolean;
 }
 
 /**

@@ -200,7 +200,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
   const pictureNote = h('p', { class: 'hint', 'data-testid': 'screening-picture-note' });
   // The path runs with the settings of the moment it is started (the state `s`, read on click).
   const pathView = new PathView({
-    run: (onProgress, signal) =>
+    run: (onProgress, signal, workingSet) =>
       ctx.solver.solve(
         {
           method: 'screening-path',
@@ -208,6 +208,7 @@ export function mountScreeningPanel(container: HTMLElement, ctx: PanelContext): 
           lambdaMax: 1,
           ratio: 1e-3,
           count: 20,
+          workingSet,
         },
         { onProgress, signal },
       ),

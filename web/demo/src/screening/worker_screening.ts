@@ -168,7 +168,12 @@ async function path(
   const half = (offset: number, name: string) => (_: string, fraction: number) => progress(name, offset + fraction / 2);
   // With ellipsoid steps, the screened path also screens each warm start statically (balls + those steps).
   const regions = req.ellipsoidSteps > 0 ? { staticScreen: true, ellipsoidSteps: req.ellipsoidSteps } : {};
-  const screened = d.path({ ...settings, ...regions, onProgress: half(0, 'with screening') });
+  const screened = d.path({
+    ...settings,
+    ...regions,
+    workingSet: req.workingSet,
+    onProgress: half(0, 'with screening'),
+  });
   const plain = d.path({ ...settings, screening: false, onProgress: half(0.5, 'without screening') });
   return {
     method: 'screening-path',
@@ -180,6 +185,7 @@ async function path(
     epochsWithout: plain.points.map((p) => p.epochs),
     secondsWithout: plain.points.map((p) => p.seconds),
     converged: [...screened.points, ...plain.points].every((p) => p.converged),
+    workingSet: screened.workingSet,
   };
 }
 
