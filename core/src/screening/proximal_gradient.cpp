@@ -46,7 +46,8 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
             std::vector<double>(static_cast<size_t>(n), 0.0), 0.0};
   const Interval flat = loss.flat_region();
   compute_margins(run, run.active, x);
-  WorkingSet ws(run, options.working_set, [&](int i) { return flat.contains(x.t[i]); });
+  const bool has_warm = warm != nullptr && warm->x.size() > 0;
+  WorkingSet ws(run, options.working_set && has_warm, [&](int i) { return flat.contains(x.t[i]); });
   const std::vector<int>& work = ws.work;
   if (ws.partial()) compute_margins(run, work, x);  // x.smooth over the working samples only
   double fx = x.smooth + problem.lambda * pen.value(x.x);
@@ -152,7 +153,7 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
 
   int epoch = 0;
   // A warm start is checked (and screened) before any iteration; see dual_coordinate_ascent.cpp.
-  bool stop = warm != nullptr && warm->x.size() > 0 && check(0);
+  bool stop = has_warm && check(0);
   while (!stop && epoch < options.max_epochs) {
     ++epoch;
     grad.setZero();
