@@ -41,6 +41,9 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
   if (working_set)
     for (int i : run.active) t[i] = run.rows.margin(i, w.data());
   WorkingSet ws(run, working_set, [&](int i) { return nu[i] == 0.0 && flat.contains(t[i]); });
+  // Whether t holds every active sample's margin at the current w: true from the working set's pass until the first
+  // epoch moves w, so the check at the warm start does not pass over the rows a second time.
+  bool t_current = working_set;
   DualityGap gap;
   // Gap of the reduced problem, (lambda ||.||^2)^*(-A^T nu / n) = lambda ||w(nu)||^2, then the ball test with the
   // margins this pass computed. Returns true when the solver must stop.
@@ -49,13 +52,14 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
     // The incremental updates of w drift from w(nu) by rounding; D uses ||w(nu)||, so every 10th check rebuilds w
     // exactly (one pass) to keep the drift far below the certified gap's rounding allowance.
     if (checks++ % 10 == 9) {
+      t_current = false;
       w.setZero();
       for (int i : run.active)
         if (nu[i] != 0.0) run.rows.axpy(i, -nu[i] * scale, w.data());
     }
     double primal_loss = 0, conj = 0;
     for (int i : ws.work) {
-      t[i] = run.rows.margin(i, w.data());
+      if (!t_current) t[i] = run.rows.margin(i, w.data());
       primal_loss += loss.value(t[i]);
       conj += loss.conjugate(nu[i]) + run.rows.offset(i) * nu[i];
     }
@@ -68,7 +72,7 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
       if (!ws.due(run, gap, epoch)) return run.check(epoch, gap);
       std::vector<int> back;
       for (int i : ws.outside) {
-        t[i] = run.rows.margin(i, w.data());
+        if (!t_current) t[i] = run.rows.margin(i, w.data());
         primal_loss += loss.value(t[i]);
         if (!flat.contains(t[i])) back.push_back(i);
       }
@@ -98,6 +102,7 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
   SplitMix64 rng(options.seed);
   while (!stop && epoch < options.max_epochs) {
     ++epoch;
+    t_current = false;
     order = ws.work;
     shuffle(order, rng);
     for (int i : order) {

@@ -52,7 +52,11 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
   const bool has_warm = warm != nullptr && warm->x.size() > 0;
   WorkingSet ws(run, options.working_set && has_warm, [&](int i) { return flat.contains(x.t[i]); });
   const std::vector<int>& work = ws.work;
-  if (ws.partial()) compute_margins(run, work, x);  // x.smooth over the working samples only
+  if (ws.partial()) {  // x.smooth over the working samples only; their margins are at hand
+    double s = 0;
+    for (int i : work) s += loss.value(x.t[i]);
+    x.smooth = s / n;
+  }
   double fx = x.smooth + problem.lambda * pen.value(x.x);
   Iterate y = x, xn = x;
   // ||A||_2^2 <= ||A||_F^2: a safe Lipschitz bound; backtracking starts well below it and adapts.
@@ -125,7 +129,7 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
       double s = 0;
       std::vector<int> back;
       for (int i : ws.outside) {
-        x.t[i] = run.rows.margin(i, x.x.data());
+        if (epoch > 0) x.t[i] = run.rows.margin(i, x.x.data());  // at the warm start they are at hand
         s += loss.value(x.t[i]);
         if (!flat.contains(x.t[i])) back.push_back(i);
       }
