@@ -41,9 +41,6 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
   if (working_set)
     for (int i : run.active) t[i] = run.rows.margin(i, w.data());
   WorkingSet ws(run, working_set, [&](int i) { return nu[i] == 0.0 && flat.contains(t[i]); });
-  // Whether t holds every active sample's margin at the current w: true from the working set's pass until the first
-  // epoch moves w, so the check at the warm start does not pass over the rows a second time.
-  bool t_current = working_set;
   DualityGap gap;
   // Gap of the reduced problem, (lambda ||.||^2)^*(-A^T nu / n) = lambda ||w(nu)||^2, then the ball test with the
   // margins this pass computed. Returns true when the solver must stop.
@@ -52,11 +49,12 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
     // The incremental updates of w drift from w(nu) by rounding; D uses ||w(nu)||, so every 10th check rebuilds w
     // exactly (one pass) to keep the drift far below the certified gap's rounding allowance.
     if (checks++ % 10 == 9) {
-      t_current = false;
       w.setZero();
       for (int i : run.active)
         if (nu[i] != 0.0) run.rows.axpy(i, -nu[i] * scale, w.data());
     }
+    // At the warm start (no epoch has moved w yet) the working set's pass left every margin in t: no second pass.
+    const bool t_current = working_set && epoch == 0;
     double primal_loss = 0, conj = 0;
     for (int i : ws.work) {
       if (!t_current) t[i] = run.rows.margin(i, w.data());
@@ -102,7 +100,6 @@ SolveResult solve_dual_coordinate_ascent(const ErmProblem& problem, const Solver
   SplitMix64 rng(options.seed);
   while (!stop && epoch < options.max_epochs) {
     ++epoch;
-    t_current = false;
     order = ws.work;
     shuffle(order, rng);
     for (int i : order) {

@@ -26,13 +26,16 @@ struct Iterate {
   double smooth = 0;      // 1/n sum_working phi(t_i)
 };
 
-void compute_margins(const SolverRun& run, const std::vector<int>& work, Iterate& it) {
+// it.smooth from the margins at hand of the working samples.
+void sum_smooth(const SolverRun& run, const std::vector<int>& work, Iterate& it) {
   double s = 0;
-  for (int i : work) {
-    it.t[i] = run.rows.margin(i, it.x.data());
-    s += run.problem.loss.value(it.t[i]);
-  }
+  for (int i : work) s += run.problem.loss.value(it.t[i]);
   it.smooth = s / run.problem.n();
+}
+
+void compute_margins(const SolverRun& run, const std::vector<int>& work, Iterate& it) {
+  for (int i : work) it.t[i] = run.rows.margin(i, it.x.data());
+  sum_smooth(run, work, it);
 }
 
 }  // namespace
@@ -52,11 +55,7 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
   const bool has_warm = warm != nullptr && warm->x.size() > 0;
   WorkingSet ws(run, options.working_set && has_warm, [&](int i) { return flat.contains(x.t[i]); });
   const std::vector<int>& work = ws.work;
-  if (ws.partial()) {  // x.smooth over the working samples only; their margins are at hand
-    double s = 0;
-    for (int i : work) s += loss.value(x.t[i]);
-    x.smooth = s / n;
-  }
+  if (ws.partial()) sum_smooth(run, work, x);  // x.smooth over the working samples only; their margins are at hand
   double fx = x.smooth + problem.lambda * pen.value(x.x);
   Iterate y = x, xn = x;
   // ||A||_2^2 <= ||A||_F^2: a safe Lipschitz bound; backtracking starts well below it and adapts.
