@@ -302,7 +302,10 @@ class DataParallelOtkeTraining(unittest.TestCase):
         # model computes. The FFN's output weight carries the same noise, diluted: its gradient's component along the
         # batch's mean activation is (sum of BatchNorm's input gradients) x (mean activation), 0 in exact arithmetic,
         # so it is held to 1e-4 (measured: 3.2e-5 with 2 ranks, where every other tensor is within 5e-6). What the
-        # models predict is therefore compared as well.
+        # models predict is therefore compared as well, to 3e-4 of probabilities near 0.65: the drift reaches them
+        # through the running mean, and its size follows where the GEMMs' row blocks start (measured 3.4e-5 and
+        # 5.5e-5 with 2 and 3 ranks when one process split its rows in one block per thread; 9.6e-5 and 1.1e-4 since
+        # 2026-11-29, with 128-row blocks that do not depend on the thread count).
         bn = [a for a in self.GRAPHIT if a not in ("--batch-size", "32")] + ["--batch-size", "30", "--norm", "batch",
                                                                              "--epochs", "3"]
         drifting = re.compile(r"layers\.\d+\.(ffn2\.bias|norm2\.running_mean)$")
@@ -325,7 +328,7 @@ class DataParallelOtkeTraining(unittest.TestCase):
             self.run_ok([CLI, *predict, "--model", out, "--out", out_p])
             p, q = np.load(one_p), np.load(out_p)
             self.assertEqual(p.shape, (188, 2))
-            self.assertLessEqual(float(np.abs(p - q).max()), 1e-4, f"{ranks} ranks")
+            self.assertLessEqual(float(np.abs(p - q).max()), 3e-4, f"{ranks} ranks")
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],

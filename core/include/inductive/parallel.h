@@ -2,11 +2,13 @@
 //
 // Every parallel loop of the core (Sinkhorn's batch, GraphiT's graphs and row blocks) goes through parallel_for, so
 // the threading of every build is chosen here once:
-// - native builds with OpenMP: an OpenMP loop (what the core always used);
-// - builds with threads but no OpenMP (the wasm module built with -pthread, a native build with
-//   INDUCTIVE_OPENMP=OFF): ThreadPool, persistent workers that sleep on a condition variable between loops (no
-//   spinning, so a busy machine does not make 2 threads slower than 1);
+// - builds with threads (native, and the wasm module built with -pthread): ThreadPool below, persistent workers
+//   that spin briefly, then sleep on a condition variable between loops, and a loop that never waits for a worker
+//   holding no chunk, so a busy machine does not make 2 threads slower than 1;
+// - native builds with OpenMP, when INDUCTIVE_PARALLEL=openmp: OpenMP loops (the native default until 2026-11-29;
+//   kept as bench/thread_contention.py's baseline);
 // - wasm without threads: a plain loop.
+// The default thread count natively is OMP_NUM_THREADS where OpenMP is linked, else every hardware thread.
 // Items are independent and each writes only its own outputs, so results do not depend on how the items were
 // dealt: the same bits on 1 thread as on N.
 #pragma once
@@ -98,9 +100,19 @@ void parallel_for_each_checked(int n, int chunk, F&& body, P&& progress) {
 
 // A fixed set of threads that run one loop at a time; the caller of run() takes part as worker 0. Exposed so that
 // the tests (and a native build without OpenMP) exercise the same pool the threaded wasm module uses.
+//
+// A loop ends when its chunks are done, not when every worker has checked in: a worker that is slow to wake (its core
+// taken by another process) finds the chunks gone, or the loop replaced, and runs nothing, so the caller never waits
+// for a thread that holds no chunk. (A fork-join team that waits for all its threads at each loop's end made 2 threads
+// slower than 1 on a machine with one core busy.) Waiting threads spin briefly before they sleep, the workers
+// yielding their core as they do: GraphiT runs dozens of short loops per batch back to back, and a sleep and
+// wake-up per loop cost the pool 10-20 % on an idle machine.
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);  // threads - 1 workers are started now; threads < 1 counts as 1
+  // Called by a worker each time it wakes for a loop, before it claims a chunk (tests use it to play a late worker).
+  using WakeHook = void (*)(int worker);
+
+  explicit ThreadPool(int threads, WakeHook on_wake = nullptr);  // threads - 1 workers start now; < 1 counts as 1
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -111,22 +123,30 @@ class ThreadPool {
   void run(int n, int chunk, int threads, parallel_detail::ChunkFn fn, void* ctx);
 
  private:
+  struct Loop {
+    int n = 0, chunk = 1, chunks = 0, threads = 1;
+    parallel_detail::ChunkFn fn = nullptr;
+    void* ctx = nullptr;
+  };
   void work(int worker);
-  void take_chunks(int worker);
+  int claim(uint32_t generation, int chunks);
+  void take_chunks(const Loop& loop, uint32_t generation, int worker);
 
   std::vector<std::thread> workers_;
+  WakeHook on_wake_ = nullptr;
   std::mutex busy_;  // held by the caller of the loop in progress
   std::mutex m_;
   std::condition_variable wake_, done_;
-  bool stop_ = false;
-  uint64_t generation_ = 0;
-  int pending_ = 0;  // workers yet to finish the current loop
-  // The current loop.
-  int n_ = 0, chunk_ = 1, threads_ = 1;
-  parallel_detail::ChunkFn fn_ = nullptr;
-  void* ctx_ = nullptr;
-  int next_ = 0;  // next unclaimed item (under m_: chunks are coarse, a lock per chunk costs nothing)
-  std::exception_ptr error_;
+  bool stop_ = false;                    // under m_
+  int sleepers_ = 0;                     // workers asleep on wake_ (under m_): no notify when every worker is spinning
+  Loop loop_;                            // the current loop (under m_)
+  std::exception_ptr error_;             // its first exception (under m_)
+  std::atomic<uint32_t> generation_{0};  // the current loop's number, written under m_
+  // (generation << 32) | next unclaimed chunk: a claim made for an older loop fails instead of taking a newer loop's
+  // chunk.
+  std::atomic<uint64_t> next_{0};
+  std::atomic<int> finished_{0};  // chunks of the current loop done
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace inductive

@@ -1,8 +1,9 @@
-// parallel_for's runtimes: OpenMP natively, ThreadPool where there are threads but no OpenMP, a loop otherwise.
+// parallel_for's runtimes: ThreadPool wherever there are threads (OpenMP on request, natively), a loop otherwise.
 #include "inductive/parallel.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -55,6 +56,37 @@ void run_serial(int n, int chunk, parallel_detail::ChunkFn fn, void* ctx) {
   if (error) std::rethrow_exception(error);
 }
 
+// How long the pool's threads spin before they sleep. A worker between loops: GraphiT runs dozens of short loops per
+// batch with short serial steps between them, and the next loop usually comes within this. The caller waiting for
+// chunks other threads hold: a chunk is short, and if its thread lost its core, sleeping lets that thread have ours.
+// Measured on GraphiT (b), 2 threads, bench/thread_contention.py: 200 / 50 us matched OpenMP's 2-thread speed on an
+// idle machine and stayed level with 1 thread next to a busy loop; 1000 / 200 us spun away the busy machine's share
+// (0.76-0.81x of 1 thread), 50 / 10 us slept through the idle machine's next loops (1.25x where 200 / 50 gave 1.87x).
+constexpr int kWorkerSpinMicros = 200;
+constexpr int kCallerSpinMicros = 50;
+
+// Between checks a worker yields its core: on an idle core yield returns at once, and where another process waits
+// for the core it runs instead, so a waiting worker does not take time from the caller's serial steps (next to a busy
+// loop, GraphiT (b) on 2 threads ran at 0.89x / 0.94x of 1 thread spinning on pause, 0.98x / 1.00x yielding).
+// The caller waits only for chunks in flight, which end soon: it spins on the pause hint.
+inline void yield_core() { std::this_thread::yield(); }
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until ready() or for `micros` microseconds, calling relax() between checks; returns ready().
+template <typename Ready, typename Relax>
+bool spin_until(const Ready& ready, int micros, const Relax& relax) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+    relax();
+    if (i % 8 == 0 && std::chrono::steady_clock::now() >= until) return ready();
+  }
+}
+
 #if defined(INDUCTIVE_HAVE_THREADS)
 ThreadPool& shared_pool() {
 #if defined(__EMSCRIPTEN__)
@@ -62,20 +94,21 @@ ThreadPool& shared_pool() {
   // created beforehand, so the pool can never grow later.
   static ThreadPool pool(parallel_threads());
 #else
-  // Natively: every hardware thread (or more, if OpenMP was told so); each loop uses as many as its cap allows.
+  // Natively: every hardware thread (or more, if OMP_NUM_THREADS says so); each loop uses as many as its cap allows.
   static ThreadPool pool(std::max({1, default_threads(), static_cast<int>(std::thread::hardware_concurrency())}));
 #endif
   return pool;
 }
 #endif
 
-// OpenMP builds run loops with OpenMP unless INDUCTIVE_PARALLEL=pool (read once) picks the pool, which
-// bench/thread_contention compares on a busy machine.
+// Loops run on the pool; INDUCTIVE_PARALLEL=openmp (read once) runs them as OpenMP loops instead, the baseline
+// bench/thread_contention.py measures the pool against. OpenMP was the native default until 2026-11-29: its team
+// waits at each loop's end for every thread, spinning, and next to a busy loop its 2 threads ran at 0.5-0.8x of 1.
 bool use_openmp() {
 #if defined(_OPENMP)
   static const bool openmp = [] {
     const char* v = std::getenv("INDUCTIVE_PARALLEL");
-    return !(v && std::string(v) == "pool");
+    return v && std::string(v) == "openmp";
   }();
   return openmp;
 #else
@@ -141,7 +174,7 @@ void run(int n, int chunk, int threads, ChunkFn fn, void* ctx) {
 
 }  // namespace parallel_detail
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, WakeHook on_wake) : on_wake_(on_wake) {
 #if defined(INDUCTIVE_HAVE_THREADS)
   const int T = std::max(1, threads);
 #else
@@ -156,46 +189,63 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(m_);
     stop_ = true;
+    stopping_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::take_chunks(int worker) {
-  Inside inside;
+int ThreadPool::claim(uint32_t generation, int chunks) {
+  uint64_t v = next_.load(std::memory_order_relaxed);
   for (;;) {
-    int begin;
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      if (next_ >= n_) return;
-      begin = next_;
-      next_ += chunk_;
-    }
+    const auto index = static_cast<int>(static_cast<uint32_t>(v));
+    if (static_cast<uint32_t>(v >> 32) != generation || index >= chunks) return -1;
+    if (next_.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) return index;
+  }
+}
+
+void ThreadPool::take_chunks(const Loop& loop, uint32_t generation, int worker) {
+  Inside inside;
+  for (int c; (c = claim(generation, loop.chunks)) >= 0;) {
+    const int begin = c * loop.chunk;
     try {
-      fn_(ctx_, begin, std::min(n_, begin + chunk_), worker);
+      loop.fn(loop.ctx, begin, std::min(loop.n, begin + loop.chunk), worker);
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
       if (!error_) error_ = std::current_exception();
+    }
+    // The last chunk wakes the caller if it went to sleep (the lock orders this after its check).
+    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == loop.chunks) {
+      std::lock_guard<std::mutex> lock(m_);
+      done_.notify_all();
     }
   }
 }
 
 void ThreadPool::work(int worker) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    {
+    const auto fresh = [&] {
+      return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!spin_until(fresh, kWorkerSpinMicros, yield_core)) {
       std::unique_lock<std::mutex> lock(m_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (worker >= threads_) {  // not needed for this loop
-        if (--pending_ == 0) done_.notify_one();
-        continue;
-      }
+      ++sleepers_;
+      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
+      --sleepers_;
     }
-    take_chunks(worker);
-    std::lock_guard<std::mutex> lock(m_);
-    if (--pending_ == 0) done_.notify_one();
+    Loop loop;
+    uint32_t generation;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (stop_) return;
+      loop = loop_;
+      generation = generation_.load(std::memory_order_relaxed);
+    }
+    seen = generation;
+    if (worker >= loop.threads) continue;  // not needed for this loop
+    if (on_wake_) on_wake_(worker);
+    take_chunks(loop, generation, worker);
   }
 }
 
@@ -209,24 +259,28 @@ void ThreadPool::run(int n, int chunk, int threads, parallel_detail::ChunkFn fn,
     run_serial(n, chunk, fn, ctx);
     return;
   }
+  const Loop loop{n, chunk, (n + chunk - 1) / chunk, T, fn, ctx};
+  uint32_t generation;
   {
     std::lock_guard<std::mutex> lock(m_);
-    n_ = n;
-    chunk_ = chunk;
-    threads_ = T;
-    fn_ = fn;
-    ctx_ = ctx;
-    next_ = 0;
+    loop_ = loop;
     error_ = nullptr;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    finished_.store(0, std::memory_order_relaxed);
+    generation = generation_.load(std::memory_order_relaxed) + 1;
+    next_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_relaxed);
+    generation_.store(generation, std::memory_order_release);
+    if (sleepers_ > 0) wake_.notify_all();
   }
-  wake_.notify_all();
-  take_chunks(0);
+  take_chunks(loop, generation, 0);
+  // Only chunks other threads are running are waited for; workers that have not woken yet are not.
+  const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == loop.chunks; };
+  if (!spin_until(all_done, kCallerSpinMicros, cpu_relax)) {
+    std::unique_lock<std::mutex> lock(m_);
+    done_.wait(lock, all_done);
+  }
   std::exception_ptr error;
   {
-    std::unique_lock<std::mutex> lock(m_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    std::lock_guard<std::mutex> lock(m_);
     error = error_;
     error_ = nullptr;
   }

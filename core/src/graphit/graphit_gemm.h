@@ -2,9 +2,12 @@
 //
 // A batch packs all its graphs' nodes (32 graphs of ~23 nodes: ~740 rows, d = 64), so each Linear layer is one
 // tall-skinny GEMM. Eigen's own threading is off (cmake/Dependencies.cmake: it slows the many small products), so
-// these split the rows in contiguous blocks, one per thread: exact for x W^T (rows are independent) and, for the
-// weight gradients dY^T X (a sum over rows), a per-thread partial sum added in thread order, so a given thread count
-// always gives the same bits. Small batches and calls from inside a parallel region run on the calling thread.
+// these split the rows into blocks dealt to the threads as they come free, several blocks per thread: on a machine
+// where another process takes a core, a thread that shares it finishes fewer blocks instead of holding back the
+// loop with a fixed half (with one block per thread, 2 threads were 3-7% slower than 1 there). The blocks are exact
+// for x W^T (rows are independent); for the weight gradients dY^T X (a sum over rows) each block's partial sum is
+// added in block order, and the blocks depend on the row count only, so any number of threads gives the same bits.
+// Small batches and calls from inside a parallel region run on the calling thread.
 //
 // In the wasm build Eigen is unvectorised, so a block's product goes through the SIMD128 kernels of
 // simd/small_gemm.h when its operands are plain row-major matrices (every call in GraphiT: x W^T, dY W, dY^T X);
@@ -72,20 +75,13 @@ void transposed_product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0,
   }
 }
 
-// Rows [r0, r1) of out = a b in chunks of kChunkRows rows. Eigen zeroes a product's destination before its GEMM
-// accumulates into it; over a whole batch (~3000 x 64 floats per matrix at ZINC's sizes) that memset and the GEMM's
-// writes after it both went to L3, and the memset alone was 7-11% of an inference pass. A chunk's destination
-// (<= 64 KB) is still in L2 when the GEMM writes it. Each row is computed alike in any chunk (the depth, d or ffn,
-// is one GEMM block), so chunking changes no bit.
+// The products run in blocks of kChunkRows rows. Eigen zeroes a product's destination before its GEMM accumulates into
+// it; over a whole batch (~3000 x 64 floats per matrix at ZINC's sizes) that memset and the GEMM's writes after it
+// both went to L3, and the memset alone was 7-11% of an inference pass. A block's destination (<= 64 KB) is still in
+// L2 when the GEMM writes it. Eigen's result for a row can depend on where its block starts (its kernel's row panels
+// and tails: 4 rows of 540 differed at d 32 between two blockings), so the blocks start at multiples of kChunkRows
+// whatever the number of threads, accumulating or not.
 constexpr Eigen::Index kChunkRows = 128;
-template <typename A, typename B>
-void product_chunks(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate) {
-  if (accumulate || r1 - r0 <= kChunkRows) {
-    product_rows(out, a, b, r0, r1, accumulate);
-    return;
-  }
-  for (Eigen::Index r = r0; r < r1; r += kChunkRows) product_rows(out, a, b, r, std::min(r1, r + kChunkRows), false);
-}
 
 constexpr Eigen::Index kMinRowsPerThread = 256;
 
@@ -113,30 +109,35 @@ void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
   }
 #endif
   if (!accumulate) out.resize(a.rows(), b.cols());
-  const int T = row_threads(a.rows());
-  if (T == 1) {
-    product_chunks(out, a, b, 0, a.rows(), accumulate);
-    return;
-  }
-  parallel_for(T, 1, T, [&](int t, int) {
-    const auto [r0, r1] = row_block(a.rows(), t, T);
-    product_chunks(out, a, b, r0, r1, accumulate);
+  const Eigen::Index rows = a.rows();
+  const int blocks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
+  parallel_for(blocks, 1, row_threads(rows), [&](int t, int) {
+    const Eigen::Index r0 = t * kChunkRows;
+    product_rows(out, a, b, r0, std::min(rows, r0 + kChunkRows), accumulate);
   });
+}
+
+// The row blocks of a weight gradient's sum: a function of the row count alone (never of the threads), so that the
+// partial sums, and the order they are added in, are the same on any number of threads. At least 256 rows each
+// (kMinRowsPerThread: below that a partial GEMM costs more than it shares) and at most 8 blocks: (a)'s ~740-row
+// batches give 2, (b)'s ~3000-row ones 8, enough for a busy thread to take fewer.
+inline int gradient_blocks(Eigen::Index rows) {
+  return static_cast<int>(std::clamp<Eigen::Index>(rows / kMinRowsPerThread, 1, 8));
 }
 
 // out += a^T * b, a sum over the rows of a and b (a weight gradient).
 template <typename A, typename B>
 void add_transposed_product(MatF& out, const A& a, const B& b) {
-  const int T = row_threads(a.rows());
-  if (T == 1) {
+  const int blocks = gradient_blocks(a.rows());
+  if (blocks == 1) {
     transposed_product_rows(out, a, b, 0, a.rows(), true);
     return;
   }
-  std::vector<MatF> partial(T);
-  parallel_for(T, 1, T, [&](int t, int) {
-    const auto [r0, r1] = row_block(a.rows(), t, T);
-    partial[t].resize(a.cols(), b.cols());
-    transposed_product_rows(partial[t], a, b, r0, r1, false);
+  std::vector<MatF> partial(static_cast<size_t>(blocks));
+  parallel_for(blocks, 1, row_threads(a.rows()), [&](int t, int) {
+    const auto [r0, r1] = row_block(a.rows(), t, blocks);
+    partial[static_cast<size_t>(t)].resize(a.cols(), b.cols());
+    transposed_product_rows(partial[static_cast<size_t>(t)], a, b, r0, r1, false);
   });
   for (const MatF& p : partial) out += p;
 }

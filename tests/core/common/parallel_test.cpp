@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace inductive {
@@ -196,6 +199,61 @@ TEST(ThreadPool, APoolOfOneRunsOnTheCaller) {
       },
       &id);
   EXPECT_EQ(id, std::this_thread::get_id());
+}
+
+// A worker that wakes late (its core taken by another process) holds no chunk, so no loop waits for it: the caller
+// runs the chunks alone. The hook plays that worker: at its first wake-up it stops for up to 5 s, or until released.
+struct LateWorker {
+  static inline std::mutex m;
+  static inline std::condition_variable cv;
+  static inline bool released = false, timed_out = false;
+  static inline std::atomic<int> wakes{0};
+  static void hold(int) {
+    if (wakes.fetch_add(1) > 0) return;
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::seconds(5), [] { return released; })) timed_out = true;
+  }
+  static void release() {
+    std::lock_guard<std::mutex> lock(m);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+struct Tally {
+  std::atomic<int> items{0};
+  std::mutex m;
+  std::set<int> workers;
+  static void count(void* p, int begin, int end, int worker) {
+    auto& t = *static_cast<Tally*>(p);
+    t.items.fetch_add(end - begin);
+    std::lock_guard<std::mutex> lock(t.m);
+    t.workers.insert(worker);
+  }
+};
+
+TEST(ThreadPool, ALoopEndsWhenItsChunksAreDoneNotWhenEveryWorkerHasWoken) {
+  if (std::string(parallel_runtime()) == "serial") GTEST_SKIP() << "this build has no threads";
+  ThreadPool pool(2, LateWorker::hold);
+  Tally first, second;
+  pool.run(200, 1, 2, Tally::count, &first);   // worker 1 wakes into the hook and stays there
+  pool.run(100, 1, 2, Tally::count, &second);  // fewer chunks: a claim that ignored which loop it was for would
+                                               // find chunks 100-199 of the first loop unclaimed
+  EXPECT_FALSE(LateWorker::timed_out) << "a loop waited for the worker that held no chunk";
+  EXPECT_EQ(first.items.load(), 200);
+  EXPECT_EQ(second.items.load(), 100);
+  EXPECT_EQ(first.workers, std::set<int>{0});
+  EXPECT_EQ(second.workers, std::set<int>{0});
+  // Released after both loops ended, the late worker finds the first loop gone (its claim names an older loop) and
+  // runs nothing of either; then it takes part in the next loops as usual.
+  for (int i = 0; i < 5000 && LateWorker::wakes.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  LateWorker::release();
+  Tally more;
+  for (int round = 0; round < 200; ++round) pool.run(64, 1, 2, Tally::count, &more);
+  EXPECT_EQ(first.items.load(), 200);
+  EXPECT_EQ(second.items.load(), 100);
+  EXPECT_EQ(more.items.load(), 200 * 64);
 }
 
 }  // namespace
