@@ -229,6 +229,8 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
   if (grad_psi) *grad_psi = SetBatch(B, N, k), grad_psi->n = psi.n;
   if (grad_refs && grad_refs->empty()) grad_refs->assign(options_.q, MatF::Zero(p, k));
   std::vector<float> grad_plan(static_cast<size_t>(B) * N * p), grad_sim(grad_plan.size());
+  // The Sinkhorn backward reads the logits from the similarities, which forward did not keep (B N p floats each).
+  std::vector<float> sim(grad_plan.size());
   std::vector<MatF> grad_z_per_set(B);
   for (int r = 0; r < options_.q; ++r) {
     const MatF& z = refs_[r];
@@ -240,7 +242,15 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
       CMapF g(grad_out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
       CMapF pb(plan.data() + static_cast<int64_t>(b) * N * p, n, p);
       MapF gp(grad_plan.data() + static_cast<int64_t>(b) * N * p, n, p);
-      gp.noalias() = c * (x * g.transpose());  // dL/d(P o Spos)
+      MapF s(sim.data() + static_cast<int64_t>(b) * N * p, n, p);
+      // dL/d(P o Spos) = c x g^T and the similarities x z^T in one product: x [c g; z]^T reads x once, and its 2p
+      // columns suit Eigen's kernel better than p (k512 p64: p = 64 columns ran at 63 % of its square-GEMM rate).
+      MatF stacked(2 * p, k);
+      stacked.topRows(p) = c * g;
+      stacked.bottomRows(p) = z;
+      const MatF both = x * stacked.transpose();
+      gp = both.leftCols(p);
+      s = both.rightCols(p);
       MatF pw = pb;
       if (options_.sigma_pos > 0) {
         MatF w(n, p);
@@ -253,16 +263,7 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
         gx.noalias() += c * (pw * g);
       }
     });
-    SinkhornProblem<float> pr{nullptr, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
-    // The backward pass reads the logits from the similarities, which we recompute rather than keep.
-    std::vector<float> sim(grad_plan.size());
-    detail::for_each_problem(B, [&](int b) {
-      const int n = psi.n[b];
-      CMapF x(psi.row(b, 0), n, k);
-      MapF s(sim.data() + static_cast<int64_t>(b) * N * p, n, p);
-      s.noalias() = x * z.transpose();
-    });
-    pr.cost = sim.data();
+    SinkhornProblem<float> pr{sim.data(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
     if (options_.plan == OtkPlan::kAttention)
       attention_plan_backward(plan.data(), grad_plan.data(), B, N, p, psi.n.data(), options_.eps, grad_sim.data());
     else if (cache.gradient == SinkhornGradient::kImplicit)
