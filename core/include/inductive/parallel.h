@@ -137,7 +137,6 @@ class ThreadPool {
   std::mutex busy_;  // held by the caller of the loop in progress
   std::mutex m_;
   std::condition_variable wake_, done_;
-  bool stop_ = false;                    // under m_
   int sleepers_ = 0;                     // workers asleep on wake_ (under m_): no notify when every worker is spinning
   Loop loop_;                            // the current loop (under m_)
   std::exception_ptr error_;             // its first exception (under m_)
@@ -145,8 +144,8 @@ class ThreadPool {
   // (generation << 32) | next unclaimed chunk: a claim made for an older loop fails instead of taking a newer loop's
   // chunk.
   std::atomic<uint64_t> next_{0};
-  std::atomic<int> finished_{0};  // chunks of the current loop done
-  std::atomic<bool> stopping_{false};
+  std::atomic<int> finished_{0};   // chunks of the current loop done
+  std::atomic<bool> stop_{false};  // set under m_, read by spinning workers without it
 };
 
 }  // namespace inductive

@@ -188,8 +188,7 @@ ThreadPool::ThreadPool(int threads, WakeHook on_wake) : on_wake_(on_wake) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(m_);
-    stop_ = true;
-    stopping_.store(true, std::memory_order_release);
+    stop_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -226,19 +225,21 @@ void ThreadPool::work(int worker) {
   uint32_t seen = 0;
   for (;;) {
     const auto fresh = [&] {
-      return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+      return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
     };
     if (!spin_until(fresh, kWorkerSpinMicros, yield_core)) {
       std::unique_lock<std::mutex> lock(m_);
       ++sleepers_;
-      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
+      wake_.wait(lock, [&] {
+        return stop_.load(std::memory_order_relaxed) || generation_.load(std::memory_order_relaxed) != seen;
+      });
       --sleepers_;
     }
     Loop loop;
     uint32_t generation;
     {
       std::lock_guard<std::mutex> lock(m_);
-      if (stop_) return;
+      if (stop_.load(std::memory_order_relaxed)) return;
       loop = loop_;
       generation = generation_.load(std::memory_order_relaxed);
     }
