@@ -1,5 +1,5 @@
 // bench/bench_timing.h - the timing rules of the benchmarks: the median wall time of repeated runs, either a fixed
-// number of them or as many as fit a time budget; and the 1-thread GEMM peak the roofline tables divide by.
+// number of them or as many as fit a time budget (the roofline tables' GEMM peak: bench_peak.h).
 #pragma once
 
 #include <algorithm>
@@ -37,16 +37,6 @@ inline double median_seconds_within(double budget, const std::function<void()>& 
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
-}
-
-// GFLOP/s of a float32 1024 x 1024 x 1024 product through Eigen, the GEMM our models multiply with, on the calling
-// thread (callers set 1 thread first): the roofline tables' "peak". Measured in the same process as the figures it
-// divides, so that clock and machine load are the same.
-inline double gemm_peak_gflops() {
-  const int n = 1024;
-  MatF a = MatF::Random(n, n), b = MatF::Random(n, n), c(n, n);
-  const double t = median_seconds_within(1.0, [&] { c.noalias() = a * b; });
-  return 2.0 * n * n * n / t / 1e9;
 }
 
 }  // namespace inductive::bench

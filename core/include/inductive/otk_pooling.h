@@ -69,6 +69,10 @@ class OtkPooling {
     SinkhornGradient gradient = SinkhornGradient::kUnrolled;  // set before forward: how backward differentiates
     std::vector<std::vector<float>> plans;   // per reference [batch, n_max, p] (before positional weighting)
     std::vector<SinkhornTape<float>> tapes;  // per reference; empty for the implicit gradient
+    // With one reference: the similarities x z^T [batch, n_max, p], which backward would otherwise recompute (the
+    // Sinkhorn backward reads them as logits). Backward needs a buffer of this size for them either way, so keeping
+    // it from forward costs no peak memory and saves a product; with q references it would cost q - 1 more.
+    std::vector<float> similarities;
   };
 
   // psi: [batch, n_max, k] with lengths. Returns batch x output_dim. `cache` (for backward) and `plans_out` (per

@@ -108,41 +108,46 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     });
 
     // Out-projection, degree-scaled residual, norm1.
+    // The bias, degree scaling and (without dropout, whose mask comes between) the residual are the product's
+    // epilogue, applied while its rows are in registers, in the order the separate passes took.
     MatF& y = cache.work_a;
-    rows_product(y, ly.heads, p.out_weight.transpose());
-    y.rowwise() += p.out_bias.transpose();
-    y.array().colwise() *= b.residual_scale.array();
+    simd::RowEpilogue out_epilogue;
+    out_epilogue.bias = p.out_bias.data();
+    out_epilogue.row_scale = b.residual_scale.data();
+    if (!drop) out_epilogue.residual = x.data(), out_epilogue.ld_residual = d;
+    rows_product(y, ly.heads, p.out_weight.transpose(), false, &out_epilogue);
     if (drop) {
       ly.drop1.resize(N, d);
       graphit_dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout, *run.rng);
       y.array() *= ly.drop1.array();
+      y += x;
     }
-    y += x;
     GraphitNormStats* rs = run.training && run.running && batch_norm ? &(*run.running)[l] : nullptr;
     const GraphitNormStats* es = !run.training && batch_norm ? &norm_stats[l] : nullptr;
     norm_forward(batch_norm, run.training, y, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1, rs ? &rs->mean1 : nullptr,
                  rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr, cache.norm_comm);
 
     // Feed-forward block, residual, norm2 (its output is the next layer's input).
-    rows_product(ly.ffn, ly.x1, p.ffn1_weight.transpose());
-    ly.ffn.rowwise() += p.ffn1_bias.transpose();
-    ly.ffn = ly.ffn.cwiseMax(0.0f);
+    simd::RowEpilogue ffn1_epilogue;
+    ffn1_epilogue.bias = p.ffn1_bias.data();
+    ffn1_epilogue.relu = true;
+    rows_product(ly.ffn, ly.x1, p.ffn1_weight.transpose(), false, &ffn1_epilogue);
     MatF& z = cache.work_b;
+    simd::RowEpilogue ffn2_epilogue;
+    ffn2_epilogue.bias = p.ffn2_bias.data();
+    if (!drop) ffn2_epilogue.residual = ly.x1.data(), ffn2_epilogue.ld_residual = d;
     if (drop) {
       ly.drop_ffn.resize(N, c.ffn);
       graphit_dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
       cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
-      rows_product(z, cache.work_c, p.ffn2_weight.transpose());
-    } else {
-      rows_product(z, ly.ffn, p.ffn2_weight.transpose());
-    }
-    z.rowwise() += p.ffn2_bias.transpose();
-    if (drop) {
+      rows_product(z, cache.work_c, p.ffn2_weight.transpose(), false, &ffn2_epilogue);
       ly.drop2.resize(N, d);
       graphit_dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout, *run.rng);
       z.array() *= ly.drop2.array();
+      z += ly.x1;
+    } else {
+      rows_product(z, ly.ffn, p.ffn2_weight.transpose(), false, &ffn2_epilogue);
     }
-    z += ly.x1;
     MatF& next = l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out;
     norm_forward(batch_norm, run.training, z, p.norm2_weight, p.norm2_bias, ly.norm2, next, rs ? &rs->mean2 : nullptr,
                  rs ? &rs->var2 : nullptr, es ? &es->mean2 : nullptr, es ? &es->var2 : nullptr, cache.norm_comm);

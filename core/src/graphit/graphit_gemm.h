@@ -9,9 +9,10 @@
 // added in block order, and the blocks depend on the row count only, so any number of threads gives the same bits.
 // Small batches and calls from inside a parallel region run on the calling thread.
 //
-// In the wasm build Eigen is unvectorised, so a block's product goes through the SIMD128 kernels of
-// simd/small_gemm.h when its operands are plain row-major matrices (every call in GraphiT: x W^T, dY W, dY^T X);
-// any other expression takes Eigen's path.
+// A block's product goes through the register-blocked kernels of simd/small_gemm.h when its operands are plain
+// row-major matrices (every call in GraphiT: x W^T, dY W, dY^T X); any other expression takes Eigen's path. In the
+// wasm build Eigen is unvectorised; natively these kernels run 1.4-1.7x faster than Eigen's GEMM on GraphiT's
+// shapes (depth 64 or 128: Eigen's packing of A and zeroing of C cost as much as they save).
 #pragma once
 
 #include <algorithm>
@@ -21,9 +22,7 @@
 
 #include "inductive/linalg.h"
 #include "inductive/parallel.h"
-#if defined(__EMSCRIPTEN__)
 #include "simd/small_gemm.h"
-#endif
 
 namespace inductive::graphit_detail {
 
@@ -33,16 +32,38 @@ template <typename T>
 inline constexpr bool kIsMatFTransposed = std::is_same_v<std::decay_t<T>, Eigen::Transpose<const MatF>> ||
                                           std::is_same_v<std::decay_t<T>, Eigen::Transpose<MatF>>;
 
-// Rows [r0, r1) of out (=, or += when `accumulate`) the same rows of a, times b.
+// The epilogue's steps on rows [r0, r1) of out, for products that take Eigen's path.
+inline void apply_epilogue(MatF& out, Eigen::Index r0, Eigen::Index r1, const simd::RowEpilogue& e) {
+  for (Eigen::Index i = r0; i < r1; ++i) {
+    float* row = out.row(i).data();
+    for (Eigen::Index j = 0; j < out.cols(); ++j) {
+      float v = row[j];
+      if (e.bias) v += e.bias[j];
+      if (e.row_scale) v *= e.row_scale[i];
+      if (e.residual) v += e.residual[i * e.ld_residual + j];
+      if (e.relu) v = std::max(v, 0.0f);
+      row[j] = v;
+    }
+  }
+}
+
+// Rows [r0, r1) of out (=, or += when `accumulate`) the same rows of a, times b, then the epilogue (optional; its
+// row_scale and residual indexed by out's rows).
 template <typename A, typename B>
-void product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate) {
-#if defined(__EMSCRIPTEN__)
+void product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate,
+                  const simd::RowEpilogue* epilogue) {
   if constexpr (kIsMatF<A> && kIsMatF<B>) {
     const int m = static_cast<int>(r1 - r0), n = static_cast<int>(out.cols()), k = static_cast<int>(a.cols());
-    simd::gemm_ab(a.data() + r0 * k, k, b.data(), n, out.data() + r0 * n, n, m, n, k, accumulate);
+    simd::RowEpilogue rows;
+    if (epilogue) {
+      rows = *epilogue;
+      if (rows.row_scale) rows.row_scale += r0;
+      if (rows.residual) rows.residual += r0 * rows.ld_residual;
+    }
+    simd::gemm_ab(a.data() + r0 * k, k, b.data(), n, out.data() + r0 * n, n, m, n, k, accumulate,
+                  epilogue ? &rows : nullptr);
     return;
   }
-#endif
   if (r0 == 0 && r1 == a.rows()) {  // the whole product, as one Eigen expression
     if (accumulate)
       out.noalias() += a * b;
@@ -53,19 +74,18 @@ void product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Ind
   } else {
     out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
   }
+  if (epilogue) apply_epilogue(out, r0, r1, *epilogue);
 }
 
 // out (=, or += when `accumulate`) a^T b over rows [r0, r1) of a and b.
 template <typename A, typename B>
 void transposed_product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0, Eigen::Index r1, bool accumulate) {
-#if defined(__EMSCRIPTEN__)
   if constexpr (kIsMatF<A> && kIsMatF<B>) {
     const int m = static_cast<int>(a.cols()), n = static_cast<int>(b.cols());
     simd::gemm_atb(a.data() + r0 * m, m, b.data() + r0 * n, n, out.data(), n, m, n, static_cast<int>(r1 - r0), 1.0f,
                    accumulate);
     return;
   }
-#endif
   if (r0 == 0 && r1 == a.rows() && accumulate) {  // the whole sum, as one Eigen expression
     out.noalias() += a.transpose() * b;
   } else if (accumulate) {
@@ -75,12 +95,11 @@ void transposed_product_rows(MatF& out, const A& a, const B& b, Eigen::Index r0,
   }
 }
 
-// The products run in blocks of kChunkRows rows. Eigen zeroes a product's destination before its GEMM accumulates into
-// it; over a whole batch (~3000 x 64 floats per matrix at ZINC's sizes) that memset and the GEMM's writes after it
-// both went to L3, and the memset alone was 7-11% of an inference pass. A block's destination (<= 64 KB) is still in
-// L2 when the GEMM writes it. Eigen's result for a row can depend on where its block starts (its kernel's row panels
-// and tails: 4 rows of 540 differed at d 32 between two blockings), so the blocks start at multiples of kChunkRows
-// whatever the number of threads, accumulating or not.
+// The products run in blocks of kChunkRows rows, dealt to the threads as they come free. The blocks start at
+// multiples of kChunkRows whatever the number of threads, accumulating or not: small_gemm's rows do not depend on
+// their block, but an Eigen expression's can (its kernel's row panels and tails: 4 rows of 540 differed at d 32
+// between two blockings), and a block's destination (<= 64 KB) is still in L2 when Eigen's GEMM writes it after
+// zeroing it.
 constexpr Eigen::Index kChunkRows = 128;
 
 constexpr Eigen::Index kMinRowsPerThread = 256;
@@ -95,25 +114,25 @@ inline std::pair<Eigen::Index, Eigen::Index> row_block(Eigen::Index rows, int t,
   return {rows * t / T, rows * (t + 1) / T};
 }
 
-// out = a * b (or out += a * b when `accumulate`), out resized to a.rows() x b.cols() when not accumulating.
+// out = a * b (or out += a * b when `accumulate`), out resized to a.rows() x b.cols() when not accumulating; then
+// the epilogue when given (its residual must not be out).
 template <typename A, typename B>
-void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false) {
-#if defined(__EMSCRIPTEN__)
+void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false,
+                  const simd::RowEpilogue* epilogue = nullptr) {
   if constexpr (kIsMatF<A> && kIsMatFTransposed<B>) {
     // x W^T: W^T copied once (d x d, small next to the n x d x d product) so that the product runs as broadcasts and
     // FMAs (gemm_ab); the dot-product form (gemm_abt) ends every 4 x 4 block with 16 horizontal sums, which cost it
     // more than it saved over Eigen here.
     const MatF bt = b;
-    rows_product(out, a, bt, accumulate);
+    rows_product(out, a, bt, accumulate, epilogue);
     return;
   }
-#endif
   if (!accumulate) out.resize(a.rows(), b.cols());
   const Eigen::Index rows = a.rows();
   const int blocks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
   parallel_for(blocks, 1, row_threads(rows), [&](int t, int) {
     const Eigen::Index r0 = t * kChunkRows;
-    product_rows(out, a, b, r0, std::min(rows, r0 + kChunkRows), accumulate);
+    product_rows(out, a, b, r0, std::min(rows, r0 + kChunkRows), accumulate, epilogue);
   });
 }
 

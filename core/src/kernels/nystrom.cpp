@@ -6,6 +6,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "inductive/error.h"
+#include "simd/small_gemm.h"
 
 namespace inductive {
 
@@ -97,11 +98,18 @@ MatF Nystrom::forward(const Eigen::Ref<const MatF>& x, Cache& cache) const {
   cache.norm = x.rowwise().norm();
   cache.xhat = x;
   for (Eigen::Index i = 0; i < x.rows(); ++i) cache.xhat.row(i) /= std::max(cache.norm[i], kNormFloor);
-  cache.kx.noalias() = cache.xhat * anchors_.transpose();
+  // Both products through the register-blocked kernel (simd/small_gemm.h): Eigen's GEMM is unvectorised in wasm, and
+  // natively these shapes (n x dim times dim x K, K a few dozen) are the tall-skinny ones it packs for nothing.
+  const int n = static_cast<int>(x.rows()), dim = static_cast<int>(x.cols()), K = static_cast<int>(anchors_.rows());
+  const MatF anchors_t = anchors_.transpose();
+  cache.kx.resize(n, K);
+  simd::gemm_ab(cache.xhat.data(), dim, anchors_t.data(), K, cache.kx.data(), K, n, K, dim);
   gaussian_on_sphere(cache.kx, options_.sigma);
-  MatF psi;
-  psi.noalias() = cache.kx * factor_;  // factor is symmetric
-  if (options_.keep_norm) psi = cache.norm.asDiagonal() * psi;
+  MatF psi(n, K);
+  simd::RowEpilogue by_norm;  // keep_norm: psi_i = ||x_i|| (kx factor)_i
+  by_norm.row_scale = cache.norm.data();
+  simd::gemm_ab(cache.kx.data(), K, factor_.data(), K, psi.data(), K, n, K, K, false,  // factor is symmetric
+                options_.keep_norm ? &by_norm : nullptr);
   return psi;
 }
 

@@ -52,6 +52,9 @@ SetBatch add_sinusoidal_encoding(const SetBatch& psi) {
 
 namespace {
 
+// Rows of x per chunk of the backward's product x [c g; z]^T: 128 KB at k 512, in L2 while both halves read it.
+constexpr int kBackwardRows = 64;
+
 // The attention plan (see the header): per set and support j, P_ij = softmax_i(S_ij / eps) / p over the valid rows;
 // padding rows 0, as Sinkhorn leaves them.
 void attention_plan(const float* sim, int B, int N, int p, const int* n, double eps, float* plan) {
@@ -138,34 +141,35 @@ MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std
   // Uninitialised: only the valid rows of each set are written and read (Sinkhorn zeroes the plan's padding), and
   // zero-filling the batch x n_max x p buffers on every call cost a quarter of the embedding time at p = 64.
   const size_t size = static_cast<size_t>(B) * N * p;
-  std::unique_ptr<float[]> sim(new float[size]), scratch;
+  std::unique_ptr<float[]> own_sim, scratch;
+  float* sim_data = nullptr;
   if (cache) {
     cache->plans.assign(options_.q, {});
     cache->tapes.assign(options_.q, {});
+    cache->similarities.clear();
+  }
+  if (cache && options_.q == 1) {
+    cache->similarities.resize(size);
+    sim_data = cache->similarities.data();
+  } else {
+    own_sim.reset(new float[size]);
+    sim_data = own_sim.get();
   }
   if (plans_out) plans_out->assign(options_.q, {});
   for (int r = 0; r < options_.q; ++r) {
     const MatF& z = refs_[r];
-#if defined(__EMSCRIPTEN__)
-    // With p a multiple of 8 (two SIMD128 vectors), x z^T runs faster as broadcasts and FMAs over z^T (gemm_ab) than
-    // as dot products, whose horizontal sums cost more than they save (k128 p64: +18 %). Otherwise gemm_ab would
-    // end each row with scalar columns, and the dot products win (k512 p10: -12 % with gemm_ab).
-    const bool by_rows = p % 8 == 0;
+    // With p a multiple of the vector width, x z^T runs faster as broadcasts and FMAs over z^T (gemm_ab) than as dot
+    // products, whose horizontal sums cost more than they save (wasm k128 p64: +18 %; native k512 p64: 1.9x). Else
+    // gemm_ab would end each row with scalar columns, and the dot products win (wasm k512 p10: -12 % with gemm_ab).
+    const bool by_rows = p % simd::vector_floats() == 0;
     const MatF zt = by_rows ? MatF(z.transpose()) : MatF();
-#endif
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
-#if defined(__EMSCRIPTEN__)
-      float* s = sim.get() + static_cast<int64_t>(b) * N * p;
+      float* s = sim_data + static_cast<int64_t>(b) * N * p;
       if (by_rows)
         simd::gemm_ab(psi.row(b, 0), k, zt.data(), p, s, p, n, p, k);
       else
         simd::gemm_abt(psi.row(b, 0), k, z.data(), k, s, p, n, p, k);
-#else
-      CMapF x(psi.row(b, 0), n, k);
-      MapF s(sim.get() + static_cast<int64_t>(b) * N * p, n, p);
-      s.noalias() = x * z.transpose();
-#endif
     });
     // The plan goes straight into the cache when backward will need it (before positional weighting).
     float* plan = nullptr;
@@ -179,12 +183,12 @@ MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std
     if (options_.plan == OtkPlan::kAttention) {
       // Sinkhorn checks its input; this plan checks the valid rows (padding is never written).
       for (int b = 0; b < B; ++b)
-        INDUCTIVE_CHECK(CMapF(sim.get() + static_cast<int64_t>(b) * N * p, psi.n[b], p).allFinite(),
+        INDUCTIVE_CHECK(CMapF(sim_data + static_cast<int64_t>(b) * N * p, psi.n[b], p).allFinite(),
                         ErrorCode::kInvalidArgument, "otk: set ", b,
                         " has non-finite similarities to the references (NaN or Inf in its features)");
-      attention_plan(sim.get(), B, N, p, psi.n.data(), options_.eps, plan);
+      attention_plan(sim_data, B, N, p, psi.n.data(), options_.eps, plan);
     } else {
-      SinkhornProblem<float> pr{sim.get(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
+      SinkhornProblem<float> pr{sim_data, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
       const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled;
       sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan}, tape ? &cache->tapes[r] : nullptr);
     }
@@ -202,11 +206,7 @@ MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std
         if (plans_out) MapF((*plans_out)[r].data() + off, n, p) = w;
       }
       const float* weights = options_.sigma_pos > 0 ? w.data() : plan + off;
-#if defined(__EMSCRIPTEN__)
       simd::gemm_atb(weights, p, psi.row(b, 0), k, phi.data(), k, p, k, n, c);
-#else
-      phi.noalias() = c * (CMapF(weights, n, p).transpose() * CMapF(psi.row(b, 0), n, k));
-#endif
     });
   }
   return out;
@@ -229,41 +229,59 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
   if (grad_psi) *grad_psi = SetBatch(B, N, k), grad_psi->n = psi.n;
   if (grad_refs && grad_refs->empty()) grad_refs->assign(options_.q, MatF::Zero(p, k));
   std::vector<float> grad_plan(static_cast<size_t>(B) * N * p), grad_sim(grad_plan.size());
-  // The Sinkhorn backward reads the logits from the similarities, which forward did not keep (B N p floats each).
-  std::vector<float> sim(grad_plan.size());
+  // The Sinkhorn backward reads the logits from the similarities: forward keeps them with one reference, else they
+  // are recomputed here, one reference at a time (B N p floats).
+  const bool kept = !cache.similarities.empty();
+  INDUCTIVE_CHECK(!kept || (options_.q == 1 && cache.similarities.size() == grad_plan.size()),
+                  ErrorCode::kShapeMismatch, "otk backward: cache does not come from forward on this batch");
+  std::vector<float> recomputed(kept ? 0 : grad_plan.size());
+  const float* sim = kept ? cache.similarities.data() : recomputed.data();
   std::vector<MatF> grad_z_per_set(B);
   for (int r = 0; r < options_.q; ++r) {
     const MatF& z = refs_[r];
     const std::vector<float>& plan = cache.plans[r];
     std::fill(grad_plan.begin(), grad_plan.end(), 0.0f);
+    const bool by_rows = p % simd::vector_floats() == 0;  // as in forward
+    const int width = kept ? p : 2 * p;                   // [c g] or [c g; z]
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
-      CMapF x(psi.row(b, 0), n, k);
+      const float* x = psi.row(b, 0);
       CMapF g(grad_out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
       CMapF pb(plan.data() + static_cast<int64_t>(b) * N * p, n, p);
-      MapF gp(grad_plan.data() + static_cast<int64_t>(b) * N * p, n, p);
-      MapF s(sim.data() + static_cast<int64_t>(b) * N * p, n, p);
-      // dL/d(P o Spos) = c x g^T and the similarities x z^T in one product: x [c g; z]^T reads x once, and its 2p
-      // columns suit Eigen's kernel better than p (k512 p64: p = 64 columns ran at 63 % of its square-GEMM rate).
-      MatF stacked(2 * p, k);
+      float* gp = grad_plan.data() + static_cast<int64_t>(b) * N * p;
+      float* s = kept ? nullptr : recomputed.data() + static_cast<int64_t>(b) * N * p;
+      // dL/d(P o Spos) = c x g^T and, when forward did not keep them, the similarities x z^T from the same pass over
+      // x: x [c g; z]^T, in row chunks that stay in L2 (x is 2 MB per set at k 512) while both halves read them.
+      MatF stacked(width, k);
       stacked.topRows(p) = c * g;
-      stacked.bottomRows(p) = z;
-      const MatF both = x * stacked.transpose();
-      gp = both.leftCols(p);
-      s = both.rightCols(p);
+      if (!kept) stacked.bottomRows(p) = z;
+      const MatF stacked_t = by_rows ? MatF(stacked.transpose()) : MatF();
+      for (int i = 0; i < n; i += kBackwardRows) {
+        const int rows = std::min(kBackwardRows, n - i);
+        const float* xi = x + static_cast<int64_t>(i) * k;
+        float* gpi = gp + static_cast<int64_t>(i) * p;
+        if (by_rows)
+          simd::gemm_ab(xi, k, stacked_t.data(), width, gpi, p, rows, p, k);
+        else
+          simd::gemm_abt(xi, k, stacked.data(), k, gpi, p, rows, p, k);
+        if (kept) continue;
+        float* si = s + static_cast<int64_t>(i) * p;
+        if (by_rows)
+          simd::gemm_ab(xi, k, stacked_t.data() + p, width, si, p, rows, p, k);
+        else
+          simd::gemm_abt(xi, k, stacked.data() + static_cast<int64_t>(p) * k, k, si, p, rows, p, k);
+      }
       MatF pw = pb;
       if (options_.sigma_pos > 0) {
         MatF w(n, p);
         positional_weights(n, p, options_.sigma_pos, w.data());
-        gp.array() *= w.array();
+        MapF(gp, n, p).array() *= w.array();
         pw.array() *= w.array();
       }
-      if (grad_psi) {
-        MapF gx(grad_psi->row(b, 0), n, k);
-        gx.noalias() += c * (pw * g);
-      }
+      // dL/dx += (P o Spos) (c g), c g the top of `stacked`.
+      if (grad_psi) simd::gemm_ab(pw.data(), p, stacked.data(), k, grad_psi->row(b, 0), k, n, k, p, true);
     });
-    SinkhornProblem<float> pr{sim.data(), B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
+    SinkhornProblem<float> pr{sim, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
     if (options_.plan == OtkPlan::kAttention)
       attention_plan_backward(plan.data(), grad_plan.data(), B, N, p, psi.n.data(), options_.eps, grad_sim.data());
     else if (cache.gradient == SinkhornGradient::kImplicit)
@@ -272,13 +290,12 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
       sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());
     detail::for_each_problem(B, [&](int b) {
       const int n = psi.n[b];
-      CMapF x(psi.row(b, 0), n, k);
-      CMapF gs(grad_sim.data() + static_cast<int64_t>(b) * N * p, n, p);
-      if (grad_psi) {
-        MapF gx(grad_psi->row(b, 0), n, k);
-        gx.noalias() += gs * z;
+      const float* gs = grad_sim.data() + static_cast<int64_t>(b) * N * p;
+      if (grad_psi) simd::gemm_ab(gs, p, z.data(), k, grad_psi->row(b, 0), k, n, k, p, true);
+      if (grad_refs) {
+        grad_z_per_set[b].resize(p, k);
+        simd::gemm_atb(gs, p, psi.row(b, 0), k, grad_z_per_set[b].data(), k, p, k, n, 1.0f);
       }
-      if (grad_refs) grad_z_per_set[b].noalias() = gs.transpose() * x;
     });
     if (grad_refs)
       for (int b = 0; b < B; ++b) (*grad_refs)[r] += grad_z_per_set[b];

@@ -7,6 +7,7 @@
 #include "inductive/otke.h"
 #include "inductive/random.h"
 #include "ot/sinkhorn_detail.h"
+#include "simd/small_gemm.h"
 
 namespace inductive {
 
@@ -89,16 +90,19 @@ SetBatch OtkeModel::embed_elements(const SetBatch& inputs) const {
   if (config.embedding == OtkeEmbedding::kIdentity) return features;
   SetBatch psi(features.batch, features.n_max, config.embed_dim());
   psi.n = features.n;
+  // The convolution: ReLU(x W^T + b), the bias and ReLU applied as the product's rows are stored.
+  const bool conv = config.embedding != OtkeEmbedding::kNystrom;
+  const MatF conv_t = conv ? MatF(conv_weight.transpose()) : MatF();
+  simd::RowEpilogue bias_relu;
+  bias_relu.bias = conv_bias.data();
+  bias_relu.relu = true;
   detail::for_each_problem(features.batch, [&](int b) {
     const int n = features.n[b];
-    CMapF x(features.row(b, 0), n, features.dim);
-    MapF out(psi.row(b, 0), n, psi.dim);
-    if (config.embedding == OtkeEmbedding::kNystrom) {
-      out = nystrom.forward(x);
+    if (conv) {
+      simd::gemm_ab(features.row(b, 0), features.dim, conv_t.data(), psi.dim, psi.row(b, 0), psi.dim, n, psi.dim,
+                    features.dim, false, &bias_relu);
     } else {
-      out.noalias() = x * conv_weight.transpose();
-      out.rowwise() += conv_bias.transpose();
-      out = out.cwiseMax(0.0f);
+      MapF(psi.row(b, 0), n, psi.dim) = nystrom.forward(CMapF(features.row(b, 0), n, features.dim));
     }
   });
   return psi;

@@ -2,6 +2,8 @@
 // (this TU must not mix Eigen's inline code with other -m flags).
 #include "simd/small_gemm.h"
 
+#include <algorithm>
+
 #include <xsimd/xsimd.hpp>
 
 namespace inductive::simd {
@@ -41,15 +43,46 @@ void dot_rows(const float* a, int lda, const float* b, int ldb, float* c, int ld
   for (; j < n; ++j) dot_block<R, 1>(a, lda, b + static_cast<long>(j) * ldb, ldb, c + j, ldc, k);
 }
 
-// Rows [i, i + R) and V vectors of columns [col, col + V W) of C = alpha sum_t A(i, t) B(t, col..), where A(i, t) is
-// a[t * a_t + i * a_i]: a[t, i] for A^T B (a_t = lda, a_i = 1), a[i, t] for A B (a_t = 1, a_i = lda).
+// How a block's accumulators start and end, so that a long sum can run in chunks of its terms with the partial sums
+// parked in C between them: `load` starts from C (a later chunk; else from 0); at the end C = alpha acc (+ the old C
+// when `add`). A chunked sum is the same FMA chain as an unchunked one, so the bits do not depend on the chunking.
+struct Ends {
+  bool load = false;
+  float alpha = 1.0f;
+  bool add = false;
+  // Offset to the block's first row and column 0 (row_scale and residual) by the caller; nullptr: none.
+  const RowEpilogue* epilogue = nullptr;
+};
+
+// The epilogue's steps on value v of row i, column col (vectors) ...
+inline B finish(B v, const RowEpilogue& e, int i, int col) {
+  if (e.bias) v += B::load_unaligned(e.bias + col);
+  if (e.row_scale) v *= B(e.row_scale[i]);
+  if (e.residual) v += B::load_unaligned(e.residual + static_cast<long>(i) * e.ld_residual + col);
+  if (e.relu) v = xsimd::max(v, B(0.0f));
+  return v;
+}
+
+// ... and on one float.
+inline float finish(float v, const RowEpilogue& e, int i, int col) {
+  if (e.bias) v += e.bias[col];
+  if (e.row_scale) v *= e.row_scale[i];
+  if (e.residual) v += e.residual[static_cast<long>(i) * e.ld_residual + col];
+  if (e.relu) v = std::max(v, 0.0f);
+  return v;
+}
+
+// Rows [i, i + R) and V vectors of columns [col, col + V W) of C = alpha sum_{t in [t0, t1)} A(i, t) B(t, col..),
+// where A(i, t) is a[t * a_t + i * a_i]: a[t, i] for A^T B (a_t = lda, a_i = 1), a[i, t] for A B (a_t = 1,
+// a_i = lda).
 template <int R, int V>
-void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int r, int col,
-                 float alpha, bool accumulate) {
+void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int t0, int t1,
+                 int col, Ends ends) {
   B acc[R][V];
   for (int i = 0; i < R; ++i)
-    for (int v = 0; v < V; ++v) acc[i][v] = B(0.0f);
-  for (int t = 0; t < r; ++t) {
+    for (int v = 0; v < V; ++v)
+      acc[i][v] = ends.load ? B::load_unaligned(c + static_cast<long>(i) * ldc + col + v * W) : B(0.0f);
+  for (int t = t0; t < t1; ++t) {
     const float* brow = b + static_cast<long>(t) * ldb + col;
     B vb[V];
     for (int v = 0; v < V; ++v) vb[v] = B::load_unaligned(brow + v * W);
@@ -58,32 +91,112 @@ void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, fl
       for (int v = 0; v < V; ++v) acc[i][v] = xsimd::fma(s, vb[v], acc[i][v]);
     }
   }
-  const B va(alpha);
+  const B va(ends.alpha);
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < V; ++v) {
       float* out = c + static_cast<long>(i) * ldc + col + v * W;
-      B value = va * acc[i][v];
-      if (accumulate) value += B::load_unaligned(out);
+      B value = ends.alpha == 1.0f ? acc[i][v] : va * acc[i][v];
+      if (ends.add) value += B::load_unaligned(out);
+      if (ends.epilogue) value = finish(value, *ends.epilogue, i, col + v * W);
       value.store_unaligned(out);
     }
 }
 
-template <int R>
-void outer_rows(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int n, int r,
-                float alpha, bool accumulate) {
-  int col = 0;
-  for (; col + 2 * W <= n; col += 2 * W) outer_block<R, 2>(a, a_t, a_i, b, ldb, c, ldc, r, col, alpha, accumulate);
-  for (; col + W <= n; col += W) outer_block<R, 1>(a, a_t, a_i, b, ldb, c, ldc, r, col, alpha, accumulate);
-  for (; col < n; ++col)
-    for (int i = 0; i < R; ++i) {
+// Rows of C in blocks of kRows: 6 x 2 vectors of accumulators, the 2 vectors of B and a broadcast take 15 of 16
+// registers (AVX2, SIMD128). With 4 rows per block the broadcasts and loads of B bounded the kernel, and Eigen's
+// packed GEMM was level with it natively; with 6 it runs 1.3-1.9x faster than Eigen's on these tall-skinny shapes
+// (AVX2, bench/README.md), with no packing of A and no memset of C.
+constexpr int kRows = 6;
+
+// Rows [0, rows) of C, rows <= kRows, for the columns [col, col + V W).
+template <int V>
+void row_block(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int rows, int t0, int t1,
+               int col, Ends ends) {
+  switch (rows) {
+    case 6:
+      return outer_block<6, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    case 5:
+      return outer_block<5, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    case 4:
+      return outer_block<4, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    case 3:
+      return outer_block<3, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    case 2:
+      return outer_block<2, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    case 1:
+      return outer_block<1, V>(a, a_t, a_i, b, ldb, c, ldc, t0, t1, col, ends);
+    default:
+      return;
+  }
+}
+
+// The vector columns [0, single) of rows [0, rows): 2W-wide strips up to `whole`, then one W-wide strip.
+void row_block_columns(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int rows, int t0,
+                       int t1, int whole, int single, Ends ends) {
+  for (int col = 0; col < whole; col += 2 * W) row_block<2>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, col, ends);
+  if (single > whole) row_block<1>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, whole, ends);
+}
+
+// The columns past the last whole vector, one dot product each.
+void scalar_columns(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int m, int r,
+                    int col0, int n, float alpha, bool accumulate, const RowEpilogue* epilogue) {
+  for (int i = 0; i < m; ++i)
+    for (int col = col0; col < n; ++col) {
       float s = 0.0f;
       for (int t = 0; t < r; ++t) s += a[t * a_t + i * a_i] * b[static_cast<long>(t) * ldb + col];
       float& out = c[static_cast<long>(i) * ldc + col];
       out = accumulate ? out + alpha * s : alpha * s;
+      if (epilogue) out = finish(out, *epilogue, i, col);
     }
 }
 
+// Terms of A^T B's sum per chunk: a chunk of B (kDepth rows, 2W columns: 8 KB on AVX2) stays in L1 while every row
+// block of C reads it, and the chunk's rows of A (m <= 64 columns: 32 KB) in L2. Unchunked, each row block streamed
+// all of B past L2 (P^T x in OTK pooling: x is n x k, 2 MB at k 512), and the kernel ran below Eigen's.
+constexpr int kDepth = 128;
+
+// C (m x n) = alpha sum_t A(:, t) B(t, :) (see outer_block for A's layout). `by_columns` (A^T B, where B is the long
+// operand): the sum in chunks of kDepth terms, each chunk's column strips outside its row blocks. Otherwise (A B,
+// where B is a small weight matrix and A the long operand): a row block of A stays in L1 while B streams past it.
+void outer_product(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int m, int n, int r,
+                   float alpha, bool accumulate, bool by_columns, const RowEpilogue* epilogue = nullptr) {
+  const int whole = n / (2 * W) * (2 * W), single = whole + (n - whole >= W ? W : 0);
+  if (by_columns && r > kDepth && (!accumulate || alpha == 1.0f) && !epilogue) {
+    // Accumulating with alpha 1, the chain starts from C's old value; else the last chunk applies alpha.
+    for (int t0 = 0; t0 < r; t0 += kDepth) {
+      const int t1 = std::min(r, t0 + kDepth);
+      const Ends ends{t0 > 0 || accumulate, t1 == r ? alpha : 1.0f, false};
+      for (int col = 0; col < single; col += 2 * W) {
+        const bool pair = col < whole;
+        for (int i = 0; i < m; i += kRows) {
+          const int rows = std::min(kRows, m - i);
+          float* ci = c + static_cast<long>(i) * ldc;
+          if (pair)
+            row_block<2>(a + i * a_i, a_t, a_i, b, ldb, ci, ldc, rows, t0, t1, col, ends);
+          else
+            row_block<1>(a + i * a_i, a_t, a_i, b, ldb, ci, ldc, rows, t0, t1, col, ends);
+        }
+      }
+    }
+  } else {
+    for (int i = 0; i < m; i += kRows) {
+      RowEpilogue rows_epilogue;
+      if (epilogue) {
+        rows_epilogue = *epilogue;
+        if (rows_epilogue.row_scale) rows_epilogue.row_scale += i;
+        if (rows_epilogue.residual) rows_epilogue.residual += static_cast<long>(i) * rows_epilogue.ld_residual;
+      }
+      const Ends ends{false, alpha, accumulate, epilogue ? &rows_epilogue : nullptr};
+      row_block_columns(a + i * a_i, a_t, a_i, b, ldb, c + static_cast<long>(i) * ldc, ldc, std::min(kRows, m - i), 0,
+                        r, whole, single, ends);
+    }
+  }
+  scalar_columns(a, a_t, a_i, b, ldb, c, ldc, m, r, single, n, alpha, accumulate, epilogue);
+}
+
 }  // namespace
+
+int vector_floats() { return W; }
 
 void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k) {
   int i = 0;
@@ -95,21 +208,12 @@ void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ld
 
 void gemm_atb(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int r, float alpha,
               bool accumulate) {
-  int j = 0;
-  for (; j + 4 <= m; j += 4)
-    outer_rows<4>(a + j, lda, 1, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha, accumulate);
-  for (; j < m; ++j) outer_rows<1>(a + j, lda, 1, b, ldb, c + static_cast<long>(j) * ldc, ldc, n, r, alpha, accumulate);
+  outer_product(a, lda, 1, b, ldb, c, ldc, m, n, r, alpha, accumulate, true);
 }
 
-void gemm_ab(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k,
-             bool accumulate) {
-  int i = 0;
-  for (; i + 4 <= m; i += 4)
-    outer_rows<4>(a + static_cast<long>(i) * lda, 1, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k, 1.0f,
-                  accumulate);
-  for (; i < m; ++i)
-    outer_rows<1>(a + static_cast<long>(i) * lda, 1, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc, n, k, 1.0f,
-                  accumulate);
+void gemm_ab(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k, bool accumulate,
+             const RowEpilogue* epilogue) {
+  outer_product(a, 1, lda, b, ldb, c, ldc, m, n, k, 1.0f, accumulate, false, epilogue);
 }
 
 }  // namespace inductive::simd

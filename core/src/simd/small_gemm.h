@@ -1,16 +1,21 @@
-// Register-blocked float products for the WebAssembly build: the OTK pooling layer's two products and GraphiT's
-// Linear layers (forward, input gradient, weight gradient; src/graphit/graphit_gemm.h).
+// Register-blocked float products for tall-skinny shapes: the OTK pooling layer's products (forward and backward)
+// and GraphiT's Linear layers (forward, input gradient, weight gradient; src/graphit/graphit_gemm.h).
 //
 // Under emscripten Eigen must run unvectorised (EIGEN_DONT_VECTORIZE, see cmake/Dependencies.cmake), and its scalar
 // GEMM made the two products of an OTK embedding (similarities x z^T and P^T x) 30-80% of the browser's time, and
-// GraphiT's Linear layers most of its. These use xsimd's default architecture (wasm SIMD128 there) with 4 x 4 /
-// 4 x 2W register blocks. Natively Eigen's GEMM is faster and stays in use; these are compiled there too so that
-// the tests compare them with Eigen. Row-major operands with explicit row strides; no aliasing between inputs and
-// output. Each output row is computed by the same operations whatever the number of rows around it, so splitting
-// the rows across threads does not change a bit.
+// GraphiT's Linear layers most of its. Natively, on these shapes (one operand a few dozen to a few hundred columns
+// wide), Eigen's packing of the long operand and zeroing of the result cost as much as its kernel saves, and these
+// run 1.1-1.9x faster (bench/README.md, "Products without packing"). They use xsimd's default architecture (AVX2 or
+// AVX-512 natively, SIMD128 in wasm) with 6 x 2W register blocks (4 x 4 for the dot-product form). Row-major
+// operands with explicit row strides; no aliasing between inputs and output. Each output row is computed by the same
+// operations whatever the number of rows around it, so splitting the rows across threads does not change a bit.
 #pragma once
 
 namespace inductive::simd {
+
+// Floats per vector of the kernels' architecture (8 on AVX2, 16 on AVX-512, 4 in wasm): a product whose output width
+// is a multiple of it runs with no scalar columns.
+int vector_floats();
 
 // C (m x n) = A (m x k) B^T, B given as n x k: every entry a dot product of two rows.
 void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k);
@@ -19,8 +24,21 @@ void gemm_abt(const float* a, int lda, const float* b, int ldb, float* c, int ld
 void gemm_atb(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int r, float alpha,
               bool accumulate = false);
 
+// What gemm_ab does to each output value after its sum (and after adding C's old value when accumulating), in this
+// order: + bias[j], * row_scale[i], + residual(i, j) (row stride ld_residual), max(0, .). Every step is optional. A
+// layer's element-wise passes done while its rows are in registers: each pass over a batch's n x d activations cost
+// a read and a write past L2, on one thread (GraphiT's Linear layers).
+struct RowEpilogue {
+  const float* bias = nullptr;
+  const float* row_scale = nullptr;
+  const float* residual = nullptr;
+  int ld_residual = 0;
+  bool relu = false;
+};
+
 // C (m x n) = A (m x k) B (k x n): each row of C a combination of the k rows of B. `accumulate`: C += A B.
+// `epilogue` (optional): applied to each value before it is stored.
 void gemm_ab(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k,
-             bool accumulate = false);
+             bool accumulate = false, const RowEpilogue* epilogue = nullptr);
 
 }  // namespace inductive::simd

@@ -1,6 +1,7 @@
-// The register-blocked products used by OTK pooling and GraphiT's Linear layers in the wasm build equal Eigen's, for
-// every remainder of the 4 x 4 and 4 x 2W blocks and the vector width, with row strides wider than the rows; they
-// accumulate when asked; and a row's bits do not depend on the rows computed with it (threads split by rows).
+// The register-blocked products used by OTK pooling and GraphiT's Linear layers equal Eigen's, for every remainder of
+// the 4 x 4 and 6 x 2W blocks and the vector width, with row strides wider than the rows, and for sums longer than
+// one chunk of terms; they accumulate when asked; and a row's bits do not depend on the rows computed with it
+// (threads split by rows).
 #include <gtest/gtest.h>
 
 #include "inductive/linalg.h"
@@ -27,9 +28,9 @@ TEST(SmallGemm, RowsTimesRowsTransposedEqualsEigen) {
 }
 
 TEST(SmallGemm, TransposedTimesRowsEqualsEigen) {
-  for (int m : {1, 4, 7, 10, 64})
+  for (int m : {1, 4, 6, 7, 10, 11, 64})
     for (int n : {1, 3, 4, 8, 19, 128})
-      for (int r : {1, 5, 300}) {
+      for (int r : {1, 5, 128, 129, 300}) {
         const MatF a = random_mat(r, m + 1, 3), b = random_mat(r, n + 2, 4);
         MatF c = MatF::Constant(m, n + 1, 7.0f);
         simd::gemm_atb(a.data(), m + 1, b.data(), n + 2, c.data(), n + 1, m, n, r, 0.5f);
@@ -40,15 +41,20 @@ TEST(SmallGemm, TransposedTimesRowsEqualsEigen) {
 }
 
 TEST(SmallGemm, TransposedTimesRowsAccumulates) {
-  const MatF a = random_mat(40, 9, 5), b = random_mat(40, 13, 6);
-  MatF c = random_mat(9, 13, 7);
-  const MatF want = c + 0.5f * (a.transpose() * b);
-  simd::gemm_atb(a.data(), 9, b.data(), 13, c.data(), 13, 9, 13, 40, 0.5f, true);
-  EXPECT_LT((c - want).cwiseAbs().maxCoeff(), 1e-4f);
+  // 40 terms: one chunk; 300: three, whose partial sums wait in C (with alpha 1 the chain starts from C's old value;
+  // with another alpha the sum runs in one chunk).
+  for (int r : {40, 300})
+    for (float alpha : {0.5f, 1.0f}) {
+      const MatF a = random_mat(r, 9, 5), b = random_mat(r, 37, 6);
+      MatF c = random_mat(9, 37, 7);
+      const MatF want = c + alpha * (a.transpose() * b);
+      simd::gemm_atb(a.data(), 9, b.data(), 37, c.data(), 37, 9, 37, r, alpha, true);
+      EXPECT_LT((c - want).cwiseAbs().maxCoeff(), 1e-4f) << r << " terms, alpha " << alpha;
+    }
 }
 
 TEST(SmallGemm, RowsTimesMatrixEqualsEigenAndAccumulates) {
-  for (int m : {1, 3, 4, 9, 37})
+  for (int m : {1, 2, 3, 4, 6, 9, 11, 37})
     for (int n : {1, 3, 4, 8, 19, 64, 128})
       for (int k : {1, 5, 64, 128}) {
         const MatF a = random_mat(m, k + 3, 8), b = random_mat(k, n + 2, 9);
@@ -60,6 +66,24 @@ TEST(SmallGemm, RowsTimesMatrixEqualsEigenAndAccumulates) {
         simd::gemm_ab(a.data(), k + 3, b.data(), n + 2, c.data(), n + 1, m, n, k, true);
         EXPECT_LT((c.leftCols(n) - 2 * want).cwiseAbs().maxCoeff(), 2e-4f) << "accumulate " << m << " x " << n;
       }
+}
+
+TEST(SmallGemm, TheEpilogueAddsTheBiasScalesTheRowAddsTheResidualAndRectifiesInThatOrder) {
+  // n 19: two vector strips, a single one and scalar columns on AVX2 and in wasm; m 13: two 6-row blocks and one row.
+  const int m = 13, n = 19, k = 64;
+  const MatF a = random_mat(m, k, 13), b = random_mat(k, n, 14), residual = random_mat(m, n + 3, 15);
+  const MatF bias = random_mat(1, n, 16), scale = random_mat(m, 1, 17);
+  for (int steps = 0; steps < 16; ++steps) {
+    simd::RowEpilogue e;
+    MatF want = a * b;
+    if (steps & 1) e.bias = bias.data(), want.rowwise() += bias.row(0);
+    if (steps & 2) e.row_scale = scale.data(), want.array().colwise() *= scale.col(0).array();
+    if (steps & 4) e.residual = residual.data(), e.ld_residual = n + 3, want += residual.leftCols(n);
+    if (steps & 8) e.relu = true, want = want.cwiseMax(0.0f);
+    MatF c = MatF::Constant(m, n, 7.0f);
+    simd::gemm_ab(a.data(), k, b.data(), n, c.data(), n, m, n, k, false, &e);
+    EXPECT_LT((c - want).cwiseAbs().maxCoeff(), 1e-4f) << "steps " << steps;
+  }
 }
 
 TEST(SmallGemm, ARowsBitsDoNotDependOnTheRowsAroundIt) {
