@@ -16,6 +16,7 @@
 #include <cmath>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -232,8 +233,86 @@ void roofline_table() {
   }
 }
 
+// The library's products (simd/small_gemm.h) against Eigen's GEMM on the shapes the models multiply, 1 thread:
+// GFLOP/s of each, the same operands, medians. `form`: A B (rows of A times a small B), A B^T as dot products, A^T B
+// (a sum over the long operand's rows).
+void products_table() {
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+  struct Shape {
+    const char* what;
+    char form;  // 'b': A B, 't': A B^T, 'a': A^T B
+    int m, k, n;
+  };
+  const Shape shapes[] = {
+      {"GraphiT (b) Linear x W^T, 3000 nodes, d 64", 'b', 3000, 64, 64},
+      {"GraphiT (b) feed-forward in, d 64 -> 128", 'b', 3000, 64, 128},
+      {"GraphiT (b) feed-forward out, 128 -> 64", 'b', 3000, 128, 64},
+      {"GraphiT weight gradient dY^T X, 384 rows, 64 x 64", 'a', 384, 64, 64},
+      {"OTK similarities x z^T, n 600, k 512, p 64", 'b', 600, 512, 64},
+      {"OTK similarities x z^T, n 600, k 512, p 10", 't', 600, 512, 10},
+      {"OTK transport P^T x (and dC^T x), n 600, p 64, k 512", 'a', 600, 64, 512},
+      {"OTK transport P^T x, n 600, p 10, k 512", 'a', 600, 10, 512},
+      {"Nystrom x W^T, 141 k-mers, 40 -> 64 anchors", 'b', 141, 40, 64},
+  };
+  std::printf(
+      "the library's products against Eigen's GEMM, 1 thread, GFLOP/s\n\n| product | form | Eigen | kernel | kernel / "
+      "Eigen |\n|---|---|---|---|---|\n");
+  for (const Shape& sh : shapes) {
+    // A B: a m x k, b k x n. A B^T: b n x k. A^T B: a k x m... here the sum runs over m rows: a m x k, b m x n.
+    const bool sum_over_rows = sh.form == 'a';
+    MatF a = MatF::Random(sh.m, sh.k);
+    MatF b = sum_over_rows    ? MatF::Random(sh.m, sh.n)
+             : sh.form == 't' ? MatF::Random(sh.n, sh.k)
+                              : MatF::Random(sh.k, sh.n);
+    MatF c1 = sum_over_rows ? MatF(sh.k, sh.n) : MatF(sh.m, sh.n), c2 = c1;
+    const int reps = std::max(1, static_cast<int>(2e7 / (2.0 * sh.m * sh.k * sh.n)));
+    auto eigen = [&] {
+      for (int r = 0; r < reps; ++r) {
+        if (sh.form == 'b')
+          c1.noalias() = a * b;
+        else if (sh.form == 't')
+          c1.noalias() = a * b.transpose();
+        else
+          c1.noalias() = a.transpose() * b;
+      }
+    };
+    auto kernel = [&] {
+      for (int r = 0; r < reps; ++r) {
+        if (sh.form == 'b')
+          simd::gemm_ab(a.data(), sh.k, b.data(), sh.n, c2.data(), sh.n, sh.m, sh.n, sh.k);
+        else if (sh.form == 't')
+          simd::gemm_abt(a.data(), sh.k, b.data(), sh.k, c2.data(), sh.n, sh.m, sh.n, sh.k);
+        else
+          simd::gemm_atb(a.data(), sh.k, b.data(), sh.n, c2.data(), sh.n, sh.k, sh.n, sh.m, 1.0f);
+      }
+    };
+    // Alternated, three medians each, so that both see the same load.
+    std::vector<double> te, tk;
+    for (int round = 0; round < 3; ++round) {
+      te.push_back(median_seconds(eigen, 0.2));
+      tk.push_back(median_seconds(kernel, 0.2));
+    }
+    std::sort(te.begin(), te.end());
+    std::sort(tk.begin(), tk.end());
+    const double flops = 2.0 * sh.m * sh.k * sh.n * reps;
+    const double worst = (c1 - c2).cwiseAbs().maxCoeff() / std::max(1.0f, c1.cwiseAbs().maxCoeff());
+    if (!(worst < 1e-5)) {
+      std::fprintf(stderr, "error: products: the kernel and Eigen differ by %g (relative) on '%s'\n", worst, sh.what);
+      std::exit(1);
+    }
+    std::printf("| %s | %s | %.1f | %.1f | %.2fx |\n", sh.what,
+                sh.form == 'b'   ? "A B"
+                : sh.form == 't' ? "A B^T"
+                                 : "A^T B",
+                flops / te[1] / 1e9, flops / tk[1] / 1e9, te[1] / tk[1]);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
-  bool memory_only = false, breakdown_only = false, roofline_only = false;
+  bool memory_only = false, breakdown_only = false, roofline_only = false, products_only = false;
   std::string only;
   inductive::bench::BenchArgs args("otke_bench",
                                    "OTKE inference and training throughput (seq/s), time breakdown and memory");
@@ -241,6 +320,8 @@ int main(int argc, char** argv) {
   args.flag("--breakdown", "only the time breakdown of inference", &breakdown_only);
   args.flag("--roofline", "only the roofline table (1 thread): FLOPs and exps per sequence, GFLOP/s, % of GEMM peak",
             &roofline_only);
+  args.flag("--products", "only the table of the library's products against Eigen's GEMM (1 thread, GFLOP/s)",
+            &products_only);
   args.option("--config", "NAME",
               "only this configuration of the first table: k128p64, k512p64, k128p10, k512p10, k128p10q4, k512p64q4",
               &only);
@@ -269,6 +350,10 @@ int main(int argc, char** argv) {
   const Ref refs[] = {{128, 64}, {512, 64}, {128, 10}, {512, 10}, {128, 10, 4}, {512, 64, 4}};
   if (roofline_only) {
     roofline_table();
+    return 0;
+  }
+  if (products_only) {
+    products_table();
     return 0;
   }
   std::printf("%-12s %-3s %12s %12s %12s %12s %14s\n", "config", "thr", "infer seq/s", "vs mean-pool", "train seq/s",

@@ -88,6 +88,9 @@ if [[ -x "$(dirname "$BENCH")/otke_bench" ]]; then
   # The work per sequence and the fraction of the GEMM peak (measured in the same process).
   echo
   "$(dirname "$BENCH")/otke_bench" --roofline
+  # The library's products against Eigen's GEMM on the models' shapes (core/src/simd/small_gemm.h).
+  echo
+  "$(dirname "$BENCH")/otke_bench" --products
 fi
 
 # Safe screening (digits 9-vs-rest), when the shared data is present.

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include "inductive/parallel.h"
 
 namespace inductive {
 
@@ -32,8 +35,14 @@ bool all_finite(const float* x, int64_t count) {
 
 void SetBatch::validate(const char* where) const {
   validate_shape(where);
+  // The sets are checked in parallel (this pass reads every feature once: at k 512 it was 5-13 % of an OTK embedding
+  // on one thread, and all of it serial on two); the message names the first bad set, as a serial loop would.
+  std::vector<char> finite(static_cast<size_t>(batch));
+  parallel_for(batch, 1, 0, [&](int b, int) {
+    finite[static_cast<size_t>(b)] = all_finite(row(b, 0), static_cast<int64_t>(n[b]) * dim);
+  });
   for (int b = 0; b < batch; ++b) {
-    if (all_finite(row(b, 0), static_cast<int64_t>(n[b]) * dim)) continue;
+    if (finite[static_cast<size_t>(b)]) continue;
     for (int i = 0; i < n[b]; ++i) {
       const float* r = row(b, i);
       for (int c = 0; c < dim; ++c)

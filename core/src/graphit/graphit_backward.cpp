@@ -62,7 +62,6 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     // norm2, FFN residual.
     norm_backward(batch_norm, cache.training, ly.norm2, p.norm2_weight, dx, dz, gp.norm2_weight, gp.norm2_bias,
                   cache.norm_comm);
-    dx1 = dz;
     dg = dz;
     if (drop) dg.array() *= ly.drop2.array();
     if (drop) {
@@ -77,7 +76,9 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
     add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
     gp.ffn1_bias += dpre.colwise().sum().transpose();
-    rows_product(dx1, dpre, p.ffn1_weight, true);
+    simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1, the residual added as the rows are stored (no copy of dz)
+    plus_dz.residual = dz.data(), plus_dz.ld_residual = d;
+    rows_product(dx1, dpre, p.ffn1_weight, false, &plus_dz);
 
     // norm1, attention residual.
     norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias,
@@ -104,8 +105,9 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
     });
     add_transposed_product(gp.q_weight, dq, ly.x_in);
     add_transposed_product(gp.v_weight, dv, ly.x_in);
-    dx = dy;
-    rows_product(dx, dq, p.q_weight, true);
+    simd::RowEpilogue plus_dy;  // dx = dy + dq Wq + dv Wv
+    plus_dy.residual = dy.data(), plus_dy.ld_residual = d;
+    rows_product(dx, dq, p.q_weight, false, &plus_dy);
     rows_product(dx, dv, p.v_weight, true);
   }
 
