@@ -11,7 +11,7 @@
 //
 // A block's product goes through the register-blocked kernels of simd/small_gemm.h when its operands are plain
 // row-major matrices (every call in GraphiT: x W^T, dY W, dY^T X); any other expression takes Eigen's path. In the
-// wasm build Eigen is unvectorised; natively these kernels run 1.4-1.7x faster than Eigen's GEMM on GraphiT's
+// wasm build Eigen is unvectorised; natively these kernels run 1.1-1.7x faster than Eigen's GEMM on GraphiT's
 // shapes (depth 64 or 128: Eigen's packing of A and zeroing of C cost as much as they save).
 #pragma once
 

@@ -1,6 +1,6 @@
-// Log-domain Sinkhorn, forward pass (see inductive/sinkhorn.h for the contract). Without a tape, problems whose
-// logits and marginals are in a proven range run in the scaling domain instead (sinkhorn_scaling.cpp): the same
-// iterates with a tenth of the exps.
+// Log-domain Sinkhorn, forward pass (see inductive/sinkhorn.h for the contract). Problems whose logits and marginals
+// are in a proven range run in the scaling domain instead (sinkhorn_scaling.cpp): the same iterates with a tenth of
+// the exps; with a tape (training) only the wide ones, recording the log domain's tape.
 //
 // Scaled potentials F = f/eps, G = g/eps and logits K = -C/eps. One iteration, POT's sinkhorn_log order:
 //   G_j = log b_j - LSE_i(F_i + K_ij)      (columns; two streaming passes over the rows: max, then sum exp)
@@ -92,9 +92,12 @@ void sinkhorn_log(const SinkhornProblem<T>& pr, const SinkhornOptions& o, const 
     T* f = out.f ? out.f + static_cast<int64_t>(bi) * pr.n_max : nullptr;
     T* g = out.g ? out.g + static_cast<int64_t>(bi) * pr.p_max : nullptr;
     OneResult r;
-    const bool scaled =
-        !tape && o.domain == SinkhornOptions::Domain::kAuto && detail::solve_scaling(s, o, out.plan + off, f, g, r);
+    // With a tape (training), wide problems only: the narrow layout's backward stays in the log domain, and so its
+    // forward, whose column passes stream as that backward's do.
+    const bool scaled = o.domain == SinkhornOptions::Domain::kAuto && (!tape || !detail::solve_narrow(s, o)) &&
+                        detail::solve_scaling(s, o, out.plan + off, f, g, r, tape ? &tapes[bi] : nullptr);
     if (!scaled) {
+      if (tape) tapes[bi].clear();  // a scaling-domain attempt may have begun it
       r = detail::solve_narrow(s, o) ? detail::solve_columns(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr)
                                      : solve_rows(s, o, out.plan + off, f, g, tape ? &tapes[bi] : nullptr);
     }

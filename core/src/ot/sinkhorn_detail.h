@@ -87,10 +87,18 @@ struct OneResult {
   bool met_tol = false;  // the loop stopped because the column error fell below tol
 };
 
-// The scaling-domain forward pass; false (outputs unspecified, `plan` overwritten) when the problem is outside the
-// range where it is exact-equivalent to the log domain, which must then solve it.
+// The scaling-domain forward pass; false (outputs unspecified, `plan` overwritten, `tape` partly written) when the
+// problem is outside the range where it is exact-equivalent to the log domain, which must then solve it. `tape`
+// (optional) receives the log domain's tape: per iteration the p column LSEs, then the n row LSEs.
 template <typename T>
-bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r);
+bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r,
+                   std::vector<T>* tape = nullptr);
+
+// The unrolled backward (sinkhorn_log_backward's contract, one problem) in the scaling domain, from the log domain's
+// tape; false (dcost unspecified) when the problem is outside the proven range or the result is not finite.
+template <typename T>
+bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const T* lse, int n_iter, const T* plan,
+                      const T* dplan, T* dcost);
 
 // Forward and backward of the narrow layout (sinkhorn_columns.cpp); contracts as the row-layout versions.
 template <typename T>

@@ -7,7 +7,9 @@
 // logits span at most kMaxRange (E >= e^-kMaxRange, far from float's underflow) and the positive marginals are
 // within kMinWeightRatio of each other, which bounds u and v away from float's range. OTKE's normalised features
 // give |K| <= 1/eps. Anything non-finite at the end still falls back to the log domain, so the result is never
-// NaN. Training (which needs the log-domain tape) always runs in the log domain.
+// NaN. Training records the log domain's tape from these iterates (the LSEs are logs of the two products), and its
+// unrolled backward runs on E too (backward_scaling, below); narrow problems train in the log domain's columns
+// layout.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,7 +77,8 @@ void gemv_t(const simd::LseKernels<T>& kern, const T* m, int rows, int cols, int
 }  // namespace
 
 template <typename T>
-bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r) {
+bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, T* f_out, T* g_out, OneResult& r,
+                   std::vector<T>* tape) {
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p;
   const int64_t ld = s.ld;
@@ -126,6 +129,12 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
       const T ai = marginal_at(s.a, n, i);
       u[i] = ai > 0 ? ai / sr[i] : T(0);
     }
+    if (tape) {
+      // The log domain's LSEs: cl_j = LSE_i(F_i + K_ij) = log (E^T u)_j + kmax, rl_i = LSE_j(G_j + K_ij) =
+      // log (E v)_i (G = log v - kmax).
+      for (int j = 0; j < p; ++j) tape->push_back(std::log(sc[j]) + kmax);
+      for (int i = 0; i < n; ++i) tape->push_back(std::log(sr[i]));
+    }
     r.n_iter = t + 1;
   }
 
@@ -158,9 +167,89 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
   return true;
 }
 
+// The log domain's backward (sinkhorn_backward.cpp) recomputes each iteration's softmaxes from the tape, two exps per
+// entry and iteration. With E = exp(K - kmax) computed once, they are products of scalings:
+//   R^t_ij = exp(G^t_j + K_ij - rl^t_i) = E_ij exp(G^t_j + kmax) exp(-rl^t_i)
+//   Q^t_ij = exp(F^{t-1}_i + K_ij - cl^t_j) = exp(F^{t-1}_i) E_ij exp(kmax - cl^t_j)
+// so each iteration's two passes are multiply-adds, with n + p exps for the scalings. Every factor is a scaling of
+// the forward's scaling-domain iterates (u = a / (E v), v = b / (E^T u), and their reciprocals), which the range
+// check bounds as it does for the forward; a non-finite result still returns false.
+template <typename T>
+bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const T* lse, int n_iter, const T* plan,
+                      const T* dplan, T* dcost) {
+  const auto& kern = simd::best_kernels<T>();
+  const int n = s.n, p = s.p;
+  const int64_t ld = s.ld;
+  std::vector<T> e(static_cast<size_t>(n) * ld);
+  fill_logits(s, o, e.data());
+  T kmax;
+  if (!scaling_is_safe(s, e.data(), kmax)) return false;
+  for (int i = 0; i < n; ++i) kern.exp_shift(e.data() + i * ld, kmax, e.data() + i * ld, p);
+  std::vector<T> la, lb;
+  log_marginal(s.a, n, la);
+  log_marginal(s.b, p, lb);
+
+  // dK accumulates in the output buffer, from W = dP * P (as in the log domain).
+  std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p);
+  for (int i = 0; i < n; ++i) {
+    const int64_t r = i * ld;
+    for (int j = 0; j < p; ++j) {
+      const T w = plan[r + j] == T(0) ? T(0) : dplan[r + j] * plan[r + j];
+      dcost[r + j] = w;
+      dF[i] += w;
+      dG[j] += w;
+    }
+  }
+  for (int t = n_iter; t >= 1; --t) {
+    const T* cl = lse + static_cast<int64_t>(t - 1) * (n + p);
+    const T* rl = cl + p;
+    // Through F^t = la - rl^t: dG_j -= sum_i dF_i R_ij, dK_ij -= dF_i R_ij.
+    for (int j = 0; j < p; ++j) vg[j] = std::exp(lb[j] - cl[j] + kmax);  // exp(G^t_j + kmax); 0 where b_j = 0
+    for (int i = 0; i < n; ++i) {
+      if (dF[i] == T(0)) continue;
+      const T c = dF[i] * std::exp(-rl[i]);
+      const T* __restrict ei = e.data() + i * ld;
+      T* __restrict di = dcost + i * ld;
+      T* __restrict dg = dG.data();
+      const T* __restrict v = vg.data();
+      for (int j = 0; j < p; ++j) {
+        const T term = c * ei[j] * v[j];
+        dg[j] -= term;
+        di[j] -= term;
+      }
+    }
+    // Through G^t = lb - cl^t: dF^{t-1}_i = -sum_j Q_ij dG_j, dK_ij -= Q_ij dG_j.
+    for (int j = 0; j < p; ++j) wc[j] = std::exp(kmax - cl[j]) * dG[j];
+    const T* rl_prev = t > 1 ? lse + static_cast<int64_t>(t - 2) * (n + p) + p : nullptr;
+    for (int i = 0; i < n; ++i) {
+      const T uf = rl_prev ? std::exp(la[i] - rl_prev[i]) : T(1);  // exp(F^{t-1}_i); 0 where a_i = 0
+      const T* __restrict ei = e.data() + i * ld;
+      T* __restrict di = dcost + i * ld;
+      const T* __restrict w = wc.data();
+      dF[i] = uf == T(0) ? T(0) : -uf * kern.dot(ei, w, p);
+      for (int j = 0; j < p; ++j) di[j] -= uf * ei[j] * w[j];
+    }
+    std::fill(dG.begin(), dG.end(), T(0));
+  }
+  // dL/dC = dL/dK * dK/dC with K = -C/eps (or S/eps); clamped logits have zero derivative.
+  const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) {
+      const int64_t r = i * ld + j;
+      const bool clamped = std::fabs(scale * s.cost[r]) >= kMaxLogit;
+      dcost[r] = clamped ? T(0) : static_cast<T>(scale * dcost[r]);
+      if (!std::isfinite(dcost[r])) return false;
+    }
+  return true;
+}
+
 template bool solve_scaling<float>(const ProblemSlice<float>&, const SinkhornOptions&, float*, float*, float*,
-                                   OneResult&);
+                                   OneResult&, std::vector<float>*);
 template bool solve_scaling<double>(const ProblemSlice<double>&, const SinkhornOptions&, double*, double*, double*,
-                                    OneResult&);
+                                    OneResult&, std::vector<double>*);
+template bool backward_scaling<float>(const ProblemSlice<float>&, const SinkhornOptions&, const float*, int,
+                                      const float*, const float*, float*);
+template bool backward_scaling<double>(const ProblemSlice<double>&, const SinkhornOptions&, const double*, int,
+                                       const double*, const double*, double*);
 
 }  // namespace inductive::detail

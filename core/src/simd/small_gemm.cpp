@@ -104,7 +104,7 @@ void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, fl
 
 // Rows of C in blocks of kRows. Natively 6: 6 x 2 vectors of accumulators, the 2 vectors of B and a broadcast take
 // 15 of AVX2's 16 registers; with 4 rows per block the broadcasts and loads of B bounded the kernel, and Eigen's
-// packed GEMM was level with it; with 6 it runs 1.1-1.9x faster than Eigen's on these tall-skinny shapes (AVX2,
+// packed GEMM was level with it; with 6 it runs up to 1.7x faster than Eigen's on these tall-skinny shapes (AVX2,
 // `bin/otke_bench --products`), with no packing of A and no memset of C. In wasm 4: V8 keeps one of x64's 16 vector
 // registers for itself, and with 6 rows the kernel spilled and ran 20-30 % slower than with 4 (Node 20, a
 // micro-benchmark of the kernels compiled both ways).

@@ -4,8 +4,9 @@
 // Under emscripten Eigen must run unvectorised (EIGEN_DONT_VECTORIZE, see cmake/Dependencies.cmake), and its scalar
 // GEMM made the two products of an OTK embedding (similarities x z^T and P^T x) 30-80% of the browser's time, and
 // GraphiT's Linear layers most of its. Natively, on these shapes (one operand a few dozen to a few hundred columns
-// wide), Eigen's packing of the long operand and zeroing of the result cost as much as its kernel saves, and these
-// run 1.1-1.9x faster (bench/README.md, "Products without packing"). They use xsimd's default architecture (AVX2 or
+// wide), Eigen's packing of the long operand and zeroing of the result cost as much as its kernel saves: these run
+// 1.1-1.7x faster on most of the models' shapes and level on the rest (AVX2; bench/README.md, "Products without
+// packing"). They use xsimd's default architecture (AVX2 or
 // AVX-512 natively, SIMD128 in wasm) with 6 x 2W register blocks (4 x 4 for the dot-product form). Row-major
 // operands with explicit row strides; no aliasing between inputs and output. Each output row is computed by the same
 // operations whatever the number of rows around it, so splitting the rows across threads does not change a bit.

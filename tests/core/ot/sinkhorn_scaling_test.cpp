@@ -1,7 +1,8 @@
 // The scaling-domain forward pass (sinkhorn_scaling.cpp) against the log domain it replaces when no tape is
 // recorded: the same plans, potentials, summaries and iteration counts to rounding, in both layouts, with masks,
-// zero-mass points, early stopping and similarities; outside its proven range (tiny eps, extreme marginals) and
-// whenever a tape is recorded, the log domain runs and the bits are the log domain's.
+// zero-mass points, early stopping and similarities; with a tape (wide problems) the log domain's tape, and a
+// backward through it that gives the log domain's gradient; outside its proven range (tiny eps, extreme marginals)
+// and for narrow taped problems, the log domain runs and the bits are the log domain's.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -128,8 +129,8 @@ TEST(SinkhornScaling, OutsideItsRangeTheLogDomainSolvesItBitForBit) {
   EXPECT_TRUE(solve(pf, o, 0) == solve(pf, o, 1));
 }
 
-TEST(SinkhornScaling, ATapedSolveIsAlwaysTheLogDomains) {
-  testing::MaskedBatch bt({10, 8}, {7, 7}, 92);
+TEST(SinkhornScaling, ANarrowTapedSolveIsTheLogDomainsBitForBit) {
+  testing::MaskedBatch bt({10, 8}, {7, 7}, 92);  // p <= 32 < n: the columns layout, whose backward is log-domain
   SinkhornOptions o;
   o.eps = 0.3;
   o.max_iter = 15;
@@ -138,6 +139,83 @@ TEST(SinkhornScaling, ATapedSolveIsAlwaysTheLogDomains) {
   const auto log = solve(bt.problem(bt.cost), o, 1, 0, &t1);
   EXPECT_TRUE(automatic == log);
   EXPECT_EQ(t0.lse, t1.lse);
+}
+
+// Backward of `pr` through its tape, the domain chosen automatically (0) or forced to the log domain (1).
+template <typename T>
+std::vector<T> backward(const SinkhornProblem<T>& pr, const SinkhornOptions& o, int domain, const SinkhornTape<T>& tape,
+                        const std::vector<T>& plan, const std::vector<T>& dplan) {
+  SinkhornOptions forced = o;
+  forced.domain = domain ? SinkhornOptions::Domain::kLog : SinkhornOptions::Domain::kAuto;
+  std::vector<T> grad(plan.size(), T(7));
+  sinkhorn_log_backward(pr, forced, tape, plan.data(), dplan.data(), grad.data());
+  return grad;
+}
+
+TEST(SinkhornScaling, AWideTapedSolveRunsScaledAndRecordsTheLogDomainsTapeAndGradient) {
+  // p > 32: the rows layout. A zero-mass row, masks, non-uniform marginals, early stopping or a fixed count.
+  testing::MaskedBatch bt({40, 35}, {36, 33}, 93);
+  bt.zero_row_mass(0, 5, 1);
+  for (double tol : {0.0, 1e-9}) {
+    SinkhornOptions o;
+    o.eps = 0.3;
+    o.max_iter = 25;
+    o.tol = tol;
+    SinkhornTape<double> t0, t1;
+    const auto scaled = solve(bt.problem(bt.cost), o, 0, 0, &t0);
+    const auto log = solve(bt.problem(bt.cost), o, 1, 0, &t1);
+    expect_close(scaled, log, 1e-13, 1e-10, 1e-12, "taped");
+    EXPECT_FALSE(scaled == log) << "the scaling domain did not run (the bits are the log domain's)";
+    ASSERT_EQ(t0.n_iter, t1.n_iter);
+    ASSERT_EQ(t0.offset, t1.offset);
+    ASSERT_EQ(t0.lse.size(), t1.lse.size());
+    for (size_t k = 0; k < t0.lse.size(); ++k) ASSERT_NEAR(t0.lse[k], t1.lse[k], 1e-10) << "tape entry " << k;
+    // The gradient through either tape, in either domain, is the log domain's to rounding.
+    const auto dplan = testing::random_vector<double>(log.plan.size(), 94, -1.0, 1.0);
+    const auto want = backward(bt.problem(bt.cost), o, 1, t1, log.plan, dplan);
+    for (const auto* tape : {&t0, &t1}) {
+      const auto got = backward(bt.problem(bt.cost), o, 0, *tape, log.plan, dplan);
+      EXPECT_NE(got, want) << "the scaling-domain backward did not run";
+      for (size_t k = 0; k < want.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-10) << "dC " << k << ", tol " << tol;
+    }
+  }
+}
+
+TEST(SinkhornScaling, TheScaledGradientAgreesInFloatAtOtkesShape) {
+  // OTKE's training step: 8 sets of 400 x 64 similarities in [-1, 1], eps 0.5, 10 iterations, a tape.
+  const int batch = 8, n = 400, p = 64;
+  const auto s = testing::random_vector<float>(static_cast<size_t>(batch) * n * p, 6, -1.0, 1.0);
+  std::vector<int32_t> rows = {400, 350, 200, 399, 1, 64, 65, 300};
+  SinkhornProblem<float> pr{s.data(), batch, n, p, rows.data()};
+  SinkhornOptions o;
+  o.eps = 0.5;
+  o.max_iter = 10;
+  o.similarity = true;
+  SinkhornTape<float> t0, t1;
+  const auto scaled = solve(pr, o, 0, 0, &t0);
+  const auto log = solve(pr, o, 1, 0, &t1);
+  expect_close(scaled, log, 2e-8, 2e-5, 1e-6, "float, taped");
+  const auto dplan = testing::random_vector<float>(log.plan.size(), 95, -1.0, 1.0);
+  const auto want = backward(pr, o, 1, t1, log.plan, dplan);
+  const auto got = backward(pr, o, 0, t0, scaled.plan, dplan);
+  float scale = 0;
+  for (float w : want) scale = std::max(scale, std::fabs(w));
+  ASSERT_GT(scale, 0.0f);
+  for (size_t k = 0; k < want.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-4f * scale) << "dS " << k;
+}
+
+TEST(SinkhornScaling, OutsideItsRangeTheBackwardIsTheLogDomainsBitForBit) {
+  const auto c = testing::random_cost<double>(40, 36, 8);
+  SinkhornProblem<double> pr{c.data(), 1, 40, 36};
+  SinkhornOptions o;
+  o.eps = 0.005;  // logits span far more than 200
+  o.max_iter = 20;
+  SinkhornTape<double> t0, t1;
+  const auto automatic = solve(pr, o, 0, 0, &t0);
+  const auto log = solve(pr, o, 1, 0, &t1);
+  EXPECT_TRUE(automatic == log);
+  const auto dplan = testing::random_vector<double>(log.plan.size(), 96, -1.0, 1.0);
+  EXPECT_EQ(backward(pr, o, 0, t0, log.plan, dplan), backward(pr, o, 1, t1, log.plan, dplan));
 }
 
 }  // namespace
