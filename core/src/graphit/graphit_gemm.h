@@ -34,17 +34,8 @@ inline constexpr bool kIsMatFTransposed = std::is_same_v<std::decay_t<T>, Eigen:
 
 // The epilogue's steps on rows [r0, r1) of out, for products that take Eigen's path.
 inline void apply_epilogue(MatF& out, Eigen::Index r0, Eigen::Index r1, const simd::RowEpilogue& e) {
-  for (Eigen::Index i = r0; i < r1; ++i) {
-    float* row = out.row(i).data();
-    for (Eigen::Index j = 0; j < out.cols(); ++j) {
-      float v = row[j];
-      if (e.bias) v += e.bias[j];
-      if (e.row_scale) v *= e.row_scale[i];
-      if (e.residual) v += e.residual[i * e.ld_residual + j];
-      if (e.relu) v = std::max(v, 0.0f);
-      row[j] = v;
-    }
-  }
+  for (Eigen::Index i = r0; i < r1; ++i)
+    for (int j = 0; j < static_cast<int>(out.cols()); ++j) out(i, j) = simd::apply_epilogue(out(i, j), e, i, j);
 }
 
 // Rows [r0, r1) of out (=, or += when `accumulate`) the same rows of a, times b, then the epilogue (optional; its

@@ -54,21 +54,12 @@ struct Ends {
   const RowEpilogue* epilogue = nullptr;
 };
 
-// The epilogue's steps on value v of row i, column col (vectors) ...
+// The epilogue's steps on the vector v of row i, columns [col, col + W) (apply_epilogue, vectorised).
 inline B finish(B v, const RowEpilogue& e, int i, int col) {
   if (e.bias) v += B::load_unaligned(e.bias + col);
   if (e.row_scale) v *= B(e.row_scale[i]);
   if (e.residual) v += B::load_unaligned(e.residual + static_cast<long>(i) * e.ld_residual + col);
   if (e.relu) v = xsimd::max(v, B(0.0f));
-  return v;
-}
-
-// ... and on one float.
-inline float finish(float v, const RowEpilogue& e, int i, int col) {
-  if (e.bias) v += e.bias[col];
-  if (e.row_scale) v *= e.row_scale[i];
-  if (e.residual) v += e.residual[static_cast<long>(i) * e.ld_residual + col];
-  if (e.relu) v = std::max(v, 0.0f);
   return v;
 }
 
@@ -152,7 +143,7 @@ void scalar_columns(const float* a, long a_t, long a_i, const float* b, int ldb,
       for (int t = 0; t < r; ++t) s += a[t * a_t + i * a_i] * b[static_cast<long>(t) * ldb + col];
       float& out = c[static_cast<long>(i) * ldc + col];
       out = accumulate ? out + alpha * s : alpha * s;
-      if (epilogue) out = finish(out, *epilogue, i, col);
+      if (epilogue) out = apply_epilogue(out, *epilogue, i, col);
     }
 }
 

@@ -37,6 +37,16 @@ struct RowEpilogue {
   bool relu = false;
 };
 
+// The epilogue's steps on one value of row i, column j (the kernels' scalar columns, and products that take Eigen's
+// path in graphit_gemm.h).
+inline float apply_epilogue(float v, const RowEpilogue& e, long i, int j) {
+  if (e.bias) v += e.bias[j];
+  if (e.row_scale) v *= e.row_scale[i];
+  if (e.residual) v += e.residual[i * e.ld_residual + j];
+  if (e.relu) v = v > 0.0f ? v : 0.0f;
+  return v;
+}
+
 // C (m x n) = A (m x k) B (k x n): each row of C a combination of the k rows of B. `accumulate`: C += A B.
 // `epilogue` (optional): applied to each value before it is stored.
 void gemm_ab(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int m, int n, int k,
