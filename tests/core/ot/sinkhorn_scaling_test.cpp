@@ -181,6 +181,35 @@ TEST(SinkhornScaling, AWideTapedSolveRunsScaledAndRecordsTheLogDomainsTapeAndGra
   }
 }
 
+TEST(SinkhornScaling, TheScaledGradientMatchesFiniteDifferences) {
+  // n < p: the rows layout, so the taped solve and its backward run in the scaling domain. L(C) = sum_k W_k P_k(C).
+  testing::MaskedBatch bt({5, 4}, {7, 6}, 97);
+  SinkhornOptions o;
+  o.eps = 0.3;
+  o.max_iter = 10;
+  const auto w = testing::random_vector<double>(bt.cost.size(), 98, -1.0, 1.0);
+  SinkhornTape<double> tape;
+  const auto at = solve(bt.problem(bt.cost), o, 0, 0, &tape);
+  const auto grad = backward(bt.problem(bt.cost), o, 0, tape, at.plan, w);
+  SinkhornTape<double> log_tape;
+  const auto log = solve(bt.problem(bt.cost), o, 1, 0, &log_tape);
+  EXPECT_NE(grad, backward(bt.problem(bt.cost), o, 1, log_tape, log.plan, w)) << "the scaling domain did not run";
+  auto loss = [&](const std::vector<double>& c) {
+    const auto r = solve(bt.problem(c), o, 0);
+    double l = 0;
+    for (size_t k = 0; k < c.size(); ++k) l += w[k] * r.plan[k];
+    return l;
+  };
+  const double h = 1e-6;
+  for (size_t k = 0; k < bt.cost.size(); ++k) {
+    if (!bt.valid(static_cast<int>(k))) continue;
+    auto cp = bt.cost, cm = bt.cost;
+    cp[k] += h;
+    cm[k] -= h;
+    EXPECT_NEAR(grad[k], (loss(cp) - loss(cm)) / (2 * h), 1e-7) << "dC " << k;
+  }
+}
+
 TEST(SinkhornScaling, TheScaledGradientAgreesInFloatAtOtkesShape) {
   // OTKE's training step: 8 sets of 400 x 64 similarities in [-1, 1], eps 0.5, 10 iterations, a tape.
   const int batch = 8, n = 400, p = 64;
