@@ -46,16 +46,7 @@ void backward_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, co
 
   // dK accumulates in the output buffer.
   std::vector<T> dF(n, T(0)), dG(p, T(0)), G(p), Fprev(n);
-  for (int i = 0; i < n; ++i) {
-    const int64_t r = static_cast<int64_t>(i) * ld;
-    for (int j = 0; j < p; ++j) {
-      // P = 0 entries (zero-mass points) carry no gradient, even where dL/dP is infinite.
-      const T w = plan[r + j] == T(0) ? T(0) : dplan[r + j] * plan[r + j];
-      dcost[r + j] = w;
-      dF[i] += w;
-      dG[j] += w;
-    }
-  }
+  detail::seed_plan_gradient(s, plan, dplan, dcost, dF.data(), dG.data());
   for (int t = n_iter; t >= 1; --t) {
     const T* cl = lse + static_cast<int64_t>(t - 1) * (n + p);
     const T* rl = cl + p;
@@ -75,14 +66,7 @@ void backward_one(const detail::ProblemSlice<T>& s, const SinkhornOptions& o, co
                                     dcost + static_cast<int64_t>(i) * ld, p);
     std::fill(dG.begin(), dG.end(), T(0));
   }
-  // dL/dC = dL/dK * dK/dC with K = -C/eps (or S/eps); clamped logits have zero derivative.
-  const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j) {
-      const int64_t r = static_cast<int64_t>(i) * ld + j;
-      const bool clamped = std::fabs(scale * s.cost[r]) >= detail::kMaxLogit;
-      dcost[r] = clamped ? T(0) : static_cast<T>(scale * dcost[r]);
-    }
+  detail::logit_to_cost_gradient(s, o, dcost);
 }
 
 }  // namespace

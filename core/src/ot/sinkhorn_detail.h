@@ -57,6 +57,33 @@ void log_marginal(const T* w, int len, std::vector<T>& out) {
                : static_cast<T>(-std::log(static_cast<double>(len)));
 }
 
+// The unrolled backward's start (row layout): dK = W = dP * P in dcost, dF = W 1, dG = W^T 1 (added to dF and dG).
+// P = 0 entries (zero-mass points) carry no gradient, even where dL/dP is infinite.
+template <typename T>
+void seed_plan_gradient(const ProblemSlice<T>& s, const T* plan, const T* dplan, T* dcost, T* dF, T* dG) {
+  for (int i = 0; i < s.n; ++i) {
+    const int64_t r = static_cast<int64_t>(i) * s.ld;
+    for (int j = 0; j < s.p; ++j) {
+      const T w = plan[r + j] == T(0) ? T(0) : dplan[r + j] * plan[r + j];
+      dcost[r + j] = w;
+      dF[i] += w;
+      dG[j] += w;
+    }
+  }
+}
+
+// Its end: dL/dC = dL/dK * dK/dC in place, with K = -C/eps (or S/eps); clamped logits have zero derivative.
+template <typename T>
+void logit_to_cost_gradient(const ProblemSlice<T>& s, const SinkhornOptions& o, T* dcost) {
+  const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
+  for (int i = 0; i < s.n; ++i)
+    for (int j = 0; j < s.p; ++j) {
+      const int64_t r = static_cast<int64_t>(i) * s.ld + j;
+      const bool clamped = std::fabs(scale * s.cost[r]) >= kMaxLogit;
+      dcost[r] = clamped ? T(0) : static_cast<T>(scale * dcost[r]);
+    }
+}
+
 template <typename T>
 T marginal_at(const T* w, int len, int i) {
   return w ? w[i] : static_cast<T>(1.0 / len);

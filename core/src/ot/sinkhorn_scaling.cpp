@@ -191,15 +191,7 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
 
   // dK accumulates in the output buffer, from W = dP * P (as in the log domain).
   std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p);
-  for (int i = 0; i < n; ++i) {
-    const int64_t r = i * ld;
-    for (int j = 0; j < p; ++j) {
-      const T w = plan[r + j] == T(0) ? T(0) : dplan[r + j] * plan[r + j];
-      dcost[r + j] = w;
-      dF[i] += w;
-      dG[j] += w;
-    }
-  }
+  seed_plan_gradient(s, plan, dplan, dcost, dF.data(), dG.data());
   for (int t = n_iter; t >= 1; --t) {
     const T* cl = lse + static_cast<int64_t>(t - 1) * (n + p);
     const T* rl = cl + p;
@@ -231,15 +223,10 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
     }
     std::fill(dG.begin(), dG.end(), T(0));
   }
-  // dL/dC = dL/dK * dK/dC with K = -C/eps (or S/eps); clamped logits have zero derivative.
-  const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
+  logit_to_cost_gradient(s, o, dcost);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j) {
-      const int64_t r = i * ld + j;
-      const bool clamped = std::fabs(scale * s.cost[r]) >= kMaxLogit;
-      dcost[r] = clamped ? T(0) : static_cast<T>(scale * dcost[r]);
-      if (!std::isfinite(dcost[r])) return false;
-    }
+    for (int j = 0; j < p; ++j)
+      if (!std::isfinite(dcost[i * ld + j])) return false;
   return true;
 }
 
