@@ -26,11 +26,10 @@ SetBatch unstack_rows(const MatF& rows, const SetBatch& like, const std::vector<
   return out;
 }
 
-}  // namespace
-
-void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels) {
+// check_otke_batch, with the finiteness scan only when `scan` (see with_finiteness_scan_on_error).
+void check_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels, bool scan) {
   const OtkeConfig& c = model.config;
-  features.validate("otke loss");
+  scan ? features.validate("otke loss") : features.validate_shape("otke loss");
   INDUCTIVE_CHECK(features.dim == c.input_width(), ErrorCode::kShapeMismatch, "otke loss: features have dimension ",
                   features.dim, ", expected ", c.input_width());
   INDUCTIVE_CHECK(c.classes >= 2 && model.head.weight.rows() == c.classes && model.head.weight.cols() == c.head_dim(),
@@ -46,6 +45,12 @@ void check_otke_batch(const OtkeModel& model, const SetBatch& features, const st
   check_otke_labels(c, labels, "otke loss");
 }
 
+}  // namespace
+
+void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels) {
+  check_batch(model, features, labels, true);
+}
+
 void check_otke_labels(const OtkeConfig& c, const std::vector<int32_t>& labels, const char* who) {
   // Multilabel: any subset of the C labels, as bits; otherwise one class index.
   const int64_t end = c.multilabel ? int64_t{1} << c.classes : c.classes;
@@ -58,11 +63,13 @@ void check_otke_labels(const OtkeConfig& c, const std::vector<int32_t>& labels, 
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
                  OtkeGradients* grads, const OtkeLossOptions& options) {
   const OtkeConfig& c = model.config;
-  check_otke_batch(model, features, labels);
+  // Features used in place by OTK pooling are scanned for NaN/Inf only if the pooling fails on them.
+  const bool tokens = c.input_type == OtkeInput::kTokens;
+  const bool defer_scan = c.pooling == OtkePooling::kOtk && c.embedding == OtkeEmbedding::kIdentity && !tokens;
+  check_batch(model, features, labels, !defer_scan);
 
   // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
   // model looks its indices up first.
-  const bool tokens = c.input_type == OtkeInput::kTokens;
   SetBatch looked_up;
   if (tokens) looked_up = model.local_features(features);
   const SetBatch& local = tokens ? looked_up : features;
@@ -87,7 +94,8 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   MatF phi;
   std::vector<std::vector<Eigen::Index>> argmax;
   if (c.pooling == OtkePooling::kOtk) {
-    phi = model.pooling.forward(psi, grads ? &pool_cache : nullptr);
+    const auto pool = [&] { return model.pooling.forward(psi, grads ? &pool_cache : nullptr); };
+    phi = defer_scan ? with_finiteness_scan_on_error(features, "otke loss", pool) : pool();
   } else if (c.pooling == OtkePooling::kMean) {
     phi = mean_pool(psi);
   } else {

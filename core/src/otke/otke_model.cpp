@@ -134,14 +134,20 @@ MatF max_pool(const SetBatch& x) {
 MatF OtkeModel::embed(const SetBatch& features, std::vector<std::vector<float>>* plans) const {
   SetBatch embedded;
   const bool in_place = config.embedding == OtkeEmbedding::kIdentity && config.input_type != OtkeInput::kTokens;
-  if (!in_place)
+  const bool otk = config.pooling == OtkePooling::kOtk;
+  if (!in_place) {
     embedded = embed_elements(features);
-  else
-    features.validate("otke"), check_dim(features);  // the features are the embedding: no copy
+  } else {
+    // The features are the embedding: no copy. OTK pooling finds a non-finite feature itself (see
+    // with_finiteness_scan_on_error); mean and max pooling would not.
+    otk ? features.validate_shape("otke") : features.validate("otke");
+    check_dim(features);
+  }
   const SetBatch& psi = in_place ? features : embedded;
   if (config.pooling == OtkePooling::kMean) return mean_pool(psi);
   if (config.pooling == OtkePooling::kMax) return max_pool(psi);
-  return pooling.forward(psi, nullptr, plans);
+  if (!in_place) return pooling.forward(psi, nullptr, plans);
+  return with_finiteness_scan_on_error(features, "otke", [&] { return pooling.forward(psi, nullptr, plans); });
 }
 
 MatF OtkeModel::predict(const Eigen::Ref<const MatF>& embeddings) const {

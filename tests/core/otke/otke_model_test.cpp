@@ -8,6 +8,7 @@
 #include "inductive/kmeans.h"
 #include "inductive/logistic.h"
 #include "inductive/otke.h"
+#include "inductive/otke_train.h"
 #include "../test_util.h"
 
 namespace inductive {
@@ -185,6 +186,58 @@ TEST(OtkeModel, RejectsModelsOfAnotherKindOrShape) {
   const auto gbytes = write_model(other);
   expect_error([&] { OtkeModel::from_bytes(gbytes.data(), gbytes.size()); }, ErrorCode::kBadModelFile,
                "'future-kind' model, expected an otke model");
+}
+
+// Features used in place by OTK pooling are not scanned for NaN/Inf before the pooling: a non-finite feature makes
+// every similarity of its row non-finite, the pooling fails, and only then the scan runs. Whatever the value, its
+// place, the solver's path (narrow p in the log domain, wide p in the scaling domain, the attention plan), q and the
+// positional encoding, the error is the scan's: the set, element and coordinate, for inference and for the loss.
+TEST(OtkeModel, ANonFiniteFeatureIsNamedWhereverItIsWithoutAScanUpFront) {
+  const int k = 24;
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int p, q;
+    bool sinusoidal;
+    OtkPlan plan;
+  };
+  for (const Case& c : {Case{3, 1, false, OtkPlan::kSinkhorn}, Case{40, 1, false, OtkPlan::kSinkhorn},
+                        Case{8, 2, true, OtkPlan::kSinkhorn}, Case{5, 1, false, OtkPlan::kAttention}}) {
+    OtkeModel m;
+    m.config.input_type = OtkeInput::kVectors;
+    m.config.input_dim = k;
+    m.config.embedding = OtkeEmbedding::kIdentity;
+    m.config.otk.p = c.p;
+    m.config.otk.q = c.q;
+    m.config.otk.sinusoidal = c.sinusoidal;
+    m.config.otk.plan = c.plan;
+    m.config.otk.iters = 10;
+    m.config.classes = 2;
+    std::vector<MatF> refs;
+    for (int r = 0; r < c.q; ++r) refs.push_back(testing::random_mat(c.p, k, 3 + r));
+    refs[0].col(k - 1).setZero();  // Inf times a zero reference entry is NaN: still caught
+    m.pooling = OtkPooling(refs, m.config.otk);
+    init_otke_head(m, 1);
+    SetBatch x(3, 7, k);
+    x.n = {7, 5, 2};
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal;
+    for (float& v : x.x) v = normal(rng);
+    const std::vector<int32_t> labels = {0, 1, 0};
+    EXPECT_NO_THROW(m.embed(x));
+    SetBatch padded = x;
+    padded.row(2, 4)[0] = NAN;  // padding is never read
+    EXPECT_EQ(m.embed(padded), m.embed(x));
+    for (float bad : {NAN, inf, -inf})
+      for (auto [b, i, col] : {std::tuple{0, 0, 0}, std::tuple{1, 4, k - 1}, std::tuple{2, 1, 7}}) {
+        SetBatch y = x;
+        y.row(b, i)[col] = bad;
+        const std::string at = "set " + std::to_string(b) + " has a non-finite feature at element " +
+                               std::to_string(i) + ", coordinate " + std::to_string(col);
+        expect_error([&] { m.embed(y); }, ErrorCode::kInvalidArgument, "otke: " + at);
+        OtkeGradients g;
+        expect_error([&] { otke_loss(m, y, labels, &g); }, ErrorCode::kInvalidArgument, "otke loss: " + at);
+      }
+  }
 }
 
 TEST(KMeans, RecoversWellSeparatedClusters) {
