@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/otk_pooling.h"
+#include "inductive/parallel.h"
 #include "../test_util.h"
 
 namespace inductive {
@@ -53,6 +54,40 @@ TEST(OtkPooling, PaddingAndBatchMatesNeverChangeASetsEmbedding) {
   for (int b = 0; b < 3; ++b) {
     const MatF alone = pool.forward(batch.slice(b, b + 1));
     EXPECT_LT((all.row(b) - alone.row(0)).cwiseAbs().maxCoeff(), 1e-6) << "set " << b;
+  }
+}
+
+// Inference takes each set through its products, plans and P^T x in turn (so that P^T x finds the set's features in
+// cache); training's forward goes step by step over the batch. Both solve each set with the same code: the same
+// bits, embeddings and visualisation plans, narrow (log domain) and wide (scaling domain), with q references,
+// positional weights, the sinusoidal encoding, and on one or two threads.
+TEST(OtkPooling, InferenceSetBySetIsTheBatchedForwardBitForBit) {
+  struct Case {
+    int p, q;
+    float sigma_pos;
+    bool sinusoidal;
+  };
+  for (const Case& c :
+       {Case{3, 1, 0.0f, false}, Case{40, 1, 0.0f, false}, Case{8, 2, 0.3f, false}, Case{16, 2, 0.0f, true}}) {
+    OtkOptions o = small_options(c.q, c.sigma_pos);
+    o.p = c.p;
+    o.iters = 10;
+    o.sinusoidal = c.sinusoidal;
+    std::vector<MatF> refs;
+    for (int r = 0; r < c.q; ++r) refs.push_back(random_mat(c.p, 24, 30 + r));
+    const OtkPooling pool(refs, o);
+    const SetBatch x = random_batch({90, 7, 1, 64, 33}, 24, 40);
+    OtkPooling::Cache cache;
+    cache.gradient = SinkhornGradient::kImplicit;  // no tape: the batched forward solves as inference does
+    std::vector<std::vector<float>> batched_plans, plans;
+    const MatF batched = pool.forward(x, &cache, &batched_plans);
+    for (int threads : {1, 2}) {
+      set_parallel_threads(threads);
+      const MatF out = pool.forward(x, nullptr, &plans);
+      EXPECT_EQ(out, batched) << "p " << c.p << " q " << c.q << " threads " << threads;
+      EXPECT_EQ(plans, batched_plans) << "p " << c.p << " q " << c.q << " threads " << threads;
+    }
+    set_parallel_threads(0);
   }
 }
 
