@@ -128,139 +128,89 @@ SinkhornOptions OtkPooling::sinkhorn_options() const {
   return o;
 }
 
-namespace {
-
-// OtkPooling::forward for inference: each set in turn through its similarities, transport plans and P^T x, for every
-// reference, so that P^T x reads the set's features while x z^T has just brought them into cache. Step by step over
-// the batch (as training does, which keeps every plan and tape for backward), each product read every set from
-// memory: at k 512 a set is 1.2 MB and a batch of 64 is 78 MB, past L3. Each set is solved by the same Sinkhorn code
-// as in a batch, so no bit changes; the buffers are one set's per thread instead of the batch's.
-MatF forward_by_set(const SetBatch& psi, const std::vector<MatF>& refs, const OtkOptions& options,
-                    const SinkhornOptions& sinkhorn, float c, std::vector<std::vector<float>>* plans_out, MatF out) {
-  const int B = psi.batch, N = psi.n_max, p = options.p, k = psi.dim, q = options.q;
-  const size_t set_size = static_cast<size_t>(N) * p;
-  if (plans_out) plans_out->assign(q, std::vector<float>(static_cast<size_t>(B) * set_size));
-  // As in the batched path: x z^T as broadcasts over z^T when p is a multiple of the vector width, else dot products.
-  const bool by_rows = p % simd::vector_floats() == 0;
-  std::vector<MatF> zt(q);
-  if (by_rows)
-    for (int r = 0; r < q; ++r) zt[r] = refs[r].transpose();
-  const int threads = std::max(1, parallel_threads());
-  std::vector<std::vector<float>> buffers(static_cast<size_t>(threads), std::vector<float>(2 * set_size));
-  parallel_for(B, 1, 0, [&](int b, int worker) {
-    const int n = psi.n[b];
-    float* sim = buffers[static_cast<size_t>(worker)].data();
-    for (int r = 0; r < q; ++r) {
-      const int64_t off = static_cast<int64_t>(b) * N * p;
-      float* plan = plans_out ? (*plans_out)[r].data() + off : sim + set_size;
-      if (by_rows)
-        simd::gemm_ab(psi.row(b, 0), k, zt[r].data(), p, sim, p, n, p, k);
-      else
-        simd::gemm_abt(psi.row(b, 0), k, refs[r].data(), k, sim, p, n, p, k);
-      // The batched call's check names the set; one set's call would name problem 0.
-      INDUCTIVE_CHECK(CMapF(sim, n, p).allFinite(), ErrorCode::kInvalidArgument, "otk: set ", b,
-                      " has non-finite similarities to the references (NaN or Inf in its features)");
-      const SinkhornProblem<float> one{sim, 1, N, p, &psi.n[b], nullptr, nullptr, nullptr};
-      sinkhorn_log(one, sinkhorn, SinkhornOutput<float>{plan});
-      MatF w;
-      if (options.sigma_pos > 0) {
-        w.resize(n, p);
-        positional_weights(n, p, options.sigma_pos, w.data());
-        w.array() *= CMapF(plan, n, p).array();
-        if (plans_out) MapF(plan, n, p) = w;
-      }
-      const float* weights = options.sigma_pos > 0 ? w.data() : plan;
-      simd::gemm_atb(weights, p, psi.row(b, 0), k, out.row(b).data() + static_cast<int64_t>(r) * p * k, k, p, k, n, c);
-    }
-  });
-  return out;
-}
-
-}  // namespace
-
 MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
-  // Non-finite features surface through Sinkhorn's own check of the similarities, which costs n p, not n k.
+  // Non-finite features surface through the check of the similarities below, which costs n p, not n k.
   embedded.validate_shape("otk");
   INDUCTIVE_CHECK(embedded.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ",
                   embedded.dim, ", expected ", dim(), " (the references' dimension)");
   SetBatch encoded;
   if (options_.sinusoidal) encoded = add_sinusoidal_encoding(embedded);
   const SetBatch& psi = options_.sinusoidal ? encoded : embedded;
-  const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim;
+  const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim, q = options_.q;
   const float c = scale();
   MatF out(B, output_dim());
-  if (!cache && options_.plan == OtkPlan::kSinkhorn)
-    return forward_by_set(psi, refs_, options_, sinkhorn_options(), c, plans_out, std::move(out));
-  // Uninitialised: only the valid rows of each set are written and read (Sinkhorn zeroes the plan's padding), and
-  // zero-filling the batch x n_max x p buffers on every call cost a quarter of the embedding time at p = 64.
-  const size_t size = static_cast<size_t>(B) * N * p;
-  std::unique_ptr<float[]> own_sim, scratch;
-  float* sim_data = nullptr;
+  const size_t set_size = static_cast<size_t>(N) * p, size = static_cast<size_t>(B) * set_size;
+  const bool attention = options_.plan == OtkPlan::kAttention;
+  const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled && !attention;
+  // What backward needs: the plans (before positional weighting), the tapes and, with one reference, the
+  // similarities. Without a cache a set's similarities and plan live in its thread's buffers.
+  const bool keep_sim = cache && q == 1;
   if (cache) {
-    cache->plans.assign(options_.q, {});
-    cache->tapes.assign(options_.q, {});
-    cache->similarities.clear();
+    cache->plans.assign(q, std::vector<float>(size));
+    cache->tapes.assign(q, {});
+    cache->similarities.assign(keep_sim ? size : 0, 0.0f);
   }
-  if (cache && options_.q == 1) {
-    cache->similarities.resize(size);
-    sim_data = cache->similarities.data();
-  } else {
-    own_sim.reset(new float[size]);
-    sim_data = own_sim.get();
-  }
-  if (plans_out) plans_out->assign(options_.q, {});
-  for (int r = 0; r < options_.q; ++r) {
-    const MatF& z = refs_[r];
-    // With p a multiple of the vector width, x z^T runs faster as broadcasts and FMAs over z^T (gemm_ab) than as dot
-    // products, whose horizontal sums cost more than they save (wasm k128 p64: +18 %; native k512 p64: 1.9x). Else
-    // gemm_ab would end each row with scalar columns, and the dot products win (wasm k512 p10: -12 % with gemm_ab).
-    const bool by_rows = p % simd::vector_floats() == 0;
-    const MatF zt = by_rows ? MatF(z.transpose()) : MatF();
-    detail::for_each_problem(B, [&](int b) {
-      const int n = psi.n[b];
-      float* s = sim_data + static_cast<int64_t>(b) * N * p;
+  if (plans_out) plans_out->assign(q, std::vector<float>(size));
+  std::vector<std::vector<SinkhornTape<float>>> set_tapes(tape ? q : 0, std::vector<SinkhornTape<float>>(B));
+  // With p a multiple of the vector width, x z^T runs faster as broadcasts and FMAs over z^T (gemm_ab) than as dot
+  // products, whose horizontal sums cost more than they save (wasm k128 p64: +18 %; native k512 p64: 1.9x). Else
+  // gemm_ab would end each row with scalar columns, and the dot products win (wasm k512 p10: -12 % with gemm_ab).
+  const bool by_rows = p % simd::vector_floats() == 0;
+  std::vector<MatF> zt(q);
+  if (by_rows)
+    for (int r = 0; r < q; ++r) zt[r] = refs_[r].transpose();
+  std::vector<std::vector<float>> buffers(static_cast<size_t>(std::max(1, parallel_threads())));
+  // Each set in turn through its similarities, plan and P^T x for every reference, so that P^T x reads the set's
+  // features while x z^T has just brought them into cache. Step by step over the batch, each product read every set
+  // from memory: at k 512 a set is 1.2 MB and a batch of 64 is 78 MB, past L3. Each set is solved alone by the code
+  // that solves a batch's sets, so no bit depends on the batch.
+  parallel_for(B, 1, 0, [&](int b, int worker) {
+    const int n = psi.n[b];
+    const int64_t off = static_cast<int64_t>(b) * N * p;
+    std::vector<float>& own = buffers[static_cast<size_t>(worker)];
+    own.resize(2 * set_size);
+    for (int r = 0; r < q; ++r) {
+      float* sim = keep_sim ? cache->similarities.data() + off : own.data();
+      float* plan = cache       ? cache->plans[r].data() + off
+                    : plans_out ? (*plans_out)[r].data() + off
+                                : own.data() + set_size;
       if (by_rows)
-        simd::gemm_ab(psi.row(b, 0), k, zt.data(), p, s, p, n, p, k);
+        simd::gemm_ab(psi.row(b, 0), k, zt[r].data(), p, sim, p, n, p, k);
       else
-        simd::gemm_abt(psi.row(b, 0), k, z.data(), k, s, p, n, p, k);
-    });
-    // The plan goes straight into the cache when backward will need it (before positional weighting).
-    float* plan = nullptr;
-    if (cache) {
-      cache->plans[r].resize(size);
-      plan = cache->plans[r].data();
-    } else {
-      if (!scratch) scratch.reset(new float[size]);
-      plan = scratch.get();
-    }
-    if (options_.plan == OtkPlan::kAttention) {
-      // Sinkhorn checks its input; this plan checks the valid rows (padding is never written).
-      for (int b = 0; b < B; ++b)
-        INDUCTIVE_CHECK(CMapF(sim_data + static_cast<int64_t>(b) * N * p, psi.n[b], p).allFinite(),
-                        ErrorCode::kInvalidArgument, "otk: set ", b,
-                        " has non-finite similarities to the references (NaN or Inf in its features)");
-      attention_plan(sim_data, B, N, p, psi.n.data(), options_.eps, plan);
-    } else {
-      SinkhornProblem<float> pr{sim_data, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
-      const bool tape = cache && cache->gradient == SinkhornGradient::kUnrolled;
-      sinkhorn_log(pr, sinkhorn_options(), SinkhornOutput<float>{plan}, tape ? &cache->tapes[r] : nullptr);
-    }
-    if (plans_out) (*plans_out)[r].assign(plan, plan + size);
-    detail::for_each_problem(B, [&](int b) {
-      const int n = psi.n[b];
-      const int64_t off = static_cast<int64_t>(b) * N * p;
-      CMapF pb(plan + off, n, p);
-      MapF phi(out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
+        simd::gemm_abt(psi.row(b, 0), k, refs_[r].data(), k, sim, p, n, p, k);
+      // Named here by set (a one-set Sinkhorn call would name problem 0); padding rows are never read.
+      INDUCTIVE_CHECK(CMapF(sim, n, p).allFinite(), ErrorCode::kInvalidArgument, "otk: set ", b,
+                      " has non-finite similarities to the references (NaN or Inf in its features)");
+      if (attention) {
+        attention_plan(sim, 1, N, p, &psi.n[b], options_.eps, plan);
+      } else {
+        const SinkhornProblem<float> one{sim, 1, N, p, &psi.n[b], nullptr, nullptr, nullptr};
+        sinkhorn_log(one, sinkhorn_options(), SinkhornOutput<float>{plan}, tape ? &set_tapes[r][b] : nullptr);
+      }
+      float* shown = plans_out ? (*plans_out)[r].data() + off : nullptr;
+      if (shown && shown != plan) std::copy(plan, plan + set_size, shown);
       MatF w;
       if (options_.sigma_pos > 0) {
         w.resize(n, p);
         positional_weights(n, p, options_.sigma_pos, w.data());
-        w.array() *= pb.array();
-        if (plans_out) MapF((*plans_out)[r].data() + off, n, p) = w;
+        w.array() *= CMapF(plan, n, p).array();
+        if (shown) MapF(shown, n, p) = w;
       }
-      const float* weights = options_.sigma_pos > 0 ? w.data() : plan + off;
-      simd::gemm_atb(weights, p, psi.row(b, 0), k, phi.data(), k, p, k, n, c);
-    });
+      const float* weights = options_.sigma_pos > 0 ? w.data() : plan;
+      simd::gemm_atb(weights, p, psi.row(b, 0), k, out.row(b).data() + static_cast<int64_t>(r) * p * k, k, p, k, n, c);
+    }
+  });
+  // The sets' tapes, one batch's (as sinkhorn_log on the batch would write it).
+  for (int r = 0; tape && r < q; ++r) {
+    SinkhornTape<float>& t = cache->tapes[r];
+    t.offset.resize(B);
+    t.n_iter.resize(B);
+    for (int b = 0; b < B; ++b) {
+      const SinkhornTape<float>& one = set_tapes[r][b];
+      t.offset[b] = static_cast<int64_t>(t.lse.size());
+      t.n_iter[b] = one.n_iter[0];
+      t.lse.insert(t.lse.end(), one.lse.begin(), one.lse.end());
+    }
   }
   return out;
 }
@@ -281,28 +231,41 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
   const float c = scale();
   if (grad_psi) *grad_psi = SetBatch(B, N, k), grad_psi->n = psi.n;
   if (grad_refs && grad_refs->empty()) grad_refs->assign(options_.q, MatF::Zero(p, k));
-  std::vector<float> grad_plan(static_cast<size_t>(B) * N * p), grad_sim(grad_plan.size());
   // The Sinkhorn backward reads the logits from the similarities: forward keeps them with one reference, else they
-  // are recomputed here, one reference at a time (B N p floats).
+  // are recomputed here, a set at a time.
+  const size_t set_size = static_cast<size_t>(N) * p;
   const bool kept = !cache.similarities.empty();
-  INDUCTIVE_CHECK(!kept || (options_.q == 1 && cache.similarities.size() == grad_plan.size()),
+  INDUCTIVE_CHECK(!kept || (options_.q == 1 && cache.similarities.size() == static_cast<size_t>(B) * set_size),
                   ErrorCode::kShapeMismatch, "otk backward: cache does not come from forward on this batch");
-  std::vector<float> recomputed(kept ? 0 : grad_plan.size());
-  const float* sim = kept ? cache.similarities.data() : recomputed.data();
-  std::vector<MatF> grad_z_per_set(B);
+  const bool attention = options_.plan == OtkPlan::kAttention;
+  const bool unrolled = !attention && cache.gradient == SinkhornGradient::kUnrolled;
+  for (int r = 0; r < options_.q; ++r)
+    INDUCTIVE_CHECK(cache.plans[r].size() == static_cast<size_t>(B) * set_size &&
+                        (!unrolled || static_cast<int>(cache.tapes.at(r).n_iter.size()) == B),
+                    ErrorCode::kShapeMismatch, "otk backward: cache does not come from forward on this batch");
+  std::vector<MatF> grad_z_per_set(grad_refs ? B : 0);
+  // Per thread: dL/dP, dL/dS and (when not kept) the similarities of the set at hand.
+  std::vector<std::vector<float>> buffers(static_cast<size_t>(std::max(1, parallel_threads())));
   for (int r = 0; r < options_.q; ++r) {
     const MatF& z = refs_[r];
     const std::vector<float>& plan = cache.plans[r];
-    std::fill(grad_plan.begin(), grad_plan.end(), 0.0f);
     const bool by_rows = p % simd::vector_floats() == 0;  // as in forward
     const int width = kept ? p : 2 * p;                   // [c g] or [c g; z]
-    detail::for_each_problem(B, [&](int b) {
+    // Each set in turn from dL/dP to dL/dS to the products with x, so that dC^T x reads the set's features while
+    // x [c g; z]^T has just brought them into cache (see forward).
+    parallel_for(B, 1, 0, [&](int b, int worker) {
       const int n = psi.n[b];
+      const int64_t off = static_cast<int64_t>(b) * N * p;
       const float* x = psi.row(b, 0);
+      std::vector<float>& own = buffers[static_cast<size_t>(worker)];
+      own.resize(3 * set_size);
+      float* gp = own.data();
+      std::fill(gp + static_cast<int64_t>(n) * p, gp + set_size, 0.0f);  // padding: the products write the valid rows
+      float* gs = own.data() + set_size;
+      float* s = kept ? nullptr : own.data() + 2 * set_size;
+      const float* sim = kept ? cache.similarities.data() + off : s;
       CMapF g(grad_out.row(b).data() + static_cast<int64_t>(r) * p * k, p, k);
-      CMapF pb(plan.data() + static_cast<int64_t>(b) * N * p, n, p);
-      float* gp = grad_plan.data() + static_cast<int64_t>(b) * N * p;
-      float* s = kept ? nullptr : recomputed.data() + static_cast<int64_t>(b) * N * p;
+      CMapF pb(plan.data() + off, n, p);
       // dL/d(P o Spos) = c x g^T and, when forward did not keep them, the similarities x z^T from the same pass over
       // x: x [c g; z]^T, in row chunks that stay in L2 (x is 2 MB per set at k 512) while both halves read them.
       MatF stacked(width, k);
@@ -333,21 +296,23 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
       }
       // dL/dx += (P o Spos) (c g), c g the top of `stacked`.
       if (grad_psi) simd::gemm_ab(pw.data(), p, stacked.data(), k, grad_psi->row(b, 0), k, n, k, p, true);
-    });
-    SinkhornProblem<float> pr{sim, B, N, p, psi.n.data(), nullptr, nullptr, nullptr};
-    if (options_.plan == OtkPlan::kAttention)
-      attention_plan_backward(plan.data(), grad_plan.data(), B, N, p, psi.n.data(), options_.eps, grad_sim.data());
-    else if (cache.gradient == SinkhornGradient::kImplicit)
-      sinkhorn_implicit_backward(pr, sinkhorn_options(), plan.data(), grad_plan.data(), grad_sim.data());
-    else
-      sinkhorn_log_backward(pr, sinkhorn_options(), cache.tapes[r], plan.data(), grad_plan.data(), grad_sim.data());
-    detail::for_each_problem(B, [&](int b) {
-      const int n = psi.n[b];
-      const float* gs = grad_sim.data() + static_cast<int64_t>(b) * N * p;
+      // dL/dS of this set alone, through the same per-problem code as a batch's.
+      const SinkhornProblem<float> one{sim, 1, N, p, &psi.n[b], nullptr, nullptr, nullptr};
+      if (attention) {
+        attention_plan_backward(plan.data() + off, gp, 1, N, p, &psi.n[b], options_.eps, gs);
+      } else if (!unrolled) {
+        sinkhorn_implicit_backward(one, sinkhorn_options(), plan.data() + off, gp, gs);
+      } else {
+        const SinkhornTape<float>& t = cache.tapes[r];
+        const auto first = t.lse.begin() + t.offset[b];
+        const int64_t length = static_cast<int64_t>(t.n_iter[b]) * (n + p);
+        SinkhornTape<float> set_tape{std::vector<float>(first, first + length), {0}, {t.n_iter[b]}};
+        sinkhorn_log_backward(one, sinkhorn_options(), set_tape, plan.data() + off, gp, gs);
+      }
       if (grad_psi) simd::gemm_ab(gs, p, z.data(), k, grad_psi->row(b, 0), k, n, k, p, true);
       if (grad_refs) {
         grad_z_per_set[b].resize(p, k);
-        simd::gemm_atb(gs, p, psi.row(b, 0), k, grad_z_per_set[b].data(), k, p, k, n, 1.0f);
+        simd::gemm_atb(gs, p, x, k, grad_z_per_set[b].data(), k, p, k, n, 1.0f);
       }
     });
     if (grad_refs)

@@ -57,35 +57,40 @@ TEST(OtkPooling, PaddingAndBatchMatesNeverChangeASetsEmbedding) {
   }
 }
 
-// Inference takes each set through its products, plans and P^T x in turn (so that P^T x finds the set's features in
-// cache); training's forward goes step by step over the batch. Both solve each set with the same code: the same
-// bits, embeddings and visualisation plans, narrow (log domain) and wide (scaling domain), with q references,
-// positional weights, the sinusoidal encoding, and on one or two threads.
-TEST(OtkPooling, InferenceSetBySetIsTheBatchedForwardBitForBit) {
-  struct Case {
-    int p, q;
-    float sigma_pos;
-    bool sinusoidal;
-  };
-  for (const Case& c :
-       {Case{3, 1, 0.0f, false}, Case{40, 1, 0.0f, false}, Case{8, 2, 0.3f, false}, Case{16, 2, 0.0f, true}}) {
-    OtkOptions o = small_options(c.q, c.sigma_pos);
-    o.p = c.p;
+// The pooling takes each set in turn through its products, plan and P^T x (so that P^T x finds the set's features
+// in cache). What it keeps for backward is what Sinkhorn on the whole batch gives: the same plans and the same
+// tape, bit for bit, narrow (log domain) and wide (scaling domain); and inference returns the same embeddings and
+// visualisation plans as a forward that keeps no tape (implicit gradient: with a tape, narrow problems stay in the
+// log domain; without one they may run in the scaling domain), on one or two threads.
+TEST(OtkPooling, SetBySetKeepsTheBatchsPlansAndTapeBitForBit) {
+  for (int p : {3, 40}) {
+    OtkOptions o = small_options(1, 0.0f);
+    o.p = p;
     o.iters = 10;
-    o.sinusoidal = c.sinusoidal;
-    std::vector<MatF> refs;
-    for (int r = 0; r < c.q; ++r) refs.push_back(random_mat(c.p, 24, 30 + r));
-    const OtkPooling pool(refs, o);
+    const OtkPooling pool({random_mat(p, 24, 30)}, o);
     const SetBatch x = random_batch({90, 7, 1, 64, 33}, 24, 40);
-    OtkPooling::Cache cache;
-    cache.gradient = SinkhornGradient::kImplicit;  // no tape: the batched forward solves as inference does
-    std::vector<std::vector<float>> batched_plans, plans;
-    const MatF batched = pool.forward(x, &cache, &batched_plans);
+    OtkPooling::Cache cache, no_tape;
+    no_tape.gradient = SinkhornGradient::kImplicit;
+    std::vector<std::vector<float>> training_plans, plans;
+    pool.forward(x, &cache);
+    const MatF training = pool.forward(x, &no_tape, &training_plans);
+    SinkhornOptions so;
+    so.eps = o.eps;
+    so.max_iter = o.iters;
+    so.similarity = true;
+    const SinkhornProblem<float> batch{
+        cache.similarities.data(), x.batch, x.n_max, p, x.n.data(), nullptr, nullptr, nullptr};
+    std::vector<float> plan(cache.similarities.size());
+    SinkhornTape<float> tape;
+    sinkhorn_log(batch, so, SinkhornOutput<float>{plan.data()}, &tape);
+    EXPECT_EQ(cache.plans[0], plan) << "p " << p;
+    EXPECT_EQ(cache.tapes[0].lse, tape.lse) << "p " << p;
+    EXPECT_EQ(cache.tapes[0].offset, tape.offset) << "p " << p;
+    EXPECT_EQ(cache.tapes[0].n_iter, tape.n_iter) << "p " << p;
     for (int threads : {1, 2}) {
       set_parallel_threads(threads);
-      const MatF out = pool.forward(x, nullptr, &plans);
-      EXPECT_EQ(out, batched) << "p " << c.p << " q " << c.q << " threads " << threads;
-      EXPECT_EQ(plans, batched_plans) << "p " << c.p << " q " << c.q << " threads " << threads;
+      EXPECT_EQ(pool.forward(x, nullptr, &plans), training) << "p " << p << " threads " << threads;
+      EXPECT_EQ(plans, training_plans) << "p " << p << " threads " << threads;
     }
     set_parallel_threads(0);
   }
@@ -120,10 +125,12 @@ TEST(OtkPooling, PlansForVisualisationHaveTheRightMarginals) {
 }
 
 // dL/dx and dL/dz of L = <g, forward(x)> against central finite differences.
+// o.q references of o.p x 4.
 void expect_gradients_match_finite_differences(const OtkOptions& o, SinkhornGradient mode) {
-  std::vector<MatF> refs = {random_mat(3, 4, 11), random_mat(3, 4, 12)};
+  std::vector<MatF> refs;
+  for (int r = 0; r < o.q; ++r) refs.push_back(random_mat(o.p, 4, 11 + r));
   const SetBatch x = random_batch({5, 3}, 4, 13);
-  const MatF g = random_mat(2, 2 * 3 * 4, 14);
+  const MatF g = random_mat(2, o.q * o.p * 4, 14);
   auto loss = [&](const std::vector<MatF>& zs, const SetBatch& in) {
     return static_cast<double>((OtkPooling(zs, o).forward(in).array() * g.array()).sum());
   };
@@ -131,7 +138,9 @@ void expect_gradients_match_finite_differences(const OtkOptions& o, SinkhornGrad
   OtkPooling::Cache cache;
   cache.gradient = mode;
   pool.forward(x, &cache);
-  if (mode == SinkhornGradient::kImplicit) EXPECT_TRUE(cache.tapes[0].lse.empty()) << "implicit: no tape";
+  if (mode == SinkhornGradient::kImplicit) {
+    EXPECT_TRUE(cache.tapes[0].lse.empty()) << "implicit: no tape";
+  }
   SetBatch gx;
   std::vector<MatF> gz;
   pool.backward(x, cache, g, &gx, &gz);
@@ -149,8 +158,8 @@ void expect_gradients_match_finite_differences(const OtkOptions& o, SinkhornGrad
         const double fd = (loss(refs, xp) - loss(refs, xm)) / (2 * h);
         EXPECT_NEAR(gx.row(b, i)[c], fd, 3e-3 + 3e-3 * std::fabs(fd)) << "dx[" << b << "," << i << "," << c << "]";
       }
-  for (int r = 0; r < 2; ++r)
-    for (int j = 0; j < 3; ++j)
+  for (int r = 0; r < o.q; ++r)
+    for (int j = 0; j < o.p; ++j)
       for (int c = 0; c < 4; ++c) {
         auto zp = refs, zm = refs;
         zp[r](j, c) += h;
@@ -175,6 +184,16 @@ INSTANTIATE_TEST_SUITE_P(PositionalAndMode, OtkPoolingGradient,
                          ::testing::Combine(::testing::Values(0.0f, 0.3f),
                                             ::testing::Values(SinkhornGradient::kUnrolled,
                                                               SinkhornGradient::kImplicit)));
+
+// One reference: backward reads the similarities forward kept instead of recomputing them; with p 40 (wide) the
+// forward and backward of a training step run in the scaling domain, with p 3 in the log domain.
+TEST(OtkPoolingGradient, OneReferenceNarrowAndWideMatchFiniteDifferences) {
+  for (int p : {3, 40}) {
+    OtkOptions o = small_options(1, 0.0f);
+    o.p = p;
+    expect_gradients_match_finite_differences(o, SinkhornGradient::kUnrolled);
+  }
+}
 
 // The ablations (attention plan, sinusoidal encoding), alone and together with the positional weighting.
 class OtkPoolingAblationGradient : public ::testing::TestWithParam<std::tuple<OtkPlan, bool, float>> {};
