@@ -42,7 +42,7 @@ OneResult solve_rows(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan
     std::fill(acc.begin(), acc.end(), T(0));
     for (int i = 0; i < n; ++i) kern.col_max(plan + static_cast<int64_t>(i) * ld, F[i], m.data(), p);
     for (int i = 0; i < n; ++i) kern.col_sumexp(plan + static_cast<int64_t>(i) * ld, F[i], m.data(), acc.data(), p);
-    for (int j = 0; j < p; ++j) cl[j] = acc[j] > 0 ? m[j] + std::log(acc[j]) : kNegInf;
+    kern.log_plus(acc.data(), m.data(), T(0), cl.data(), p);
     if (o.tol > 0 && t > 0) {
       // Column sums of the current plan are exp(G_j + cl_j): the stopping test costs nothing extra.
       double err = 0;

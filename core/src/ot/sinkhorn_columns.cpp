@@ -33,7 +33,7 @@ void row_lses(const simd::LseKernels<T>& kern, const T* kt, const T* G, int n, i
   std::fill(acc, acc + n, T(0));
   for (int j = 0; j < p; ++j) kern.col_max(kt + static_cast<int64_t>(j) * n, G[j], m, n);
   for (int j = 0; j < p; ++j) kern.col_sumexp(kt + static_cast<int64_t>(j) * n, G[j], m, acc, n);
-  for (int i = 0; i < n; ++i) rl[i] = acc[i] > 0 ? m[i] + std::log(acc[i]) : kNegInf;
+  kern.log_plus(acc, m, T(0), rl, n);
 }
 
 }  // namespace

@@ -132,8 +132,10 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
     if (tape) {
       // The log domain's LSEs: cl_j = LSE_i(F_i + K_ij) = log (E^T u)_j + kmax, rl_i = LSE_j(G_j + K_ij) =
       // log (E v)_i (G = log v - kmax).
-      for (int j = 0; j < p; ++j) tape->push_back(std::log(sc[j]) + kmax);
-      for (int i = 0; i < n; ++i) tape->push_back(std::log(sr[i]));
+      const size_t at = tape->size();
+      tape->resize(at + p + n);
+      kern.log_plus(sc.data(), nullptr, kmax, tape->data() + at, p);
+      kern.log_plus(sr.data(), nullptr, T(0), tape->data() + at + p, n);
     }
     r.n_iter = t + 1;
   }

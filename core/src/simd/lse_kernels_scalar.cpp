@@ -88,13 +88,19 @@ void axpy(const T* e, T alpha, T* acc, int len) {
   for (int j = 0; j < len; ++j) acc[j] += alpha * e[j];
 }
 
+template <typename T>
+void log_plus(const T* x, const T* add, T c, T* out, int len) {
+  for (int j = 0; j < len; ++j)
+    out[j] = x[j] > 0 ? std::log(x[j]) + (add ? add[j] : T(0)) + c : -std::numeric_limits<T>::infinity();
+}
+
 }  // namespace
 
 template <typename T>
 const LseKernels<T>& scalar_kernels() {
   static const LseKernels<T> table{
       "scalar",     &row_lse<T>,   &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>,
-      &plan_row<T>, &exp_shift<T>, &dot<T>,     &axpy<T>};
+      &plan_row<T>, &exp_shift<T>, &dot<T>,     &axpy<T>,       &log_plus<T>};
   return table;
 }
 

@@ -206,9 +206,19 @@ struct XsimdKernels {
       store_tail(xsimd::fma(ba, load_tail(e + j, r, T(0)), load_tail(acc + j, r, T(0))), acc + j, r);
   }
 
+  static void log_plus(const T* x, const T* add, T c, T* out, int len) {
+    const B bc(c), zero(T(0)), ninf(kNegInf);
+    auto one = [&](const B& vx, const B& va) { return xsimd::select(vx > zero, xsimd::log(vx) + va + bc, ninf); };
+    int j = 0;
+    for (; j + W <= len; j += W)
+      one(B::load_unaligned(x + j), add ? B::load_unaligned(add + j) : zero).store_unaligned(out + j);
+    if (const int r = len - j)
+      store_tail(one(load_tail(x + j, r, T(1)), add ? load_tail(add + j, r, T(0)) : zero), out + j, r);
+  }
+
   static const LseKernels<T>& table(const char* name) {
     static const LseKernels<T> t{name,      &row_lse,   &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd,
-                                 &plan_row, &exp_shift, &dot,     &axpy};
+                                 &plan_row, &exp_shift, &dot,     &axpy,       &log_plus};
     return t;
   }
 };

@@ -78,6 +78,39 @@ TYPED_TEST(LseKernelsTest, EveryTableMatchesTheScalarTwin) {
   }
 }
 
+// log_plus: log(x) + add + c where x > 0, -inf where x is 0 or negative, with and without `add`, in place too.
+TYPED_TEST(LseKernelsTest, LogPlusMatchesTheScalarTwinAndIsMinusInfinityOffThePositives) {
+  using T = TypeParam;
+  const LseKernels<T>* tables[8];
+  const int count = available_kernels<T>(tables, 8);
+  const auto& ref = scalar_kernels<T>();
+  const T tol = std::is_same_v<T, float> ? T(2e-6) : T(1e-13);
+  for (int t = 0; t < count; ++t)
+    for (int len : {1, 3, 8, 17, 100}) {
+      SCOPED_TRACE(std::string(tables[t]->name) + " len " + std::to_string(len));
+      auto x = random_vector<T>(len, len + 7, T(1e-30), T(1e3));
+      const auto add = random_vector<T>(len, len + 8, -5, 5);
+      if (len > 2) x[1] = T(0), x[2] = T(-1);
+      for (const T* a : {add.data(), static_cast<const T*>(nullptr)}) {
+        std::vector<T> got(len), want(len);
+        tables[t]->log_plus(x.data(), a, T(0.25), got.data(), len);
+        ref.log_plus(x.data(), a, T(0.25), want.data(), len);
+        for (int j = 0; j < len; ++j) {
+          if (!(x[j] > 0)) {
+            EXPECT_TRUE(std::isinf(got[j]) && got[j] < 0) << "x " << x[j] << " gave " << got[j];
+            continue;
+          }
+          EXPECT_NEAR(got[j], want[j], tol * 4 * (1 + std::fabs(want[j])));
+          EXPECT_NEAR(want[j], std::log(static_cast<double>(x[j])) + (a ? a[j] : 0) + 0.25,
+                      tol * (1 + std::fabs(want[j])));
+        }
+        auto in_place = x;
+        tables[t]->log_plus(in_place.data(), a, T(0.25), in_place.data(), len);
+        for (int j = 0; j < len; ++j) EXPECT_EQ(in_place[j], got[j]) << "out may alias x";
+      }
+    }
+}
+
 TYPED_TEST(LseKernelsTest, AllMinusInfinityRowIsMinusInfinityNotNaN) {
   using T = TypeParam;
   const LseKernels<T>* tables[8];
