@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 
 #include "inductive/elementwise.h"
 #include "inductive/parallel.h"
