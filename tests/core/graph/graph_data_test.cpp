@@ -234,8 +234,9 @@ TEST(GraphTuTest, ReadsTheOtherTuDatasetsOfTheThesis) {
     EXPECT_EQ(ds.class_values, e.classes) << e.name;
     EXPECT_EQ(ds.n_node_labels(), e.node_labels) << e.name;
     EXPECT_EQ(ds.node_attribute_dim, e.attributes) << e.name;
-    if (e.vendored || std::ifstream(e.folds + "/test_idx-1.txt").good())
+    if (e.vendored || std::ifstream(e.folds + "/test_idx-1.txt").good()) {
       EXPECT_EQ(read_graphit_folds(e.folds, ds.n_graphs()).size(), 10u) << e.name;
+    }
   }
 }
 

@@ -185,7 +185,9 @@ TEST(SinkhornLayouts, RowsAndColumnsAgree) {
     }
     for (size_t i = 0; i < bt.a.size(); ++i) EXPECT_EQ(std::isinf(out[0].f[i]), std::isinf(out[1].f[i]));
     for (size_t i = 0; i < bt.a.size(); ++i)
-      if (std::isfinite(out[0].f[i])) EXPECT_NEAR(out[0].f[i], out[1].f[i], 1e-10) << "f " << i;
+      if (std::isfinite(out[0].f[i])) {
+        EXPECT_NEAR(out[0].f[i], out[1].f[i], 1e-10) << "f " << i;
+      }
     for (size_t j = 0; j < bt.b.size(); ++j) EXPECT_NEAR(out[0].g[j], out[1].g[j], 1e-10) << "g " << j;
     for (int bi = 0; bi < bt.batch; ++bi) {
       EXPECT_EQ(out[0].iters[bi], out[1].iters[bi]);

@@ -57,11 +57,15 @@ void expect_close(const Outputs<T>& a, const Outputs<T>& b, double plan_tol, dou
   for (size_t k = 0; k < a.plan.size(); ++k) ASSERT_NEAR(a.plan[k], b.plan[k], plan_tol) << what << ": plan " << k;
   for (size_t i = 0; i < a.f.size(); ++i) {
     ASSERT_EQ(std::isinf(a.f[i]), std::isinf(b.f[i])) << what << ": f " << i;
-    if (std::isfinite(a.f[i])) ASSERT_NEAR(a.f[i], b.f[i], potential_tol) << what << ": f " << i;
+    if (std::isfinite(a.f[i])) {
+      ASSERT_NEAR(a.f[i], b.f[i], potential_tol) << what << ": f " << i;
+    }
   }
   for (size_t j = 0; j < a.g.size(); ++j) {
     ASSERT_EQ(std::isinf(a.g[j]), std::isinf(b.g[j])) << what << ": g " << j;
-    if (std::isfinite(a.g[j])) ASSERT_NEAR(a.g[j], b.g[j], potential_tol) << what << ": g " << j;
+    if (std::isfinite(a.g[j])) {
+      ASSERT_NEAR(a.g[j], b.g[j], potential_tol) << what << ": g " << j;
+    }
   }
   for (size_t bi = 0; bi < a.iters.size(); ++bi) {
     EXPECT_EQ(a.iters[bi], b.iters[bi]) << what << ": iterations of problem " << bi;
@@ -84,7 +88,9 @@ TEST(SinkhornScaling, AgreesWithTheLogDomainOnMaskedBatchesInBothLayouts) {
       const auto scaled = solve(bt.problem(bt.cost), o, 0, layout);
       expect_close(scaled, log, 1e-13, 1e-10, 1e-12, layout == 1 ? "rows" : "columns");
       EXPECT_FALSE(scaled == log) << "the scaling domain did not run (the bits are the log domain's)";
-      if (tol > 0) EXPECT_LT(log.iters[0], o.max_iter) << "the tolerance should stop the loop early";
+      if (tol > 0) {
+        EXPECT_LT(log.iters[0], o.max_iter) << "the tolerance should stop the loop early";
+      }
     }
   }
 }

@@ -93,7 +93,9 @@ TEST(Compression, CompressDatasetKeepsTheModelUpToTheCertifiedFractionAndRandomD
   const CompressionCurve& random = r.curves[2];
   ASSERT_EQ(random.ranking, CompressionRanking::kRandom);
   for (const CompressionPoint& p : random.points)
-    if (p.fraction_removed >= 0.2 && p.fraction_removed <= certified) EXPECT_GT(p.certified_gap, 1e-4);
+    if (p.fraction_removed >= 0.2 && p.fraction_removed <= certified) {
+      EXPECT_GT(p.certified_gap, 1e-4);
+    }
 }
 
 TEST(Compression, HoldOutIsStratifiedAndReproducibleAndOptionsAreChecked) {

@@ -88,7 +88,9 @@ TEST(Kernel, SolveAndScreenGivesAlphaAndDecisionValuesOfTheKernelModel) {
   const VecD f = gram * r.alpha;
   for (int i = 0; i < 60; ++i) {
     EXPECT_NEAR(r.decision[i], f[i] + r.intercept, 1e-6);  // alpha from the dual point, decision from the primal
-    if (r.result.screened[i] != 0) EXPECT_EQ(r.alpha[i], 0.0);
+    if (r.result.screened[i] != 0) {
+      EXPECT_EQ(r.alpha[i], 0.0);
+    }
   }
   EXPECT_TRUE(verify_screening(r.kernel_problem->problem(), r.result.screened).safe);
   EXPECT_GT(r.result.n_screened, 0);

@@ -83,8 +83,9 @@ TEST(Loss, FenchelYoungHoldsWithEqualityAtTheDerivative) {
       EXPECT_NEAR(loss.value(t) + loss.conjugate(y), t * y, 1e-12 * (1 + std::abs(t * y)))
           << loss.name() << " mu=" << loss.mu << " t=" << t;
       for (double y2 : {y - 0.3, y + 0.2, -0.5, -0.05})
-        if (std::isfinite(loss.conjugate(y2)))
+        if (std::isfinite(loss.conjugate(y2))) {
           EXPECT_GE(loss.value(t) + loss.conjugate(y2), t * y2 - 1e-12) << loss.name() << " t=" << t << " y=" << y2;
+        }
     }
 }
 

@@ -36,7 +36,9 @@ TEST(Path, ScreenedPathMatchesIndependentSolves) {
       EXPECT_EQ(b[k].n_removed, 0);
       removed += a[k].n_removed;
     }
-    if (combo.penalty.kind != PenaltyKind::kL1) EXPECT_GT(removed, 0) << combo.loss.name();
+    if (combo.penalty.kind != PenaltyKind::kL1) {
+      EXPECT_GT(removed, 0) << combo.loss.name();
+    }
   }
 }
 

@@ -36,7 +36,9 @@ TEST(SklearnOracle, SameObjectiveSameOptimumAtTheMappedLambda) {
       // sklearn's point is optimal for our dual too: its gap against our dual optimum is tiny.
       EXPECT_LE(p_sk - ours.gap.dual, 1e-6 * p_sk) << what;
       // L2 problems are strongly convex: the solutions coincide.
-      if (prob.penalty.kind == PenaltyKind::kL2) EXPECT_LT((ours.x - sk).norm(), 2e-3 * (1 + sk.norm())) << what;
+      if (prob.penalty.kind == PenaltyKind::kL2) {
+        EXPECT_LT((ours.x - sk).norm(), 2e-3 * (1 + sk.norm())) << what;
+      }
     }
 }
 

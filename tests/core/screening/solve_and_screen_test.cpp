@@ -34,7 +34,9 @@ TEST(SolveAndScreen, ScreenedIsDynamicUnionStaticAndSafe) {
       }
       EXPECT_EQ(next_kept, r.kept.size()) << what;
       EXPECT_EQ(r.n_dynamic, n_dynamic) << what;
-      if (!dynamic) EXPECT_EQ(n_dynamic, 0) << what;
+      if (!dynamic) {
+        EXPECT_EQ(n_dynamic, 0) << what;
+      }
       EXPECT_EQ(r.n_screened, n_screened) << what;
       EXPECT_DOUBLE_EQ(r.fraction_screened(), n_screened / 120.0) << what;
       EXPECT_TRUE(r.fit.converged) << what;

@@ -46,8 +46,9 @@ TEST(Solver, EveryLossPenaltyPairConvergesToACertifiedOptimum) {
       EXPECT_NEAR(r.gap.primal, primal_objective(rp.problem, r.x), 1e-12) << what;
       EXPECT_NEAR(r.gap.dual, dual_objective(rp.problem, r.nu), 1e-9) << what;
       // Optimality: the subgradient of P vanishes for smooth losses and the L2 penalty.
-      if (c.loss.is_smooth() && c.penalty.kind == PenaltyKind::kL2)
+      if (c.loss.is_smooth() && c.penalty.kind == PenaltyKind::kL2) {
         EXPECT_LT(subgradient(rp.problem, r.x).norm(), 1e-4) << what;
+      }
     }
 }
 
