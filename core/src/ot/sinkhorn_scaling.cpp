@@ -62,18 +62,6 @@ bool scaling_is_safe(const ProblemSlice<T>& s, const T* k, T& kmax) {
   return true;
 }
 
-// y = M x for M [rows, cols] (row stride ld) and z += M^T w, the two products of an iteration in either layout.
-template <typename T>
-void gemv(const simd::LseKernels<T>& kern, const T* m, int rows, int cols, int64_t ld, const T* x, T* y) {
-  for (int r = 0; r < rows; ++r) y[r] = kern.dot(m + r * ld, x, cols);
-}
-template <typename T>
-void gemv_t(const simd::LseKernels<T>& kern, const T* m, int rows, int cols, int64_t ld, const T* w, T* z) {
-  std::fill(z, z + cols, T(0));
-  for (int r = 0; r < rows; ++r)
-    if (w[r] != T(0)) kern.axpy(m + r * ld, w[r], z, cols);
-}
-
 }  // namespace
 
 template <typename T>
@@ -97,15 +85,15 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
   }
   auto row_sums = [&](const T* v, T* out) {  // out = E v
     if (narrow)
-      gemv_t(kern, et.data(), p, n, n, v, out);
+      kern.gemv_t(et.data(), p, n, n, v, out);
     else
-      gemv(kern, plan, n, p, ld, v, out);
+      kern.gemv(plan, n, p, ld, v, out);
   };
   auto col_sums = [&](const T* u, T* out) {  // out = E^T u
     if (narrow)
-      gemv(kern, et.data(), p, n, n, u, out);
+      kern.gemv(et.data(), p, n, n, u, out);
     else
-      gemv_t(kern, plan, n, p, ld, u, out);
+      kern.gemv_t(plan, n, p, ld, u, out);
   };
 
   std::vector<T> u(n, T(1)), v(p, T(0)), sc(p), sr(n);

@@ -89,6 +89,18 @@ void axpy(const T* e, T alpha, T* acc, int len) {
 }
 
 template <typename T>
+void gemv(const T* m, int rows, int cols, long ld, const T* x, T* y) {
+  for (int r = 0; r < rows; ++r) y[r] = dot(m + r * ld, x, cols);
+}
+
+template <typename T>
+void gemv_t(const T* m, int rows, int cols, long ld, const T* w, T* z) {
+  std::fill(z, z + cols, T(0));
+  for (int r = 0; r < rows; ++r)
+    if (w[r] != T(0)) axpy(m + r * ld, w[r], z, cols);
+}
+
+template <typename T>
 void log_plus(const T* x, const T* add, T c, T* out, int len) {
   for (int j = 0; j < len; ++j)
     out[j] = x[j] > 0 ? std::log(x[j]) + (add ? add[j] : T(0)) + c : -std::numeric_limits<T>::infinity();
@@ -99,8 +111,8 @@ void log_plus(const T* x, const T* add, T c, T* out, int len) {
 template <typename T>
 const LseKernels<T>& scalar_kernels() {
   static const LseKernels<T> table{
-      "scalar",     &row_lse<T>,   &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>,
-      &plan_row<T>, &exp_shift<T>, &dot<T>,     &axpy<T>,       &log_plus<T>};
+      "scalar",      &row_lse<T>, &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>,
+      &exp_shift<T>, &dot<T>,     &axpy<T>,    &gemv<T>,       &gemv_t<T>,          &log_plus<T>};
   return table;
 }
 

@@ -206,6 +206,65 @@ struct XsimdKernels {
       store_tail(xsimd::fma(ba, load_tail(e + j, r, T(0)), load_tail(acc + j, r, T(0))), acc + j, r);
   }
 
+  // dot's exact operations (two accumulators over 2W chunks, one more W chunk into the first, the tail into the
+  // second) for R rows at once, sharing the loads of x.
+  template <int R>
+  static void dot_rows(const T* m, long ld, const T* x, int len, T* y) {
+    B s0[R], s1[R];
+    for (int r = 0; r < R; ++r) s0[r] = s1[r] = B(T(0));
+    int j = 0;
+    for (; j + 2 * W <= len; j += 2 * W) {
+      const B x0 = B::load_unaligned(x + j), x1 = B::load_unaligned(x + j + W);
+      for (int r = 0; r < R; ++r) {
+        s0[r] = xsimd::fma(B::load_unaligned(m + r * ld + j), x0, s0[r]);
+        s1[r] = xsimd::fma(B::load_unaligned(m + r * ld + j + W), x1, s1[r]);
+      }
+    }
+    for (; j + W <= len; j += W) {
+      const B x0 = B::load_unaligned(x + j);
+      for (int r = 0; r < R; ++r) s0[r] = xsimd::fma(B::load_unaligned(m + r * ld + j), x0, s0[r]);
+    }
+    if (const int rest = len - j) {
+      const B x0 = load_tail(x + j, rest, T(0));
+      for (int r = 0; r < R; ++r) s1[r] = xsimd::fma(load_tail(m + r * ld + j, rest, T(0)), x0, s1[r]);
+    }
+    for (int r = 0; r < R; ++r) y[r] = xsimd::hadd(s0[r] + s1[r]);
+  }
+
+  static void gemv(const T* m, int rows, int cols, long ld, const T* x, T* y) {
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) dot_rows<4>(m + r * ld, ld, x, cols, y + r);
+    for (; r < rows; ++r) dot_rows<1>(m + r * ld, ld, x, cols, y + r);
+  }
+
+  // axpy's operation, acc = fma(w_r, m_r, acc), row after row on V vectors of z held in registers; with `tail`, one
+  // vector of count < W columns, padded as axpy pads its tail.
+  template <int V, bool tail>
+  static void axpy_rows(const T* m, int rows, long ld, const T* w, T* z, int count) {
+    B acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = B(T(0));
+    for (int r = 0; r < rows; ++r) {
+      if (w[r] == T(0)) continue;
+      const B bw(w[r]);
+      const T* row = m + r * ld;
+      for (int v = 0; v < V; ++v)
+        acc[v] = xsimd::fma(bw, tail ? load_tail(row, count, T(0)) : B::load_unaligned(row + v * W), acc[v]);
+    }
+    for (int v = 0; v < V; ++v) {
+      if constexpr (tail)
+        store_tail(acc[v], z, count);
+      else
+        acc[v].store_unaligned(z + v * W);
+    }
+  }
+
+  static void gemv_t(const T* m, int rows, int cols, long ld, const T* w, T* z) {
+    int j = 0;
+    for (; j + 4 * W <= cols; j += 4 * W) axpy_rows<4, false>(m + j, rows, ld, w, z + j, 4 * W);
+    for (; j + W <= cols; j += W) axpy_rows<1, false>(m + j, rows, ld, w, z + j, W);
+    if (j < cols) axpy_rows<1, true>(m + j, rows, ld, w, z + j, cols - j);
+  }
+
   static void log_plus(const T* x, const T* add, T c, T* out, int len) {
     const B bc(c), zero(T(0)), ninf(kNegInf);
     auto one = [&](const B& vx, const B& va) { return xsimd::select(vx > zero, xsimd::log(vx) + va + bc, ninf); };
@@ -217,8 +276,9 @@ struct XsimdKernels {
   }
 
   static const LseKernels<T>& table(const char* name) {
-    static const LseKernels<T> t{name,      &row_lse,   &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd,
-                                 &plan_row, &exp_shift, &dot,     &axpy,       &log_plus};
+    static const LseKernels<T> t{
+        name,       &row_lse, &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd, &plan_row,
+        &exp_shift, &dot,     &axpy,    &gemv,       &gemv_t,          &log_plus};
     return t;
   }
 };

@@ -78,6 +78,35 @@ TYPED_TEST(LseKernelsTest, EveryTableMatchesTheScalarTwin) {
   }
 }
 
+// gemv and gemv_t are dot and axpy row after row, blocked: the same bits as those calls, for row counts around the
+// 4-row blocks, widths around the 4-vector strips and the tails, with zero weights skipped (and a row stride wider
+// than the rows).
+TYPED_TEST(LseKernelsTest, GemvAndGemvTAreDotAndAxpyRowAfterRowBitForBit) {
+  using T = TypeParam;
+  const LseKernels<T>* tables[8];
+  const int count = available_kernels<T>(tables, 8);
+  for (int t = 0; t < count; ++t)
+    for (int rows : {1, 3, 4, 5, 9, 32})
+      for (int cols : {1, 5, 8, 16, 31, 33, 64, 141}) {
+        const auto& kern = *tables[t];
+        SCOPED_TRACE(std::string(kern.name) + " " + std::to_string(rows) + " x " + std::to_string(cols));
+        const long ld = cols + 3;
+        const auto m = random_vector<T>(static_cast<size_t>(rows) * ld, rows * 100 + cols, 0, 1);
+        const auto x = random_vector<T>(cols, cols + 1, 0, 2);
+        auto w = random_vector<T>(rows, rows + 2, 0, 2);
+        if (rows > 2) w[1] = T(0);
+        std::vector<T> y(rows), z(cols, T(7)), y_ref(rows), z_ref(cols, T(0));
+        kern.gemv(m.data(), rows, cols, ld, x.data(), y.data());
+        kern.gemv_t(m.data(), rows, cols, ld, w.data(), z.data());
+        for (int r = 0; r < rows; ++r) {
+          y_ref[r] = kern.dot(m.data() + r * ld, x.data(), cols);
+          if (w[r] != T(0)) kern.axpy(m.data() + r * ld, w[r], z_ref.data(), cols);
+        }
+        EXPECT_EQ(y, y_ref);
+        EXPECT_EQ(z, z_ref);
+      }
+}
+
 // log_plus: log(x) + add + c where x > 0, -inf where x is 0 or negative, with and without `add`, in place too.
 TYPED_TEST(LseKernelsTest, LogPlusMatchesTheScalarTwinAndIsMinusInfinityOffThePositives) {
   using T = TypeParam;
