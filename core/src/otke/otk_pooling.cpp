@@ -167,7 +167,7 @@ MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std
     const int n = psi.n[b];
     const int64_t off = static_cast<int64_t>(b) * N * p;
     std::vector<float>& own = buffers[static_cast<size_t>(worker)];
-    own.resize(2 * set_size);
+    if (!keep_sim || !cache) own.resize(2 * set_size);  // a set's similarities and plan live in the cache otherwise
     for (int r = 0; r < q; ++r) {
       float* sim = keep_sim ? cache->similarities.data() + off : own.data();
       float* plan = cache       ? cache->plans[r].data() + off
@@ -257,7 +257,7 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
       const int64_t off = static_cast<int64_t>(b) * N * p;
       const float* x = psi.row(b, 0);
       std::vector<float>& own = buffers[static_cast<size_t>(worker)];
-      own.resize(3 * set_size);
+      own.resize((kept ? 2 : 3) * set_size);  // dL/dP, dL/dS and, when not kept, the similarities
       float* gp = own.data();
       std::fill(gp + static_cast<int64_t>(n) * p, gp + set_size, 0.0f);  // padding: the products write the valid rows
       float* gs = own.data() + set_size;
