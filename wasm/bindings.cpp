@@ -23,6 +23,7 @@
 #include "inductive/head_fit.h"
 #include "inductive/logistic.h"
 #include "inductive/model_file.h"
+#include "inductive/model_kinds.h"
 #include "inductive/otke.h"
 #include "inductive/sinkhorn.h"
 #include "inductive/parallel.h"
@@ -40,10 +41,10 @@ using inductive::wasm::ptr;
 struct SinkhornCall {
   uintptr_t cost = 0, n = 0, p = 0, a = 0, b = 0;
   int batch = 0, n_max = 0, p_max = 0;
-  double eps = 0.5;
-  int max_iter = 100;
-  double tol = 0;
-  bool similarity = false;
+  double eps = inductive::SinkhornOptions{}.eps;
+  int max_iter = inductive::SinkhornOptions{}.max_iter;
+  double tol = inductive::SinkhornOptions{}.tol;
+  bool similarity = inductive::SinkhornOptions{}.similarity;
   uintptr_t plan = 0, f = 0, g = 0, n_iter = 0, marginal_err = 0, converged = 0, cost_value = 0;
 };
 
@@ -128,23 +129,26 @@ struct OtkeFitHeadCall {
   uintptr_t x = 0, labels = 0;
   int batch = 0, dim = 0, classes = 0;
   std::string label_names = "[]";  // JSON array of `classes` names, or empty
-  double lambda = 0;
-  int min_per_class = 10;  // fewest labels in every class for choosing lambda by cross-validation
-  int max_folds = 5;
-  int max_iter = 500;
-  double tol = 1e-6;
-  std::string holdout = "[]";      // JSON array of sample indices that choose lambda (the thesis' protocol), or []
-  bool refit = false;              // holdout: refit on every sample at the chosen lambda
-  std::string lambda_grid = "[]";  // JSON array of lambdas to choose from, or [] (2^1 .. 2^-20)
+  // The fields' defaults are core's (inductive/head_fit.h).
+  double lambda = inductive::HeadFitOptions{}.lambda;
+  int min_per_class = inductive::HeadFitOptions{}.min_per_class;
+  int max_folds = inductive::HeadFitOptions{}.max_folds;
+  int max_iter = inductive::HeadFitOptions{}.logistic.max_iter;
+  double tol = inductive::HeadFitOptions{}.logistic.tol;
+  std::string holdout = "[]";  // JSON array of sample indices that choose lambda (the thesis' protocol), or []
+  double holdout_fraction = inductive::HeadFitOptions{}.holdout_fraction;  // > 0, no holdout: core's head_holdout
+  double seed = 0;                                                         // of that holdout
+  bool refit = inductive::HeadFitOptions{}.refit;  // holdout: refit on every sample at the chosen lambda
+  std::string lambda_grid = "[]";  // JSON array of lambdas to choose from, or [] (core's default_head_lambda_grid)
 };
 
 // The unsupervised fit's settings beyond the model config (inductive::OtkeFitOptions).
 struct OtkeFitCall {
   std::string config = "{}";
-  double seed = 0;
-  int kmeans_iters = 100;
-  double max_samples = 300000;
-  std::string reference_update = "kmeans";  // or "barycenter" (inductive::OtkeReferenceUpdate)
+  double seed = static_cast<double>(inductive::OtkeFitOptions{}.seed);
+  int kmeans_iters = inductive::OtkeFitOptions{}.kmeans_iters;
+  double max_samples = static_cast<double>(inductive::OtkeFitOptions{}.max_samples);
+  std::string reference_update = inductive::name_of(inductive::OtkeFitOptions{}.reference_update);
   int barycenter_iters = inductive::BarycenterOptions{}.iters;
   double barycenter_eps = inductive::BarycenterOptions{}.eps;
 };
@@ -246,23 +250,17 @@ class OtkeHandle {
       options.logistic.max_iter = c.max_iter;
       options.logistic.tol = c.tol;
       options.holdout = nlohmann::json::parse(c.holdout).get<std::vector<int32_t>>();
+      options.holdout_fraction = c.holdout_fraction;
+      INDUCTIVE_CHECK(
+          std::isfinite(c.seed) && c.seed >= 0 && c.seed <= 9007199254740991.0 && std::floor(c.seed) == c.seed,
+          inductive::ErrorCode::kInvalidArgument, "fitHead: seed must be an integer in [0, 2^53): got ", c.seed);
+      options.seed = static_cast<uint64_t>(c.seed);
       options.refit = c.refit;
       options.grid = nlohmann::json::parse(c.lambda_grid).get<std::vector<double>>();
       const auto report_progress = inductive::wasm::js_progress(progress, "fitHead");
       options.progress = report_progress;
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
-      inductive::OtkeModel fitted = model_;
-      fitted.config.classes = C;
-      // The new head is a linear one-of-C head, whatever the old one was (an MLP or multilabel head included).
-      fitted.config.hidden = 0;
-      fitted.config.dropout = 0;
-      fitted.config.multilabel = false;
-      fitted.hidden = inductive::LinearHead{};
-      fitted.config.labels.clear();
-      for (const auto& n : names) fitted.config.labels.push_back(n.get<std::string>());
-      fitted.config.validate();
-      fitted.head = fit.head;
-      out.model_ = std::move(fitted);
+      out.model_ = model_.with_linear_head(fit.head, options.class_names);
       out.format_version_ = inductive::kFormatVersion;
       out.producer_ = inductive::producer();
       out.loaded_ = true;
@@ -367,6 +365,7 @@ std::string thread_runtime() { return inductive::parallel_runtime(); }
 
 EMSCRIPTEN_BINDINGS(inductive) {
   using emscripten::function;
+  inductive::register_core_model_kinds();  // modelInfo and every load check files of core's kinds
   emscripten::value_object<SinkhornCall>("SinkhornCall")
       .field("cost", &SinkhornCall::cost)
       .field("n", &SinkhornCall::n)
@@ -425,6 +424,8 @@ EMSCRIPTEN_BINDINGS(inductive) {
       .field("maxIter", &OtkeFitHeadCall::max_iter)
       .field("tol", &OtkeFitHeadCall::tol)
       .field("holdout", &OtkeFitHeadCall::holdout)
+      .field("holdoutFraction", &OtkeFitHeadCall::holdout_fraction)
+      .field("seed", &OtkeFitHeadCall::seed)
       .field("refit", &OtkeFitHeadCall::refit)
       .field("lambdaGrid", &OtkeFitHeadCall::lambda_grid);
   emscripten::value_object<OtkeFitCall>("OtkeFitCall")

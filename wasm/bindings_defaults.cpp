@@ -12,6 +12,7 @@
 #include "inductive/barycenter.h"
 #include "inductive/head_fit.h"
 #include "inductive/otke.h"
+#include "inductive/otke_inputs.h"
 #include "inductive/screening.h"
 #include "inductive/screening/path.h"
 #include "inductive/sinkhorn.h"
@@ -31,7 +32,13 @@ std::string option_defaults() {
   std::vector<std::string> rankings;
   for (inductive::CompressionRanking r : compression.rankings) rankings.emplace_back(inductive::name_of(r));
   return json{
-      {"sinkhorn", {{"eps", sinkhorn.eps}, {"maxIter", sinkhorn.max_iter}, {"tol", sinkhorn.tol}}},
+      {"sinkhorn",
+       {{"eps", sinkhorn.eps},
+        {"maxIter", sinkhorn.max_iter},
+        {"tol", sinkhorn.tol},
+        {"similarity", sinkhorn.similarity}}},
+      // Samples (sequences, molecules) per wasm call: what `otke embed --batch-size` embeds at a time.
+      {"batchSize", inductive::kDefaultEmbedBatch},
       {"headFit",
        {{"lambda", head.lambda},
         {"minPerClass", head.min_per_class},
@@ -39,7 +46,10 @@ std::string option_defaults() {
         {"maxIter", head.logistic.max_iter},
         {"tol", head.logistic.tol},
         {"refit", head.refit},
-        {"lambdaGrid", inductive::default_head_lambda_grid()}}},
+        {"holdoutFraction", head.holdout_fraction},
+        {"seed", head.seed},
+        {"lambdaGrid", inductive::default_head_lambda_grid(false)},
+        {"holdoutLambdaGrid", inductive::default_head_lambda_grid(true)}}},
       {"otkeFit",
        {{"seed", fit.seed},
         {"kmeansIters", fit.kmeans_iters},

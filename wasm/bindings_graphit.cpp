@@ -123,8 +123,7 @@ class GraphitHandle {
       INDUCTIVE_CHECK(static_cast<int>(list.size()) == count, ErrorCode::kShapeMismatch, "refitHead: ", list.size(),
                       " molecules for ", count, " labels; expected one label per molecule");
       const auto report_progress = inductive::wasm::js_progress(progress, "refitHead");
-      const std::vector<inductive::GraphitGraph> graphs =
-          prepare_smiles(list, "refitHead", [&](double f) { report_progress("prepare", f); });
+      const std::vector<inductive::GraphitGraph> graphs = prepare_smiles(list, "refitHead", report_progress);
       const json o = json::parse(options_json);
       std::vector<std::string> classes = o.at("classes").get<std::vector<std::string>>();
       inductive::HeadFitOptions options;  // keys left out keep core's defaults
@@ -214,28 +213,28 @@ class GraphitHandle {
 
   // The model inputs of a JSON array of SMILES, prepared across the module's threads (GraphitModel::prepare_many);
   // errors name the molecule by its index in the caller's whole list ("<where>: molecule first_index + i ('...'):
-  // ..."). `progress(fraction)` (optional) on this thread, about every 16 molecules and at the end.
+  // ..."). `progress` (optional) on this thread, stage "prepare", about every 16 molecules and at the end.
   std::vector<inductive::GraphitGraph> prepare_smiles(const json& list, const std::string& where,
-                                                      const std::function<void(double)>& progress = {},
+                                                      const inductive::ProgressFn& progress = {},
                                                       int first_index = 0) const {
     std::vector<std::string> smiles;
     smiles.reserve(list.size());
     for (const json& s : list) smiles.push_back(s.get<std::string>());
     const int count = static_cast<int>(smiles.size());
-    int reported = 0;
+    double reported = 0;
     std::vector<inductive::GraphitGraph> graphs = model_.prepare_many(
         count, [&](int i) { return molecule_graph(smiles[static_cast<size_t>(i)]); },
         [&](int i) {
           return where + ": molecule " + std::to_string(first_index + i) + " ('" + smiles[static_cast<size_t>(i)] +
                  "')";
         },
-        [&](int done) {
-          if (progress && done - reported >= 16) {
-            reported = done;
-            progress(double(done) / count);
+        [&](const char* stage, double fraction) {
+          if (progress && (fraction - reported) * count >= 16) {
+            reported = fraction;
+            progress(stage, fraction);
           }
         });
-    if (progress && count > 0) progress(1.0);
+    if (progress && count > 0) progress("prepare", 1.0);
     return graphs;
   }
 
@@ -269,8 +268,7 @@ class GraphitHandle {
 
   // Evaluation-mode outputs, softmax for classification.
   inductive::MatF outputs(const std::vector<inductive::GraphitGraph>& graphs) const {
-    const inductive::MatF out = model_.predict(graphs);
-    return model_.config.classification() ? inductive::softmax_rows(out) : out;
+    return model_.shown_outputs(graphs);
   }
 
   static void write(const inductive::MatF& m, uintptr_t address) {
@@ -278,33 +276,20 @@ class GraphitHandle {
     if (address != 0) std::memcpy(ptr<float>(address), m.data(), sizeof(float) * static_cast<size_t>(m.size()));
   }
 
+  // core's explanation (GraphitModel::explain, what `inductive graphit attention` writes), its arrays kept here.
   json analyse(const inductive::Graph& g) {
     release_result();
-    const inductive::GraphitGraph x = model_.prepare(g);
-    const inductive::GraphitModel::Attention att = model_.attention(x);
-    const inductive::MatF p = outputs({x});
-    const int n = g.n_nodes, L = static_cast<int>(att.layers.size());
-    std::vector<std::vector<float>> r(5);
-    r[0].assign(p.data(), p.data() + p.size());
-    for (int l = 0; l < L; ++l) {
-      r[1].insert(r[1].end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
-      r[2].insert(r[2].end(), att.saliency[l].data(), att.saliency[l].data() + n);
-    }
-    r[3].assign(att.mean_saliency.data(), att.mean_saliency.data() + n);
-    const bool has_kernel = model_.config.kernel && x.kernel.size() == static_cast<int64_t>(n) * n;
-    if (has_kernel) r[4].assign(x.kernel.data(), x.kernel.data() + x.kernel.size());
-    result_ = std::move(r);
-    json summary = {{"n", n},
-                    {"layers", L},
-                    {"outputs", p.cols()},
-                    {"kernel", has_kernel},
-                    {"edges", g.edges},
-                    {"selfLoops", g.n_self_loops}};
-    if (model_.config.classification()) {
-      Eigen::Index arg = 0;
-      p.row(0).maxCoeff(&arg);
-      summary["classIndex"] = arg;
-    }
+    inductive::GraphitModel::Explanation e = model_.explain(g);
+    const bool has_kernel = !e.kernel.empty();
+    json summary = {
+        {"n", e.n},         {"layers", e.layers},         {"outputs", e.outputs.cols()}, {"kernel", has_kernel},
+        {"edges", g.edges}, {"selfLoops", g.n_self_loops}};
+    if (e.class_index >= 0) summary["classIndex"] = e.class_index;
+    result_[0].assign(e.outputs.data(), e.outputs.data() + e.outputs.size());
+    result_[1] = std::move(e.attention);
+    result_[2] = std::move(e.saliency);
+    result_[3] = std::move(e.mean_saliency);
+    result_[4] = std::move(e.kernel);
     return summary;
   }
 

@@ -21,6 +21,7 @@
 #include "guarded.h"
 #include "inductive/screening/path.h"
 #include "inductive/error.h"
+#include "inductive/gzip.h"
 #include "inductive/screening.h"
 
 namespace {
@@ -144,7 +145,7 @@ class DatasetHandle {
           : std::string(reinterpret_cast<const char*>(in), size);
       inductive::Dataset d;
       if (format == "libsvm") {
-        d = inductive::parse_libsvm(text, {}, "libsvm");
+        d = inductive::to_dataset(inductive::parse_libsvm(text, {}, "libsvm"));
       } else if (format == "csv") {
         inductive::CsvOptions csv;  // keys left out keep its defaults
         csv.header = o.value("header", csv.header);
@@ -153,7 +154,7 @@ class DatasetHandle {
         INDUCTIVE_CHECK(delimiter.size() == 1, ErrorCode::kInvalidArgument,
                         "csv: delimiter must be one character: got '", delimiter, "'");
         csv.delimiter = delimiter[0];
-        d = inductive::parse_csv(text, csv, "csv");
+        d = inductive::to_dataset(inductive::parse_csv(text, csv, "csv"));
       } else {
         INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "loadDataset: format must be 'libsvm' or 'csv': got '", format,
                        "'");
@@ -206,7 +207,8 @@ class DatasetHandle {
       if (!progress.isUndefined()) {
         s.solver.progress = [&](const inductive::SolverProgress& p) {
           const emscripten::val keep = progress(p.epoch, p.primal, p.dual, p.gap, p.n_active);
-          return keep.isUndefined() || keep.as<bool>();
+          if (!keep.isUndefined() && !keep.as<bool>())  // the solver keeps its certified iterate (cancelled: true)
+            throw inductive::Error(ErrorCode::kCancelled, "screen: cancelled");
         };
       }
       std::optional<inductive::KernelScreenResult> kernel;
@@ -261,10 +263,7 @@ class DatasetHandle {
       const auto report_progress = inductive::wasm::js_progress(progress, "path");
       const double count = static_cast<double>(std::max<size_t>(lambdas.size(), 1));
       int done = 0;
-      s.solver.progress = [&](const inductive::SolverProgress&) {
-        report_progress("solve", done / count);
-        return true;
-      };
+      s.solver.progress = [&](const inductive::SolverProgress&) { report_progress("solve", done / count); };
       INDUCTIVE_CHECK(s.regions.ellipsoid_steps == 0 || s.static_screen, ErrorCode::kInvalidArgument,
                       "path: ellipsoidSteps shapes the static screening of warm starts: it needs staticScreen: true");
       inductive::PathOptions o;
@@ -273,22 +272,12 @@ class DatasetHandle {
       o.screening = screening;
       o.static_screen = s.static_screen && screening;
       o.screen = s.regions;
-      json points = json::array();
-      inductive::regularization_path(problem, lambdas, o, [&](const inductive::PathPoint& pt) {
-        points.push_back(inductive::wasm::camel_case_keys(inductive::path_point_report(pt, problem.n())));
-        ++done;
-        report_progress("path", done / count);
-      });
-      report = json{
-          {"n", problem.n()},
-          {"p", problem.features()},
-          {"loss", s.loss.name()},
-          {"penalty", s.penalty.name()},
-          {"screening", screening},
-          {"staticScreen", o.static_screen},
-          {"workingSet", o.solver.working_set},
-          {"points",
-           points}}.dump();
+      const std::vector<inductive::PathPoint> points =
+          inductive::regularization_path(problem, lambdas, o, [&](const inductive::PathPoint&) {
+            ++done;
+            report_progress("path", done / count);
+          });
+      report = inductive::wasm::camel_case_keys(inductive::path_report(problem, o, points)).dump();
     });
     return report;
   }

@@ -37,6 +37,8 @@ export interface OtkeFitHeadCall {
   minPerClass: number; maxFolds: number; maxIter: number; tol: number;
   /** JSON arrays: samples that choose lambda (holdout mode) and the lambdas to choose from; "[]" for none / default. */
   holdout: string; refit: boolean; lambdaGrid: string;
+  /** > 0 and no holdout: the holdout is core's head_holdout (stratified, this share of each class, seeded). */
+  holdoutFraction: number; seed: number;
 }
 
 /** Owns one inductive::OtkeModel in wasm memory; call delete() when done. Methods report failure as data. */

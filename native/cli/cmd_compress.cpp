@@ -70,12 +70,12 @@ TestFile read_test_file(const CompressArgs& args, const ErmProblem& train) {
   if (!args.test_libsvm.empty()) {
     LibsvmOptions o;
     o.n_features = train.features();  // a test file may not use the last feature (a9a's t file)
-    t.data = read_libsvm(args.test_libsvm, o);
+    t.data = to_dataset(read_libsvm(args.test_libsvm, o));
   } else {
     CsvOptions o;
     o.header = args.erm.header;
     o.label_column = args.erm.label_column;
-    t.data = read_csv(args.test_csv, o);
+    t.data = to_dataset(read_csv(args.test_csv, o));
   }
   const std::string& path = args.test_libsvm.empty() ? args.test_csv : args.test_libsvm;
   INDUCTIVE_CHECK(t.data.p() == train.features(), ErrorCode::kShapeMismatch, path, ": ", t.data.p(),

@@ -14,12 +14,15 @@
 namespace inductive::cli {
 namespace {
 
+// The kernel flags' defaults are core's (a default-constructed GraphKernelOptions).
+const GraphKernelOptions kernel_defaults{};
+
 struct GraphKernelArgs {
-  std::string tu, name, kernel = "diffusion", out, out_pe;
+  std::string tu, name, kernel = graph_kernel_type_name(kernel_defaults.type), out, out_pe;
   int graph = 0;
-  double beta = 1.0, gamma = 0.5;
-  int p = 2, pe_dim = 0;
-  bool zero_diagonal = false;
+  double beta = kernel_defaults.beta, gamma = kernel_defaults.gamma;
+  int p = kernel_defaults.p, pe_dim = 0;
+  bool zero_diagonal = kernel_defaults.zero_diagonal;
 };
 
 void run(const GraphKernelArgs& args) {

@@ -27,7 +27,7 @@
 #include "cli_common.h"
 #include "graphit_data.h"
 #include "inductive/atomic_file.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
 #include "inductive/graph_cache.h"
@@ -133,28 +133,16 @@ GraphitInputSpec input_spec(const ModelArgs& m, const NamedGraphs& g, uint64_t s
   return s;
 }
 
+// The architecture flags; the rest of the config follows from the data and the inputs (graphit_config_for).
 GraphitConfig model_config(const ModelArgs& m, const NamedGraphs& g, const GraphitInputSpec& spec) {
-  GraphitConfig c = GraphitConfig::with_dim(m.dim, m.layers, m.heads);
-  c.vocab = g.data.n_node_labels();
-  c.node_labels = g.node_label_names;
-  c.has_graph = true;
-  c.graph = spec;
-  c.kernel = spec.kernel;
-  c.degree_scaling = spec.kernel;
-  c.pe_dim = spec.lap_pe;
-  c.path_dim = spec.gckn ? spec.gckn_options.path_size * spec.gckn_options.n_filters : 0;
-  c.norm = parse_enum(kGraphitNorms, m.norm, "--norm");
-  c.dropout = m.dropout;
-  c.pooling = parse_enum(kGraphitPoolings, m.pooling, "--pooling");
-  if (g.regression) {
-    c.task = GraphitTask::kRegression;
-    c.outputs = 1;
-  } else {
-    c.outputs = g.data.n_classes();
-    c.class_labels = g.class_names;
-  }
-  c.validate();
-  return c;
+  GraphitConfig arch;
+  arch.d = m.dim;
+  arch.layers = m.layers;
+  arch.heads = m.heads;
+  arch.norm = parse_enum(kGraphitNorms, m.norm, "--norm");
+  arch.dropout = m.dropout;
+  arch.pooling = parse_enum(kGraphitPoolings, m.pooling, "--pooling");
+  return graphit_config_for(g, spec, arch);
 }
 
 GraphitTrainOptions train_options(const FitArgs& f) {
@@ -210,30 +198,21 @@ struct TrainArgs {
   bool keep_best = false;
 };
 
-// The train / validation / test indices of a run: a GraphiT fold, or a validation split of the dataset
-// (inductive/graphit_protocol.h) plus the graphs of --test-csv (appended to `g`).
-void split_for_training(const TrainArgs& a, NamedGraphs& g, std::vector<int32_t>& train, std::vector<int32_t>& val,
-                        std::vector<int32_t>& test) {
-  if (!a.folds.empty()) {
-    INDUCTIVE_CHECK(a.test_csv.empty(), ErrorCode::kInvalidArgument,
-                    "--test-csv and --folds both give a test set: use one");
-    const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
-    INDUCTIVE_CHECK(a.fold >= 1 && a.fold <= static_cast<int>(folds.size()), ErrorCode::kInvalidArgument,
-                    "--fold must be in [1, ", folds.size(), "]: got ", a.fold);
-    train = folds[a.fold - 1].train;
-    val = folds[a.fold - 1].val;
-    test = folds[a.fold - 1].test;
-    return;
-  }
-  graphit_validation_split(g.data, g.regression, g.class_names, a.val_fraction, a.fit.seed, train, val);
-  if (!a.test_csv.empty()) {
-    INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
-                    "--test-csv is a second SMILES CSV: it needs --smiles-csv");
-    GraphDataArgs t = a.data;
-    t.smiles_csv = a.test_csv;
-    t.class_names.clear();  // the test file's classes join the training file's by value
-    test = append_graphs(g, load_graph_data(t));
-  }
+// The train / validation / test indices of a run (graphit_run_split): a GraphiT fold, or a validation split of the
+// dataset plus the graphs of --test-csv (appended to `g`).
+GraphitRunSplit split_for_training(const TrainArgs& a, NamedGraphs& g) {
+  const std::vector<GraphFold> folds =
+      a.folds.empty() ? std::vector<GraphFold>() : read_graphit_folds(a.folds, g.data.n_graphs());
+  NamedGraphs test;
+  if (a.test_csv.empty() || !folds.empty())  // a fold has its own test set: both is an error there
+    return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, a.test_csv.empty() ? nullptr : &test);
+  INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+                  "--test-csv is a second SMILES CSV: it needs --smiles-csv");
+  GraphDataArgs t = a.data;
+  t.smiles_csv = a.test_csv;
+  t.class_names.clear();  // the test file's classes join the training file's by value
+  test = load_named_graphs(graph_source(t));
+  return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, &test);
 }
 
 void print_epoch(const GraphitEpoch& e, int epochs, bool regression, bool has_test) {
@@ -262,9 +241,9 @@ void run_train(const TrainArgs& a) {
   o.checkpoint_path = a.checkpoint;
   o.communicator = comm.get();
   o.keep_best = a.keep_best;
-  NamedGraphs g = load_graph_data(a.data);
-  std::vector<int32_t> train, val, test;
-  split_for_training(a, g, train, val, test);
+  NamedGraphs g = load_named_graphs(graph_source(a.data));
+  const GraphitRunSplit split = split_for_training(a, g);
+  const std::vector<int32_t>&train = split.train, &val = split.val, &test = split.test;
   const bool regression = g.regression;
   const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig config = model_config(a.model, g, spec);
@@ -320,7 +299,7 @@ struct CvArgs {
   std::string folds, out, distributed = "auto", backend = "cpu";
   std::vector<int> grid_layers{1, 2, 3}, grid_dim{64}, grid_heads{4}, fold_list;
   std::vector<double> grid_weight_decay{1e-4, 1e-3};
-  int last = 50;
+  int last = GraphitCvOptions{}.last;
 };
 
 // Progress of the protocol on stderr (writer rank only): preparation, one line per run, and between them an epoch
@@ -336,8 +315,9 @@ class CvPrinter {
     const GraphitGridPoint& pt = grid_[p.point];
     switch (p.kind) {
       case K::kPrepared:
-        if (!p.cache_status.empty() && p.cache_status != "hit")
-          std::fprintf(stderr, "graphit: cache %s (%s): recomputed\n", p.cache_status.c_str(), p.cache_reason.c_str());
+        if (p.cache_status && *p.cache_status != GraphCacheStatus::kHit)
+          std::fprintf(stderr, "graphit: cache %s (%s): recomputed\n", graph_cache_status_name(*p.cache_status),
+                       p.cache_reason.c_str());
         print_prepared(graphs_.data.n_graphs(), spec_, p.seconds);
         break;
       case K::kEpoch:
@@ -379,7 +359,7 @@ void run_cv(const CvArgs& a) {
   o.last = a.last;
   o.cache = a.fit.cache;
   o.communicator = comm.get();
-  const NamedGraphs g = load_graph_data(a.data);
+  const NamedGraphs g = load_named_graphs(graph_source(a.data));
   const std::vector<GraphFold> folds = read_graphit_folds(a.folds, g.data.n_graphs());
   const GraphitInputSpec spec = input_spec(a.model, g, a.fit.seed);
   const GraphitConfig base = model_config(a.model, g, spec);
@@ -415,65 +395,13 @@ struct PredictArgs {
   int graph = -1;
 };
 
-// The graphs to run: SMILES strings, or a dataset (mapped to the model's vocabulary).
-struct Inputs {
-  std::vector<Graph> graphs;
-  std::vector<std::string> names;
-  std::vector<int32_t> classes;  // -1 when unknown (classification)
-  std::vector<float> targets;    // NaN when unknown (regression)
-};
-
-// The dataset options as the model reads data: with its task and its atom typing, so that molecules become the
-// graphs it was trained on. Options given that contradict the model are refused rather than overridden.
-GraphDataArgs for_model(GraphDataArgs d, const GraphitModel& model) {
-  const GraphitConfig& c = model.config;
-  const std::string task = enum_name(kGraphitTasks, c.task);
-  INDUCTIVE_CHECK(d.task.empty() || d.task == task, ErrorCode::kInvalidArgument, "--task ", d.task,
-                  ": the model was trained for ", task);
-  d.task = task;
-  const std::string typing = atom_typing_name(c.has_graph ? c.graph.atom_typing : AtomTyping::kElement);
-  INDUCTIVE_CHECK(d.atom_types.empty() || d.atom_types == typing, ErrorCode::kInvalidArgument, "--atom-types ",
-                  d.atom_types, ": the model types atoms as ", typing, " (molecules are read as in training)");
-  if (d.tu.empty()) d.atom_types = typing;  // a TU dataset has its own node labels
-  return d;
-}
-
-Inputs read_inputs(const PredictArgs& a, const GraphitModel& model) {
-  Inputs in;
-  const GraphDataArgs data = for_model(a.data, model);
-  if (!a.smiles.empty()) {
-    INDUCTIVE_CHECK(a.data.tu.empty() && a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
-                    "--smiles cannot be combined with a dataset");
-    for (const std::string& s : a.smiles) {
-      in.graphs.push_back(model.molecule_graph(parse_smiles(s)));
-      in.names.push_back(s);
-      in.classes.push_back(-1);
-      in.targets.push_back(NAN);
-    }
-    return in;
-  }
-  NamedGraphs g = load_graph_data(data);
-  map_to_vocabulary(g, model.config.node_labels);
-  // Classes by name when the dataset's names match the model's, else unknown.
-  std::vector<int32_t> class_map(g.class_names.size(), -1);
-  for (size_t c = 0; c < g.class_names.size(); ++c)
-    for (size_t m = 0; m < model.config.class_labels.size(); ++m)
-      if (g.class_names[c] == model.config.class_labels[m]) class_map[c] = static_cast<int32_t>(m);
-  for (int i = 0; i < g.data.n_graphs(); ++i) {
-    if (a.graph >= 0 && i != a.graph) continue;
-    in.graphs.push_back(g.data.graphs[i]);
-    in.names.push_back(g.smiles.empty() ? g.source + " graph " + std::to_string(i) : g.smiles[i]);
-    in.classes.push_back(g.data.graphs[i].label >= 0 ? class_map[g.data.graphs[i].label] : -1);
-    in.targets.push_back(g.regression ? g.targets[i] : NAN);
-  }
-  INDUCTIVE_CHECK(a.graph < g.data.n_graphs(), ErrorCode::kInvalidArgument, "--graph ", a.graph, " is not in [0, ",
-                  g.data.n_graphs(), ")");
-  return in;
-}
-
-MatF probabilities(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, Backend* backend = nullptr) {
-  const MatF out = backend ? backend->graphit_predict(model, graphs, 64) : model.predict(graphs);
-  return model.config.classification() ? softmax_rows(out) : out;
+// The graphs to run: SMILES strings, or a dataset (mapped to the model's vocabulary and classes).
+LabelledGraphs read_inputs(const PredictArgs& a, const GraphitModel& model) {
+  if (a.smiles.empty()) return dataset_for_model(model, graph_source(a.data), a.graph);
+  INDUCTIVE_CHECK(a.data.tu.empty() && a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+                  "--smiles cannot be combined with a dataset");
+  source_for_model(graph_source(a.data), model);  // --task / --atom-types must agree with the model
+  return molecules_for_model(model, a.smiles);
 }
 
 void run_predict(const PredictArgs& a) {
@@ -483,7 +411,7 @@ void run_predict(const PredictArgs& a) {
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before any reading
   const GraphitModel model = GraphitModel::load(a.model);
-  const Inputs in = read_inputs(a, model);
+  const LabelledGraphs in = read_inputs(a, model);
   INDUCTIVE_CHECK(!in.graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
   const int n = static_cast<int>(in.graphs.size());
   const Shard shard = shard_of(n, comm->rank(), comm->size());
@@ -494,55 +422,28 @@ void run_predict(const PredictArgs& a) {
         return "graphit predict: graph " + std::to_string(begin + i) + " ('" +
                in.names[static_cast<size_t>(begin + i)] + "')";
       });
-  MatF p = prepared.empty() ? MatF(0, model.config.outputs) : probabilities(model, prepared, backend.get());
+  MatF p = prepared.empty() ? MatF(0, model.config.outputs) : model.shown_outputs(prepared, backend.get());
   if (comm->size() > 1) {
     const int cols = static_cast<int>(p.cols());
     const std::vector<float> all = comm->gather_to_writer(std::vector<float>(p.data(), p.data() + p.size()));
     if (!comm->writer()) return;
     p = CMapF(all.data(), n, cols);
   }
-  const bool regression = !model.config.classification();
-  json rows = json::array();
-  int known = 0, correct = 0;
-  double abs_error = 0;  // regression: sum of |prediction - target| over the graphs with a target
-  for (int i = 0; i < p.rows(); ++i) {
-    json r = {{"name", in.names[i]}};
-    if (regression) {
-      r["prediction"] =
-          p.cols() == 1 ? json(p(i, 0)) : json(std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols()));
-      if (!std::isnan(in.targets[i])) {
-        r["target"] = in.targets[i];
-        ++known;
-        abs_error += std::fabs(static_cast<double>(p(i, 0)) - in.targets[i]);
-      }
-    } else {
-      Eigen::Index arg = 0;
-      p.row(i).maxCoeff(&arg);
-      r["probabilities"] = std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols());
-      r["prediction"] = model.config.class_labels.empty() ? json(arg) : json(model.config.class_labels[arg]);
-      if (in.classes[i] >= 0) {
-        ++known;
-        correct += in.classes[i] == arg;
-      }
-    }
-    rows.push_back(std::move(r));
-  }
-  // Accuracy, or mean absolute error, over the graphs whose class / target the dataset gives.
-  const std::string metric = regression ? "mae" : "accuracy";
-  const double score = known > 0 ? (regression ? abs_error : correct) / known : NAN;
+  json report = graphit_predict_report(model, in, p);
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
   files.emplace_back(a.out, npy_bytes(p.data(), {p.rows(), p.cols()}));
   if (!a.report.empty()) {
-    json report = {{"model", a.model}, {"task", enum_name(kGraphitTasks, model.config.task)}, {"graphs", rows}};
-    if (known > 0) report[metric] = score;
+    report["model"] = a.model;
     const std::string text = report.dump(2) + "\n";
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
   }
   write_files_atomic(files);
+  const std::string metric = graphit_metric_key(!model.config.classification());
   std::fprintf(stderr, "graphit predict: %d graphs%s\n", static_cast<int>(p.rows()),
-               known > 0
-                   ? (std::string(regression ? ", MAE " : ", accuracy ") + std::to_string(score).substr(0, 6)).c_str()
-                   : "");
+               report.contains(metric) ? (std::string(metric == "mae" ? ", MAE " : ", accuracy ") +
+                                          std::to_string(report[metric].get<double>()).substr(0, 6))
+                                             .c_str()
+                                       : "");
 }
 
 void run_attention(const PredictArgs& a) {
@@ -550,39 +451,29 @@ void run_attention(const PredictArgs& a) {
   const GraphitModel model = GraphitModel::load(a.model);
   INDUCTIVE_CHECK(a.smiles.size() == 1 || (a.smiles.empty() && a.graph >= 0), ErrorCode::kInvalidArgument,
                   "graphit attention explains one graph: give one --smiles, or a dataset and --graph I");
-  const Inputs in = read_inputs(a, model);
+  const LabelledGraphs in = read_inputs(a, model);
   const Graph& g = in.graphs.front();
-  const GraphitGraph x = model.prepare(g);
-  const GraphitModel::Attention att = model.attention(x);
-  const int n = g.n_nodes, L = static_cast<int>(att.layers.size());
-  std::vector<float> maps, sal;
-  for (int l = 0; l < L; ++l) {
-    maps.insert(maps.end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
-    sal.insert(sal.end(), att.saliency[l].data(), att.saliency[l].data() + n);
-  }
-  const MatF p = probabilities(model, {x});
+  const GraphitModel::Explanation e = model.explain(g);  // the browser's attention() shows the same
+  const int n = e.n, L = e.layers;
   json nodes = json::array();
   for (int v = 0; v < n; ++v)
     nodes.push_back(model.config.node_labels.empty() ? std::to_string(g.node_labels[v])
                                                      : model.config.node_labels[g.node_labels[v]]);
-  json summary = {{"model", a.model},
-                  {"graph", in.names.front()},
-                  {"nodes", nodes},
-                  {"edges", g.edges},
-                  {"layers", L},
-                  {"mean_saliency", std::vector<float>(att.mean_saliency.data(), att.mean_saliency.data() + n)}};
+  json summary = {{"model", a.model}, {"graph", in.names.front()},       {"nodes", nodes}, {"edges", g.edges},
+                  {"layers", L},      {"mean_saliency", e.mean_saliency}};
+  const std::vector<float> outputs(e.outputs.data(), e.outputs.data() + e.outputs.cols());
   if (model.config.classification()) {
-    summary["probabilities"] = std::vector<float>(p.data(), p.data() + p.cols());
+    summary["probabilities"] = outputs;
     summary["classes"] = model.config.class_labels;
   } else {
-    summary["prediction"] = std::vector<float>(p.data(), p.data() + p.cols());  // the regression outputs
+    summary["prediction"] = outputs;  // the regression outputs
   }
   std::filesystem::create_directories(a.out_dir);
   const std::filesystem::path dir(a.out_dir);
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
-  files.emplace_back((dir / "attention.npy").string(), npy_bytes(maps.data(), {L, n, n}));
-  files.emplace_back((dir / "saliency.npy").string(), npy_bytes(sal.data(), {L, n}));
-  if (model.config.kernel) files.emplace_back((dir / "kernel.npy").string(), npy_bytes(x.kernel.data(), {n, n}));
+  files.emplace_back((dir / "attention.npy").string(), npy_bytes(e.attention.data(), {L, n, n}));
+  files.emplace_back((dir / "saliency.npy").string(), npy_bytes(e.saliency.data(), {L, n}));
+  if (model.config.kernel) files.emplace_back((dir / "kernel.npy").string(), npy_bytes(e.kernel.data(), {n, n}));
   const std::string text = summary.dump(2) + "\n";
   files.emplace_back((dir / "summary.json").string(), std::vector<uint8_t>(text.begin(), text.end()));
   write_files_atomic(files);

@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "inductive/parallel.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/communicator.h"
 #include "inductive/model_file.h"
 #include "inductive/sinkhorn.h"

@@ -34,7 +34,7 @@ namespace {
 struct EmbedArgs {
   InputArgs data;
   std::string model, out, plans, backend = "cpu", distributed = "auto";
-  int batch_size = 256;
+  int batch_size = kDefaultEmbedBatch;
   bool quiet = false;
 };
 
@@ -43,6 +43,7 @@ void run_embed(const EmbedArgs& a) {
   if (!a.plans.empty()) check_output_path(a.plans, "--plans");
   // Under mpirun each rank embeds a contiguous share of the inputs; rank 0 gathers them and writes the file.
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
   INDUCTIVE_CHECK(comm->size() == 1 || a.plans.empty(), ErrorCode::kInvalidArgument,
                   "--plans is not available with several ranks yet: run one process");
   Progress progress("otke embed", a.quiet || !comm->writer());
@@ -51,17 +52,16 @@ void run_embed(const EmbedArgs& a) {
   check_inputs_for(in, model.config, a.model);
   INDUCTIVE_CHECK(a.plans.empty() || model.config.pooling == OtkePooling::kOtk, ErrorCode::kInvalidArgument,
                   "--plans needs a model with otk pooling: ", a.model, " pools with '", model.config.pooling, "'");
-  INDUCTIVE_CHECK(a.plans.empty() || a.backend == "cpu", ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(a.plans.empty() || backend->is_cpu(), ErrorCode::kInvalidArgument,
                   "--plans is not available with --backend ", a.backend, " yet: use --backend cpu");
   Adam adam;
-  std::unique_ptr<Backend> backend;
-  const std::unique_ptr<OtkeStepper> device = embedding_stepper(a.backend, model, adam, backend);
+  const std::unique_ptr<OtkeStepper> device = embedding_stepper(*backend, model, adam);
   const double load_s = progress.lap();
 
   std::vector<float> plans;
   int n_max = 0;
   const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
-  MatF e = embed_in_chunks(model, in, a.batch_size, progress, "embed", a.plans.empty() ? nullptr : &plans, &n_max,
+  MatF e = embed_in_chunks(model, in, a.batch_size, progress.fn(), "embed", a.plans.empty() ? nullptr : &plans, &n_max,
                            device.get(), static_cast<int>(shard.begin), static_cast<int>(shard.end));
   if (comm->size() > 1) {
     const std::vector<float> all = comm->gather_to_writer(std::vector<float>(e.data(), e.data() + e.size()));
@@ -90,7 +90,7 @@ void run_embed(const EmbedArgs& a) {
 struct EvalArgs {
   InputArgs data;
   std::string model, backend = "cpu", probabilities;
-  int batch_size = 256;
+  int batch_size = kDefaultEmbedBatch;
   bool quiet = false;
 };
 
@@ -125,17 +125,17 @@ void print_multilabel_eval(const EvalArgs& a, const OtkeConfig& config, int n, c
 void run_eval(const EvalArgs& a) {
   if (!a.probabilities.empty()) check_output_path(a.probabilities, "--probabilities");
   Progress progress("otke eval", a.quiet);
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
   OtkeModel model = OtkeModel::load(a.model);
   const OtkeInputs in = load_inputs(a.data, InputKind::kLabelled);
   const std::vector<int32_t> y = labels_for_model(in, model.config);  // class names first: cheaper to check
   check_inputs_for(in, model.config, a.model);
   Adam adam;
-  std::unique_ptr<Backend> backend;
-  const std::unique_ptr<OtkeStepper> device = embedding_stepper(a.backend, model, adam, backend);
+  const std::unique_ptr<OtkeStepper> device = embedding_stepper(*backend, model, adam);
   const double load_s = progress.lap();
 
   const MatF logits =
-      model.predict(embed_in_chunks(model, in, a.batch_size, progress, "embed", nullptr, nullptr, device.get()));
+      model.predict(embed_in_chunks(model, in, a.batch_size, progress.fn(), "embed", nullptr, nullptr, device.get()));
   const MatF probs = output_probabilities(model.config, logits);
   const double embed_s = progress.lap();
   if (!a.probabilities.empty()) save_npy(a.probabilities, probs.data(), {probs.rows(), probs.cols()});

@@ -54,11 +54,12 @@ struct FitArgs {
   double barycenter_eps = fit_defaults.barycenter.eps, barycenter_sinkhorn_tol = fit_defaults.barycenter.sinkhorn_tol;
   int kmer = config_defaults.kmer, anchors = config_defaults.anchors, filters = config_defaults.filters,
       p = config_defaults.otk.p, q = config_defaults.otk.q, iters = 100, kmeans_iters = fit_defaults.kmeans_iters,
-      batch_size = 256;
-  int dim = 64, min_count = 1, max_vocab = 1 << 20;  // tokens (--text)
+      batch_size = kDefaultEmbedBatch;
+  int dim = 64, min_count = VocabularyOptions{}.min_count, max_vocab = VocabularyOptions{}.max_size;  // --text
   bool keep_case = false;
   float sigma = config_defaults.nystrom.sigma, sigma_pos = config_defaults.otk.sigma_pos;
-  double eps = config_defaults.otk.eps, val_fraction = 0.2, head_tol = LogisticOptions{}.tol, lambda = 0;
+  double eps = config_defaults.otk.eps, val_fraction = kDefaultValidationFraction, head_tol = LogisticOptions{}.tol,
+         lambda = 0;
   int64_t max_samples = fit_defaults.max_samples;
   uint64_t seed = fit_defaults.seed;
   bool refit = false, quiet = false, keep_norm = false;
@@ -66,7 +67,7 @@ struct FitArgs {
   bool multilabel = false;
   int hidden = 0;
   float dropout = 0;
-  std::string distributed = "auto";
+  std::string distributed = "auto", backend = "cpu";
 };
 
 OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
@@ -109,17 +110,7 @@ OtkeConfig config_from(const FitArgs& a, const OtkeInputs& in) {
 // straight from their letters): the unsupervised stage sees all of them.
 SetBatch unsupervised_features(const OtkeModel& model, const OtkeInputs& labelled, const OtkeInputs& unlabelled) {
   if (labelled.text) return model.sequence_features(labelled.sequences, labelled.names);
-  const SetBatch& a = labelled.sets;
-  if (unlabelled.size() == 0) return a;
-  const SetBatch& b = unlabelled.sets;
-  SetBatch all(a.batch + b.batch, std::max(a.n_max, b.n_max), a.dim);
-  for (int s = 0; s < all.batch; ++s) {
-    const SetBatch& from = s < a.batch ? a : b;
-    const int t = s < a.batch ? s : s - a.batch;
-    all.n[s] = from.n[t];
-    std::copy(from.row(t, 0), from.row(t, 0) + static_cast<int64_t>(from.n[t]) * a.dim, all.row(s, 0));
-  }
-  return all;
+  return labelled.sets.concat(unlabelled.sets);
 }
 
 void run(const FitArgs& a) {
@@ -128,6 +119,7 @@ void run(const FitArgs& a) {
   // sets' assignments split over the ranks (the one-process anchors and references on every rank); each rank then
   // embeds its share of the labelled samples, and rank 0 gathers them, fits the head and alone writes the model.
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
   Progress progress("otke fit", a.quiet || !comm->writer());
   nlohmann::json timings;
 
@@ -162,8 +154,10 @@ void run(const FitArgs& a) {
     head.dropout = a.dropout;
     head.validate();
   }
-  std::vector<int> train, val;
-  stratified_split(in.labels, in.class_names, a.val_fraction, a.seed, train, val);
+  // The thesis' holdout (core's head_holdout, as the browser's fitHead draws it), drawn now: a class too small to
+  // split is refused before the long unsupervised stage.
+  const std::vector<int32_t> holdout =
+      head_holdout(in.labels, static_cast<int>(in.class_names.size()), a.val_fraction, a.seed, in.class_names);
   timings["load"] = progress.lap();
 
   {  // Unsupervised stage, on the labelled and unlabelled samples together.
@@ -228,18 +222,20 @@ void run(const FitArgs& a) {
   }
 
   // Each rank embeds its share of the labelled samples and keeps it: the head's fit sums over the shares.
+  // On a device backend (--backend cuda) a stepper embeds each chunk; the fitted model is the same file.
   const Shard shard = shard_of(in.size(), comm->rank(), comm->size());
-  MatF embeddings = embed_in_chunks(model, in, a.batch_size, progress, "embed labelled samples", nullptr, nullptr,
-                                    nullptr, static_cast<int>(shard.begin), static_cast<int>(shard.end));
+  Adam adam;
+  const std::unique_ptr<OtkeStepper> device = embedding_stepper(*backend, model, adam);
+  MatF embeddings = embed_in_chunks(model, in, a.batch_size, progress.fn(), "embed labelled samples", nullptr, nullptr,
+                                    device.get(), static_cast<int>(shard.begin), static_cast<int>(shard.end));
   if (embeddings.rows() == 0) embeddings.resize(0, model.config.output_dim());  // a rank without samples
   const std::vector<int32_t> labels(in.labels.begin() + shard.begin, in.labels.begin() + shard.end);
   timings["embed"] = progress.lap();
 
-  // The head: core's recipe (inductive/head_fit.h) with the thesis' protocol, lambda chosen on the validation split.
+  // The head: core's recipe (inductive/head_fit.h) with the thesis' protocol and grid, lambda chosen on the holdout.
   HeadFitOptions ho;
   ho.lambda = a.lambda;
-  ho.grid = head_lambda_grid(-5, -20);  // the thesis' grid
-  ho.holdout = val;
+  ho.holdout = holdout;
   ho.refit = a.refit;
   ho.logistic.tol = a.head_tol;
   ho.class_names = in.class_names;
@@ -251,9 +247,7 @@ void run(const FitArgs& a) {
   timings["head"] = progress.lap();
   if (!comm->writer()) return;
 
-  model.config.classes = C;
-  model.config.labels = in.class_names;
-  model.head = head;
+  model = model.with_linear_head(head, in.class_names);
   model.save(a.out);
   timings["write"] = progress.lap();
   timings["total"] = progress.elapsed();
@@ -265,10 +259,11 @@ void run(const FitArgs& a) {
                                   {"vocab", model.config.tokens.size()},
                                   {"classes", in.class_names},
                                   {"class_counts", counts},
-                                  {"n_train", train.size()},
-                                  {"n_val", val.size()},
+                                  {"n_train", in.size() - static_cast<int>(holdout.size())},
+                                  {"n_val", holdout.size()},
                                   {"n_unlabeled", unl.size()},
                                   {"ranks", comm->size()},
+                                  {"backend", backend->name()},
                                   {"embedding_dim", model.config.output_dim()},
                                   {"lambda_log2", std::log2(fit.lambda)},
                                   {"refit", a.refit},
@@ -292,6 +287,9 @@ void add_otke_fit_command(CLI::App& otke) {
   us->needs(ul);
   ul->needs(us);
   unl->excludes(us);
+  cmd->add_option("--backend", a->backend,
+                  "Where the labelled samples are embedded for the head: cpu, or cuda[:N] (k-means runs on the cpu)")
+      ->capture_default_str();
   cmd->add_option("--distributed", a->distributed,
                   "Split the k-means, the embedding and the head's fit over MPI ranks: auto (when started by mpirun), "
                   "none, or mpi")

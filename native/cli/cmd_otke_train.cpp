@@ -25,27 +25,23 @@ const OtkeTrainOptions train_defaults{};
 struct TrainArgs {
   InputArgs data;
   std::string init, out, checkpoint;
-  int epochs = train_defaults.epochs, batch_size = train_defaults.batch_size, iters = 10,
+  int epochs = train_defaults.epochs, batch_size = train_defaults.batch_size, iters = OtkOptions{}.iters,
       lr_patience = train_defaults.lr_patience, early_stop = train_defaults.early_stop_patience,
       head_refit_every = train_defaults.head_refit_every;
-  double lr = train_defaults.adam.lr, weight_decay = train_defaults.adam.weight_decay, val_fraction = 0.2,
-         head_lambda = train_defaults.head_lambda, eps = 0;
-  std::string sinkhorn_gradient = sinkhorn_gradient_name(train_defaults.sinkhorn_gradient),
-              backend = train_defaults.backend, distributed = "auto";
+  double lr = train_defaults.adam.lr, weight_decay = train_defaults.adam.weight_decay,
+         val_fraction = kDefaultValidationFraction, head_lambda = train_defaults.head_lambda, eps = 0;
+  std::string sinkhorn_gradient = sinkhorn_gradient_name(train_defaults.sinkhorn_gradient), backend = "cpu",
+              distributed = "auto";
   uint64_t seed = train_defaults.seed;
   bool freeze_tokens = false, freeze_anchors = false, freeze_references = false, quiet = false;
 };
-
-SetBatch gather_features(const OtkeModel& model, const OtkeInputs& in, const std::vector<int>& which) {
-  const SetBatch all = in.features(model, 0, in.size());
-  return all.gather(which);
-}
 
 void run(const TrainArgs& a) {
   check_output_path(a.out, "--out");
   // Under mpirun every rank runs this command; rank 0 alone reports and writes (inductive/communicator.h).
   const std::unique_ptr<Communicator> comm = make_communicator(a.distributed);
   const bool writer = comm->writer();
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before the data is read
   Progress progress("otke train", a.quiet || !writer);
   OtkeModel model = OtkeModel::load(a.init);
   INDUCTIVE_CHECK(model.config.classes >= 2, ErrorCode::kInvalidArgument, a.init,
@@ -61,20 +57,16 @@ void run(const TrainArgs& a) {
   check_inputs_for(in, model.config, "otke train");
   const std::vector<int32_t> labels = labels_for_model(in, model.config);
   std::vector<int> train, val;
-  if (model.config.multilabel)  // stratified by label set, as the file writes them
-    stratified_split(in.labels, in.class_names, a.val_fraction, a.seed, train, val);
-  else
-    stratified_split(labels, model.config.labels.empty() ? in.class_names : model.config.labels, a.val_fraction, a.seed,
-                     train, val);
+  otke_train_split(in, model.config, labels, a.val_fraction, a.seed, train, val);
   std::vector<int32_t> y_train, y_val;
   for (int i : train) y_train.push_back(labels[i]);
   for (int i : val) y_val.push_back(labels[i]);
-  const SetBatch f_train = gather_features(model, in, train), f_val = gather_features(model, in, val);
+  const SetBatch f_train = in.features_of(model, train), f_val = in.features_of(model, val);
 
   OtkeTrainOptions o;
   o.epochs = a.epochs;
   o.batch_size = a.batch_size;
-  o.backend = a.backend;
+  o.backend = backend.get();
   o.adam.lr = a.lr;
   o.adam.weight_decay = a.weight_decay;
   o.lr_patience = a.lr_patience;
@@ -97,7 +89,9 @@ void run(const TrainArgs& a) {
                   e.epoch, o.epochs, e.train_loss, e.val_loss, e.val_accuracy, e.lr, e.seconds);
     say(line);
   };
-  o.on_resume = [&](int after) { say("resumed from " + o.checkpoint_path + " after epoch " + std::to_string(after)); };
+  o.on_resume = [&](const OtkeResume& r) {
+    say("resumed from " + o.checkpoint_path + " after epoch " + std::to_string(r.after_epoch));
+  };
   if (comm->size() > 1 && writer) say("data parallel over " + comm->name());
   const OtkeTrainReport report = train_otke_supervised(model, f_train, y_train, f_val, y_val, o);
   if (!writer) return;
@@ -105,7 +99,7 @@ void run(const TrainArgs& a) {
 
   nlohmann::json summary = otke_train_report(report);
   summary["model"] = a.out;
-  summary["backend"] = a.backend;
+  summary["backend"] = backend->name();
   summary["ranks"] = comm->size();
   summary["distributed"]["communicator"] = comm->name();
   summary["n_train"] = train.size();

@@ -31,7 +31,7 @@ struct PathArgs {
   double ratio = kDefaultPathRatio;
   int count = kDefaultPathCount;
   bool static_screen = false;
-  int ellipsoid_steps = 0;
+  int ellipsoid_steps = ScreenOptions{}.ellipsoid_steps;
   bool screening_only = false;
   bool working_set = false;
 };
@@ -87,8 +87,9 @@ void run(const PathArgs& args) {
   // The two paths are walked side by side, lambda by lambda, the one that goes first alternating: a load that comes
   // and goes on the machine (or a frequency change) then falls on both alike, where timing one whole path after the
   // other gave the ratio of two different moments.
-  PathWalker with_walker(problem,
-                         path_options(args.erm, true, args.static_screen, args.ellipsoid_steps, args.working_set));
+  const PathOptions with_options =
+      path_options(args.erm, true, args.static_screen, args.ellipsoid_steps, args.working_set);
+  PathWalker with_walker(problem, with_options);
   PathWalker without_walker(problem, path_options(args.erm, false, false, 0, false));
   std::vector<PathPoint> with, without;
   for (size_t k = 0; k < lambdas.size(); ++k) {
@@ -105,42 +106,27 @@ void run(const PathArgs& args) {
     }
   }
 
-  double t_with = 0, t_without = 0;
-  nlohmann::json points = nlohmann::json::array();
-  for (size_t k = 0; k < lambdas.size(); ++k) {
-    const PathPoint& a = with[k];
-    t_with += a.seconds;
-    nlohmann::json p = path_point_report(a, problem.n());  // the browser's path() points, camelCased
-    if (!without.empty()) {
-      const PathPoint& b = without[k];
-      t_without += b.seconds;
-      p["without_screening"] = {{"epochs", b.epochs},
-                                {"seconds", b.seconds},
-                                {"primal", json_number(b.fit.gap.primal)},
-                                {"gap", json_number(b.fit.gap.gap)},
-                                {"converged", b.fit.converged}};
-      // Both primal values are within their certified gaps of the same optimum.
-      const double slack = a.fit.gap.gap + b.fit.gap.gap + 1e-12 * std::fabs(b.fit.gap.primal);
-      p["objectives_agree"] = std::fabs(a.fit.gap.primal - b.fit.gap.primal) <= slack;
-    }
-    points.push_back(std::move(p));
+  // The browser's path() report (core's path_report, camelCased there), with this run's inputs and, lambda by lambda,
+  // the path without screening beside it.
+  nlohmann::json report = path_report(problem, with_options, with);
+  report["input"] = in.source;
+  report["tol"] = args.erm.tol;
+  const double t_with = report["seconds"].get<double>();
+  report["seconds_with_screening"] = t_with;
+  double t_without = 0;
+  for (size_t k = 0; k < without.size(); ++k) {
+    const PathPoint &a = with[k], &b = without[k];
+    t_without += b.seconds;
+    nlohmann::json& p = report["points"][k];
+    p["without_screening"] = {{"epochs", b.epochs},
+                              {"seconds", b.seconds},
+                              {"primal", json_number(b.fit.gap.primal)},
+                              {"gap", json_number(b.fit.gap.gap)},
+                              {"converged", b.fit.converged}};
+    // Both primal values are within their certified gaps of the same optimum.
+    const double slack = a.fit.gap.gap + b.fit.gap.gap + 1e-12 * std::fabs(b.fit.gap.primal);
+    p["objectives_agree"] = std::fabs(a.fit.gap.primal - b.fit.gap.primal) <= slack;
   }
-  nlohmann::json report = {
-      {"input", in.source},
-      {"n", problem.n()},
-      {"p", problem.features()},
-      {"loss", problem.loss.name()},
-      {"mu", problem.loss.mu},
-      {"penalty", problem.penalty.name()},
-      {"intercept", problem.intercept},
-      {"tol", args.erm.tol},
-      {"static_screen", args.static_screen},
-      {"ellipsoid_steps", args.ellipsoid_steps},
-      {"working_set", args.working_set},
-      {"lambdas", lambdas},
-      {"points", points},
-      {"seconds_with_screening", t_with},
-  };
   if (!without.empty()) {
     report["seconds_without_screening"] = t_without;
     report["speedup"] = json_number(t_with > 0 ? t_without / t_with : NAN);

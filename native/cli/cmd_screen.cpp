@@ -106,7 +106,7 @@ void run(const ScreenArgs& args) {
     outputs.emplace_back(args.scores, npy_bytes(score.data(), {static_cast<int64_t>(n)}));
   }
   if (!args.compressed.empty()) {
-    const std::string svm = kept_samples_libsvm(in.data, std::vector<int>(kept.begin(), kept.end()));
+    const std::string svm = format_libsvm(in.data, std::vector<int>(kept.begin(), kept.end()));
     outputs.emplace_back(args.compressed, std::vector<uint8_t>(svm.begin(), svm.end()));
   }
   if (!args.alpha.empty()) {

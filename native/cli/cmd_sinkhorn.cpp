@@ -8,20 +8,22 @@
 
 #include "cli_common.h"
 #include "inductive/atomic_file.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/npy.h"
 #include "inductive/sinkhorn.h"
 
 namespace inductive::cli {
 namespace {
 
+// The flags' defaults are core's (a default-constructed SinkhornOptions). --max-iter bounds a --tol run (the core's
+// max_iter is --iters when no tolerance is given).
 struct SinkhornArgs {
   std::string cost, a, b, out, out_f, out_g, backend = "cpu";
-  double eps = 0.5;
-  int iters = 100;
-  double tol = 0;
+  double eps = SinkhornOptions{}.eps;
+  int iters = SinkhornOptions{}.max_iter;
+  double tol = SinkhornOptions{}.tol;
   int max_iter = 1000;
-  bool similarity = false;
+  bool similarity = SinkhornOptions{}.similarity;
 };
 
 // Reads a 1-D float marginal whose length must match `expected`.

@@ -34,24 +34,15 @@ void add_smiles_command(CLI::App& app) {
     const AtomTyping typing = parse_atom_typing(args->atom_types);
     const std::vector<uint8_t> bytes = read_file_bytes(args->input);
     const std::string text(bytes.begin(), bytes.end());
-    LineReader lines(text);
-    std::string line;
-    INDUCTIVE_CHECK(lines.next(line), ErrorCode::kInvalidArgument, args->input, ": empty file (a header is needed)");
-    const std::vector<std::string> header = split_csv_fields(line, ',', args->input, 1);
-    int col = -1;
-    for (size_t k = 0; k < header.size(); ++k) {
-      if (header[k] == args->column) col = static_cast<int>(k);
-    }
-    INDUCTIVE_CHECK(col >= 0, ErrorCode::kInvalidArgument, args->input, ": no column '", args->column,
-                    "' in the header");
+    CsvRows csv(text, args->input);
+    const int col = csv.column(args->column);
     std::string out;
     int n = 0, failed = 0;
-    while (lines.next(line)) {
-      if (line.empty()) continue;
-      const std::vector<std::string> fields = split_csv_fields(line, ',', args->input, lines.number());
+    std::vector<std::string> fields;
+    while (csv.next(fields)) {
       INDUCTIVE_CHECK(static_cast<int>(fields.size()) > col, ErrorCode::kInvalidArgument, args->input, ": line ",
-                      lines.number(), ": ", fields.size(), " fields, the SMILES column is number ", col + 1);
-      nlohmann::json j = {{"line", lines.number()}, {"smiles", fields[col]}};
+                      csv.line(), ": ", fields.size(), " fields, the SMILES column is number ", col + 1);
+      nlohmann::json j = {{"line", csv.line()}, {"smiles", fields[col]}};
       try {
         const Molecule m = parse_smiles(fields[col]);
         nlohmann::json bonds = nlohmann::json::array();

@@ -45,13 +45,13 @@ ErmInput load_erm_input(const ErmArgs& args) {
 
   ErmInput in;
   if (!args.libsvm.empty()) {
-    in.data = read_libsvm(args.libsvm);
+    in.data = to_dataset(read_libsvm(args.libsvm));
     in.source = args.libsvm;
   } else {
     CsvOptions csv;
     csv.header = args.header;
     csv.label_column = args.label_column;
-    in.data = read_csv(args.csv, csv);
+    in.data = to_dataset(read_csv(args.csv, csv));
     in.source = args.csv;
   }
   INDUCTIVE_CHECK(in.data.n() >= 1 && in.data.p() >= 1, ErrorCode::kInvalidArgument, in.source,
@@ -77,7 +77,6 @@ SolverOptions erm_solver_options(const ErmArgs& args, int every) {
       std::fprintf(stderr, "epoch %d: primal %.6g dual %.6g gap %.3g active %d\n", p.epoch, p.primal, p.dual, p.gap,
                    p.n_active);
     }
-    return true;
   };
   return options;
 }
@@ -101,26 +100,6 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
   }
   INDUCTIVE_CHECK(!out.empty(), ErrorCode::kInvalidArgument, flag, ": empty list");
   return out;
-}
-
-std::string kept_samples_libsvm(const Dataset& data, const std::vector<int>& rows) {
-  std::string text;
-  std::vector<double> row(static_cast<size_t>(data.p()));
-  char buf[64];
-  for (int i : rows) {
-    std::fill(row.begin(), row.end(), 0.0);
-    data.x->row_axpy(i, 1.0, row.data());
-    std::snprintf(buf, sizeof buf, "%.17g", data.y[static_cast<size_t>(i)]);
-    text += buf;
-    for (int j = 0; j < data.p(); ++j) {
-      if (row[static_cast<size_t>(j)] == 0.0) continue;
-      // Stored values are float: %.9g round-trips them exactly.
-      std::snprintf(buf, sizeof buf, " %d:%.9g", j + 1, row[static_cast<size_t>(j)]);
-      text += buf;
-    }
-    text += '\n';
-  }
-  return text;
 }
 
 }  // namespace inductive::cli

@@ -13,8 +13,8 @@ namespace inductive::cli {
 
 struct ErmArgs {
   std::string libsvm, csv;
-  int label_column = -1;
-  bool header = false;
+  int label_column = CsvOptions{}.label_column;
+  bool header = CsvOptions{}.header;
   double one_vs_rest = 0;
   CLI::Option* one_vs_rest_option = nullptr;  // set by add_erm_options; count() > 0 when given
   // The problem's and the solver's defaults are core's (the browser's screen() takes the same).
@@ -47,8 +47,5 @@ SolverOptions erm_solver_options(const ErmArgs& args, int every = 10);
 // A comma-separated list of finite numbers ("1,0.5,0.1"); `flag` names the option in messages. Throws on an empty
 // list, an item that is not a number, NaN or Inf.
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag);
-
-// The samples with keep[i] != 0 in LIBSVM format (1-based indices, original labels), for compressed datasets.
-std::string kept_samples_libsvm(const Dataset& data, const std::vector<int>& rows);
 
 }  // namespace inductive::cli

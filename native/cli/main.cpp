@@ -13,6 +13,7 @@
 #include "cmd_otke.h"
 #include "inductive/error.h"
 #include "inductive/heap.h"
+#include "inductive/model_kinds.h"
 #include "inductive/version.h"
 
 #ifdef INDUCTIVE_HAVE_CUDA
@@ -47,6 +48,7 @@ void print_error(const std::string& message) {
 
 int main(int argc, char** argv) {
   inductive::keep_batch_buffers_in_heap();
+  inductive::register_core_model_kinds();  // `info` and every reader check files of core's kinds
 #ifdef INDUCTIVE_HAVE_CUDA
   inductive::cuda::register_cuda_backend();
 #endif

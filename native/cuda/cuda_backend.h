@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cuda_util.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 
 namespace inductive::cuda {
 

@@ -19,7 +19,7 @@
 #include "cuda_util.h"
 #include "graphit_device_pass.h"
 #include "graphit_exec_cuda.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/graphit_train.h"
 
 namespace inductive {

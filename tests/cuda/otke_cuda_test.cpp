@@ -19,7 +19,7 @@
 #include "cuda_backend.h"
 #include "cuda_test_util.h"
 #include "cuda_util.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
@@ -344,7 +344,8 @@ OtkeTrainReport train_on(const std::string& backend, OtkeModel& model, int epoch
   OtkeTrainOptions o;
   o.epochs = epochs;
   o.batch_size = 8;
-  o.backend = backend;
+  const std::unique_ptr<Backend> be = make_backend(backend);
+  o.backend = be.get();
   o.checkpoint_path = checkpoint;
   o.seed = 3;
   return train_otke_supervised(model, tr, ytr, va, yva, o);
@@ -432,7 +433,8 @@ TEST(CudaOtkeTraining, OutOfDeviceMemoryIsABackendErrorAndLeavesTheCheckpointInt
   o.epochs = 2;
   o.batch_size = 64;
   o.checkpoint_path = ck;
-  o.backend = "cuda";
+  const std::unique_ptr<Backend> cuda = make_backend("cuda");
+  o.backend = cuda.get();
   OtkeModel resumed = m;
   expect_error([&] { train_otke_supervised(resumed, big, make_labels(64, 2, 15), big, make_labels(64, 2, 16), o); },
                ErrorCode::kBackend, "cudaMalloc");

@@ -17,7 +17,7 @@
 #include "../core/test_util.h"
 #include "cuda_backend.h"
 #include "cuda_test_util.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/sinkhorn.h"
 #include "sinkhorn_kernels.h"
 

@@ -10,7 +10,7 @@
 #include "graphit/graphit_test_util.h"
 #include "graphit_device_stepper.h"
 #include "graphit_exec_host.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/graphit_train.h"
 
 namespace inductive {

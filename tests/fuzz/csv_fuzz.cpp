@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.label_column = (data[0] & 2) ? 0 : -1;
   inductive::Dataset d;
   try {
-    d = inductive::parse_csv(inductive::fuzz::text(data + 1, size - 1), o, "fuzz.csv");
+    d = inductive::to_dataset(inductive::parse_csv(inductive::fuzz::text(data + 1, size - 1), o, "fuzz.csv"));
   } catch (const inductive::Error&) {
     return 0;
   }

@@ -7,7 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inductive::Dataset d;
   try {
-    d = inductive::parse_libsvm(inductive::fuzz::text(data, size), {}, "fuzz.svm");
+    d = inductive::to_dataset(inductive::parse_libsvm(inductive::fuzz::text(data, size), {}, "fuzz.svm"));
   } catch (const inductive::Error&) {
     return 0;
   }

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> images(data + 2, data + 2 + split), labels(data + 2 + split, data + size);
   inductive::Dataset d;
   try {
-    d = inductive::parse_mnist_idx(images, labels, 1.0 / 255.0, "fuzz");
+    d = inductive::to_dataset(inductive::parse_mnist_idx(images, labels, 1.0 / 255.0, "fuzz"));
   } catch (const inductive::Error&) {
     return 0;
   }

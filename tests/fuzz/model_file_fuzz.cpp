@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inductive/model_file.h"
+#include "inductive/model_kinds.h"
 
 namespace {
 
@@ -52,6 +53,12 @@ void expect_equal(const ModelView& a, const ModelView& b) {
 }
 
 }  // namespace
+
+// Files of core's kinds (otke, graphit) are checked against their schemas too: the fuzzer reaches that code.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  inductive::register_core_model_kinds();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Own the bytes in an allocation like read_file_bytes returns, so ASan sees its exact bounds and alignment holds.

@@ -55,7 +55,7 @@ json dump_npy(const std::string& path) {
 }
 
 json dump_libsvm(const std::string& path) {
-  const inductive::Dataset d = inductive::parse_libsvm(read_text(path), {}, path);
+  const inductive::Dataset d = inductive::to_dataset(inductive::parse_libsvm(read_text(path), {}, path));
   json entries = json::array();
   if (const auto* csr = dynamic_cast<const inductive::CsrDesign*>(d.x.get())) {
     for (int i = 0; i < d.n(); ++i)

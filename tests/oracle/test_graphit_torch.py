@@ -182,7 +182,8 @@ class GraphitAgainstTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not DUMP:
-            raise unittest.SkipTest("INDUCTIVE_GRAPHIT_DUMP is not set (ctest sets it to inductive_graphit_dump)")
+            # A missing tool is a failure, not a skip: an oracle that does not run proves nothing.
+            raise RuntimeError("set INDUCTIVE_GRAPHIT_DUMP to the inductive_graphit_dump executable (ctest does)")
         cls.tmp = tempfile.TemporaryDirectory(prefix="inductive-graphit-torch-")
 
     @classmethod

@@ -5,7 +5,9 @@ import type { InductiveModule } from '../wasm/inductive.mjs';
 import type { CompressionRanking, KernelOptions, ScreeningLoss, ScreeningPenalty } from './screening.js';
 
 export interface OptionDefaults {
-  sinkhorn: { eps: number; maxIter: number; tol: number };
+  sinkhorn: { eps: number; maxIter: number; tol: number; similarity: boolean };
+  /** Samples (sequences, molecules) per wasm call in embed / predict: `otke embed --batch-size`'s default. */
+  batchSize: number;
   headFit: {
     lambda: number;
     minPerClass: number;
@@ -13,7 +15,11 @@ export interface OptionDefaults {
     maxIter: number;
     tol: number;
     refit: boolean;
+    holdoutFraction: number;
+    seed: number;
+    /** The grid of cross-validation (2^1 .. 2^-20) and of the thesis' holdout protocol (2^-5 .. 2^-20). */
     lambdaGrid: number[];
+    holdoutLambdaGrid: number[];
   };
   otkeFit: {
     seed: number;

@@ -11,7 +11,7 @@ import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
-import { WasmObject } from './wasm-object.js';
+import { adoptHandle, WasmObject } from './wasm-object.js';
 import { modelFileBytes, views, withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
 import type { HeadFitReport } from './otke.js';
@@ -218,7 +218,10 @@ export class GraphitModel extends WasmObject<GraphitHandle> {
     return this.use(where, (handle) => {
       const outputs = this.outputs;
       if (list.length === 0) throw invalid(`${where}: no molecule given`);
-      const chunk = options?.batchSize === undefined ? 256 : checkCount(where, 'batchSize', options.batchSize);
+      const chunk =
+        options?.batchSize === undefined
+          ? optionDefaults(module).batchSize
+          : checkCount(where, 'batchSize', options.batchSize);
       if (chunk === 0) throw invalid(`${where}: batchSize must be >= 1: got 0`);
       const onProgress = checkProgress(where, options?.onProgress);
       const probabilities = new Float32Array(list.length * outputs);
@@ -375,8 +378,7 @@ export class GraphitModel extends WasmObject<GraphitHandle> {
         tol: checkNumber(where, 'tol', options?.tol, d.tol),
       });
       const progress = safeProgress(where, options?.onProgress);
-      const out = new module.GraphitHandle();
-      try {
+      return adoptHandle(new module.GraphitHandle(), (out) => {
         const report = withBlock(module, [{ type: 'i32', length: y.length }], where, (block) => {
           block.write(0, y);
           const text = handle.refitHead(
@@ -392,10 +394,7 @@ export class GraphitModel extends WasmObject<GraphitHandle> {
           return parseJson<HeadFitReport>(text, where);
         });
         return new GraphitModel(module, out, report);
-      } catch (e) {
-        out.delete();
-        throw e;
-      }
+      });
     });
   }
 
@@ -431,18 +430,14 @@ export function loadGraphitModel(module: InductiveModule, bytes: unknown): Graph
     throw invalid(`${where}: bytes must be a Uint8Array: got ${typeName(bytes)}`);
   }
   const data = bytes;
-  const handle = new module.GraphitHandle();
-  try {
+  return adoptHandle(new module.GraphitHandle(), (handle) => {
     // A malloc'd copy is 8-byte aligned, which the reader relies on; the model copies its tensors out of it.
     withBlock(module, [{ type: 'u8', length: data.length }], where, (block) => {
       block.write(0, data);
       if (!handle.load(block.addresses[0] ?? 0, data.length)) throw lastError(module);
     });
     return new GraphitModel(module, handle);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  });
 }
 
 /** The molecule of a SMILES string, as the core's parser reads it (the graph GraphiT models see). */

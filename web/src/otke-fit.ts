@@ -21,6 +21,7 @@ import { InductiveError, lastError } from './errors.js';
 import { withBlock, type Slot } from './heap.js';
 import { OtkeModel } from './otke.js';
 import { safeProgress, type ProgressCallback } from './progress.js';
+import { adoptHandle } from './wasm-object.js';
 import { checkSequences, pack } from './strings.js';
 
 /**
@@ -102,13 +103,14 @@ function configFor(where: string, o: OtkeFitOptions, input: Record<string, unkno
   const set = <T>(target: Record<string, unknown>, key: string, value: T | undefined): void => {
     if (value !== undefined) target[key] = value;
   };
-  const embedding: Record<string, unknown> = { type: 'nystrom' };
+  const embedding: Record<string, unknown> = {};
   set(embedding, 'anchors', o.anchors === undefined ? undefined : checkCount(where, 'anchors', o.anchors));
   set(embedding, 'sigma', o.sigma === undefined ? undefined : checkNumber(where, 'sigma', o.sigma, 0));
-  const pooling: Record<string, unknown> = { type: o.pooling ?? 'otk' };
-  if (typeof pooling.type !== 'string') {
+  const pooling: Record<string, unknown> = {};
+  if (o.pooling !== undefined && typeof o.pooling !== 'string') {
     throw new InductiveError('invalid_argument', `${where}: pooling must be 'otk', 'mean' or 'max'`);
   }
+  set(pooling, 'type', o.pooling);
   set(pooling, 'p', o.p === undefined ? undefined : checkCount(where, 'p', o.p));
   set(pooling, 'q', o.q === undefined ? undefined : checkCount(where, 'q', o.q));
   set(pooling, 'eps', o.eps === undefined ? undefined : checkNumber(where, 'eps', o.eps, 0));
@@ -208,8 +210,7 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
     );
   }
   const config = JSON.stringify(configFor(where, options, input));
-  const handle = new module.OtkeHandle();
-  try {
+  return adoptHandle(new module.OtkeHandle(), (handle) => {
     withBlock(module, slots, where, (block) => {
       const call = fill(
         (i) => block.addresses[i] ?? 0,
@@ -220,10 +221,7 @@ export function fitOtke(module: InductiveModule, data: unknown, options: OtkeFit
       if (!ok) throw lastError(module);
     });
     return new OtkeModel(module, handle, null);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  });
 }
 
 function setsCall(c: Partial<OtkeEmbedCall>): OtkeEmbedCall {

@@ -11,7 +11,7 @@ import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
-import { WasmObject } from './wasm-object.js';
+import { adoptHandle, WasmObject } from './wasm-object.js';
 import { modelFileBytes, withBlock, type Slot } from './heap.js';
 import { resolveLabels } from './labels.js';
 import { checkProgress, reportProgress, safeProgress, type ProgressCallback } from './progress.js';
@@ -154,8 +154,17 @@ export interface FitHeadOptions extends EmbedOptions {
    * best holdout accuracy is kept as it is, or refitted on every sample with `refit`.
    */
   holdout?: readonly number[] | Int32Array;
+  /**
+   * Without `holdout`: > 0 draws the holdout as `inductive otke fit --val-fraction F --seed S` does (this share of
+   * each class, stratified, seeded by `seed`), so the same labels give the CLI's head. Default 0 (cross-validation).
+   */
+  holdoutFraction?: number;
+  seed?: number;
   refit?: boolean;
-  /** The lambdas to choose from (default 2^1 .. 2^-20; `otke fit` uses 2^-5 .. 2^-20). */
+  /**
+   * The lambdas to choose from. Default: 2^1 .. 2^-20 for cross-validation, the thesis' 2^-5 .. 2^-20 with a holdout
+   * (`ind.defaults.headFit.lambdaGrid` and `.holdoutLambdaGrid`; the grids `otke fit` uses).
+   */
   lambdaGrid?: readonly number[];
   /** Stages "embed" (sequences only), "cross-validation" (when lambda is chosen so), "fit". */
   onProgress?: ProgressCallback;
@@ -182,9 +191,6 @@ export interface HeadFitReport {
   /** Labelled samples per class. */
   classCounts: number[];
 }
-
-/** Samples embedded per wasm call by default. */
-const DEFAULT_BATCH_SIZE = 256;
 
 interface Description {
   config: OtkeConfig;
@@ -380,13 +386,14 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
         maxIter: checkInt(where, 'maxIter', options?.maxIter, d.maxIter),
         tol: checkNumber(where, 'tol', options?.tol, d.tol),
         holdout: JSON.stringify(integers(where, 'holdout', options?.holdout)),
+        holdoutFraction: checkNumber(where, 'holdoutFraction', options?.holdoutFraction, d.holdoutFraction),
+        seed: checkNumber(where, 'seed', options?.seed, d.seed),
         refit: checkBoolean(where, 'refit', options?.refit, d.refit),
         lambdaGrid: JSON.stringify(finiteNumbers(where, 'lambdaGrid', options?.lambdaGrid)),
       };
       const progress = safeProgress(where, options?.onProgress);
       const batch = y.length;
-      const out = new module.OtkeHandle();
-      try {
+      return adoptHandle(new module.OtkeHandle(), (out) => {
         const report = withBlock(
           module,
           [
@@ -408,10 +415,7 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
           },
         );
         return new OtkeModel(module, out, report);
-      } catch (e) {
-        out.delete();
-        throw e;
-      }
+      });
     });
   }
 
@@ -476,7 +480,7 @@ export class OtkeModel extends WasmObject<OtkeHandle> {
     return this.use(where, (handle) => {
       const seqs = checkSequences(where, sequences);
       const names = options?.names === undefined ? undefined : checkNames(where, options.names, seqs.length);
-      const chunk = checkCount(where, 'batchSize', options?.batchSize ?? DEFAULT_BATCH_SIZE);
+      const chunk = checkCount(where, 'batchSize', options?.batchSize ?? optionDefaults(module).batchSize);
       if (chunk === 0) throw new InductiveError('invalid_argument', `${where}: batchSize must be >= 1: got 0`);
       const onProgress = checkProgress(where, options?.onProgress);
       const encoder = new TextEncoder();
@@ -651,18 +655,14 @@ export function loadOtkeModel(module: InductiveModule, bytes: unknown): OtkeMode
     throw new InductiveError('invalid_argument', `${where}: bytes must be a Uint8Array: got ${typeName(bytes)}`);
   }
   const data = bytes;
-  const handle = new module.OtkeHandle();
-  try {
+  return adoptHandle(new module.OtkeHandle(), (handle) => {
     // A malloc'd copy is 8-byte aligned, which the reader relies on; the model copies its tensors out of it.
     withBlock(module, [{ type: 'u8', length: data.length }], where, (block) => {
       block.write(0, data);
       if (!handle.load(block.addresses[0] ?? 0, data.length)) throw lastError(module);
     });
     return new OtkeModel(module, handle, null);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  });
 }
 
 function parseJson<T>(text: string, where: string): T {

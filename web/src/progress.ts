@@ -35,25 +35,24 @@ export function checkProgress(where: string, onProgress: unknown): ProgressCallb
 }
 
 /**
- * The progress callback handed to wasm: it must never throw into C++ frames (nothing there would be cleaned up).
- * It returns false, which makes the core stop and the call fail with code `cancelled`, when the user callback
- * returned false or threw; `rethrow()` then throws what it threw, once the call has returned.
+ * A user callback as wasm may call it: it never throws into C++ frames (nothing there would be cleaned up). It
+ * returns false, which makes the core stop (the call fails with code `cancelled`, or the solver keeps its certified
+ * iterate), when the user callback returned false or threw; `rethrow()` then throws what it threw, once the call
+ * has returned. Every callback the package hands to wasm goes through this.
  */
-export function safeProgress(
-  where: string,
-  onProgress: unknown,
+export function guardedCallback<A extends unknown[]>(
+  call: ((...args: A) => unknown) | undefined,
 ): {
-  callback: ((stage: string, fraction: number) => boolean) | undefined;
+  callback: ((...args: A) => boolean) | undefined;
   rethrow(): void;
 } {
-  const user = checkProgress(where, onProgress);
-  if (user === undefined) return { callback: undefined, rethrow: () => {} };
+  if (call === undefined) return { callback: undefined, rethrow: () => {} };
   let failure: { error: unknown } | null = null;
   return {
-    callback: (stage, fraction) => {
+    callback: (...args: A) => {
       if (failure !== null) return false;
       try {
-        return user(stage, fraction) !== false;
+        return call(...args) !== false;
       } catch (error) {
         failure = { error };
         return false;
@@ -63,4 +62,15 @@ export function safeProgress(
       if (failure !== null) throw failure.error;
     },
   };
+}
+
+/** An onProgress option (checked) as the callback handed to wasm (guardedCallback). */
+export function safeProgress(
+  where: string,
+  onProgress: unknown,
+): {
+  callback: ((stage: string, fraction: number) => boolean) | undefined;
+  rethrow(): void;
+} {
+  return guardedCallback(checkProgress(where, onProgress));
 }

@@ -12,8 +12,13 @@ import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptio
 import { optionDefaults } from './defaults.js';
 import { InductiveError, lastError } from './errors.js';
 import { withBlock } from './heap.js';
-import { WasmObject } from './wasm-object.js';
-import { safeProgress as safeCancellableProgress, type ProgressCallback } from './progress.js';
+import { adoptHandle, WasmObject } from './wasm-object.js';
+import {
+  checkProgress,
+  guardedCallback,
+  safeProgress as safeCancellableProgress,
+  type ProgressCallback,
+} from './progress.js';
 
 /** Losses with a flat region (screenable) and two without, for comparison (core: inductive/screening/loss.h). */
 export type ScreeningLoss =
@@ -155,14 +160,21 @@ export interface PathPoint {
   gap: number | null;
 }
 
+/** The core's path report (what `inductive path` prints, camelCased, without the CLI's comparison run). */
 export interface PathResult {
   n: number;
   p: number;
   loss: ScreeningLoss;
+  mu: number;
   penalty: ScreeningPenalty;
+  intercept: boolean;
   screening: boolean;
   staticScreen: boolean;
+  /** The static test's ellipsoid steps (0 without staticScreen). */
+  ellipsoidSteps: number;
   workingSet: boolean;
+  /** The lambdas visited, in order. */
+  lambdas: number[];
   points: PathPoint[];
   /** The sum of the points' seconds. */
   seconds: number;
@@ -467,8 +479,7 @@ export class ScreeningDataset extends WasmObject<DatasetHandle> {
         const text = handle.path(json, JSON.stringify(grid), withScreening, progress.callback);
         progress.rethrow();
         if (text === '') throw lastError(this.#module);
-        const r = parseJson<Omit<PathResult, 'seconds'>>(text, where);
-        return { ...r, seconds: r.points.reduce((t, pt) => t + pt.seconds, 0) };
+        return parseJson<PathResult>(text, where);
       },
       'screening',
     );
@@ -559,8 +570,7 @@ export function loadDataset(module: InductiveModule, text: unknown, options: unk
     );
   }
   const data = bytes;
-  const handle = new module.DatasetHandle();
-  try {
+  return adoptHandle(new module.DatasetHandle(), (handle) => {
     withBlock(module, [{ type: 'u8', length: data.length }], where, (block) => {
       block.write(0, data);
       if (!handle.loadText(block.addresses[0] ?? 0, data.length, o.format as string, JSON.stringify(csv))) {
@@ -568,10 +578,7 @@ export function loadDataset(module: InductiveModule, text: unknown, options: unk
       }
     });
     return new ScreeningDataset(module, handle);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  });
 }
 
 /** A dataset from dense row-major features x [n, p] and labels/targets y [n] (both Float32Array). */
@@ -587,8 +594,7 @@ export function datasetFromArrays(
   const cols = checkCount(where, 'p', p);
   const features = checkArray(where, 'x', x, Float32Array, rows * cols, `n x p = ${rows} x ${cols}`);
   const labels = checkArray(where, 'y', y, Float32Array, rows, 'n');
-  const handle = new module.DatasetHandle();
-  try {
+  return adoptHandle(new module.DatasetHandle(), (handle) => {
     withBlock(
       module,
       [
@@ -603,10 +609,7 @@ export function datasetFromArrays(
       },
     );
     return new ScreeningDataset(module, handle);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  });
 }
 
 const PATH_SETTING_KEYS: ReadonlySet<string> = new Set([
@@ -680,10 +683,7 @@ function checkKeys(where: string, o: Record<string, unknown>, known: ReadonlySet
   }
 }
 
-/**
- * The progress callback handed to wasm. It must never throw into C++ frames (nothing there would be cleaned up):
- * a throwing user callback is caught, stops the solver, and is rethrown once the call returned.
- */
+/** screen's onProgress as the callback handed to wasm (guardedCallback: a throwing callback stops the solver too). */
 function safeProgress(
   where: string,
   onProgress: unknown,
@@ -692,26 +692,13 @@ function safeProgress(
   callback: ((epoch: number, primal: number, dual: number, gap: number, active: number) => boolean) | undefined;
   rethrow(): void;
 } {
-  if (onProgress === undefined) return { callback: undefined, rethrow: () => {} };
-  if (typeof onProgress !== 'function') {
-    throw invalid(`${where}: onProgress must be a function: got ${typeName(onProgress)}`);
-  }
-  const user = onProgress as (p: ScreenProgress) => unknown;
-  let failure: { error: unknown } | null = null;
-  return {
-    callback: (epoch, primal, dual, gap, active) => {
-      if (failure !== null) return false;
-      try {
-        return user({ epoch, primal, dual, gap, active, fractionScreened: 1 - active / n }) !== false;
-      } catch (error) {
-        failure = { error };
-        return false;
-      }
-    },
-    rethrow: () => {
-      if (failure !== null) throw failure.error;
-    },
-  };
+  const user = checkProgress(where, onProgress) as ((p: ScreenProgress) => unknown) | undefined;
+  return guardedCallback(
+    user === undefined
+      ? undefined
+      : (epoch: number, primal: number, dual: number, gap: number, active: number) =>
+          user({ epoch, primal, dual, gap, active, fractionScreened: 1 - active / n }),
+  );
 }
 
 function invalid(message: string): InductiveError {

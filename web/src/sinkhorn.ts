@@ -150,7 +150,7 @@ function numeric(module: InductiveModule, where: string, o: SinkhornOptions | un
     eps: checkNumber(where, 'eps', o?.eps, d.eps),
     maxIter: checkInt(where, 'maxIter', o?.maxIter, d.maxIter),
     tol: checkNumber(where, 'tol', o?.tol, d.tol),
-    similarity: checkBoolean(where, 'similarity', o?.similarity, false),
+    similarity: checkBoolean(where, 'similarity', o?.similarity, d.similarity),
   };
 }
 

@@ -17,6 +17,19 @@ const registry =
       })
     : undefined;
 
+/**
+ * Hands a fresh Embind handle to `build`, which fills it and wraps it in its WasmObject. When anything throws before
+ * the wrapper owns the handle (a bad file, a cancelled fit), the handle is deleted: no failed call leaks wasm memory.
+ */
+export function adoptHandle<H extends EmbindHandle, T>(handle: H, build: (handle: H) => T): T {
+  try {
+    return build(handle);
+  } catch (e) {
+    if (!handle.isDeleted()) handle.delete();
+    throw e;
+  }
+}
+
 export abstract class WasmObject<H extends EmbindHandle> {
   #handle: H | null;
   #calls = 0; // calls of this object running now (a callback may start another)

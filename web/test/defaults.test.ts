@@ -24,7 +24,8 @@ function cliDefaults(...command: string[]): Map<string, string> {
 describe('ind.defaults', () => {
   it('states the documented defaults', () => {
     const d = ind.defaults;
-    expect(d.sinkhorn).toEqual({ eps: 0.5, maxIter: 100, tol: 0 });
+    expect(d.sinkhorn).toEqual({ eps: 0.5, maxIter: 100, tol: 0, similarity: false });
+    expect(d.batchSize).toBe(256);
     expect(d.headFit).toEqual({
       lambda: 0,
       minPerClass: 10,
@@ -32,7 +33,10 @@ describe('ind.defaults', () => {
       maxIter: 500,
       tol: 1e-6,
       refit: false,
+      holdoutFraction: 0,
+      seed: 0,
       lambdaGrid: Array.from({ length: 22 }, (_, i) => 2 ** (1 - i)), // 2^1 .. 2^-20 (README "Fitting a head")
+      holdoutLambdaGrid: Array.from({ length: 16 }, (_, i) => 2 ** (-5 - i)), // the thesis' 2^-5 .. 2^-20
     });
     expect(d.otkeFit).toEqual({
       seed: 0,

@@ -159,6 +159,66 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
     expect(ours).toBeGreaterThan(0.8);
   });
 
+  it('fitHead({ holdoutFraction, seed }) is the head `otke fit` fits: one recipe, the same holdout, grid and lambda', () => {
+    const file = join(work, 'native-head.safetensors');
+    const summary = JSON.parse(
+      cli(
+        'otke',
+        'fit',
+        '--quiet',
+        '--class',
+        `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`,
+        '--class',
+        `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`,
+        '--kmer',
+        '8',
+        '--anchors',
+        '16',
+        '--p',
+        '8',
+        '--iters',
+        '30',
+        '--seed',
+        '3',
+        '--val-fraction',
+        '0.25',
+        '--out',
+        file,
+      ),
+    );
+    const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
+    const all = [...pos, ...neg];
+    const truth = all.map((_, i) => (i < 150 ? 'promoter' : 'non_promoter'));
+    const ours = native.fitHead(all, truth, { classes: ['promoter', 'non_promoter'], holdoutFraction: 0.25, seed: 3 });
+    try {
+      const r = ours.headFit!;
+      expect(summary.n_val).toBe(76); // round(0.25 * 150) = 38 of each class
+      expect(r.lambdaChoice).toBe('holdout');
+      expect(summary.head.lambda_choice).toBe('holdout');
+      // The thesis' grid 2^-5 .. 2^-20 by default with a holdout, on both sides.
+      expect(r.lambdaPath!.map(([l]) => l)).toEqual(Array.from({ length: 16 }, (_, i) => 2 ** (-5 - i)));
+      expect(summary.head.lambda_path.map(([l]: number[]) => l)).toEqual(r.lambdaPath!.map(([l]) => l));
+      // The same holdout: the same accuracy at every lambda, but for a sample or two at the weakest penalties, where
+      // the nearly unregularised fit is ill-conditioned and the embeddings' 1e-5 (native vs wasm) moves a boundary.
+      r.lambdaPath!.forEach(([l, acc], g) => {
+        const theirs = summary.head.lambda_path[g][1] as number;
+        if (l! >= 2 ** -15) expect(acc).toBe(theirs);
+        else expect(Math.abs(acc! - theirs)).toBeLessThanOrEqual(2 / 76 + 1e-12);
+      });
+      expect(r.lambda).toBe(summary.head.lambda);
+      expect(r.holdoutAccuracy).toBeCloseTo(summary.head.holdout_accuracy, 12);
+      // And the same head, up to the embeddings' and L-BFGS's tolerances.
+      const a = ours.predict(all).probabilities,
+        b = native.predict(all).probabilities;
+      let worst = 0;
+      for (let i = 0; i < a.length; ++i) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+      expect(worst).toBeLessThan(1e-3);
+    } finally {
+      ours.dispose();
+      native.dispose();
+    }
+  });
+
   // The ablations and the barycenter update too: the same options as CLI flags and as fitOtke options. The
   // barycenter at eps 0.1: at eps 0.01 its plans are sharp enough that float rounding and the iteration at
   // which each plan's Sinkhorn meets its tolerance differ between the builds, and the references agree to ~4e-3.

@@ -1,14 +1,20 @@
-// inductive/backend.h - where whole operations run: the CPU (always) or CUDA (native builds with a GPU).
+// inductive/backend.h - where whole operations run: the interface every backend implements (the CPU always, CUDA
+// in native builds with a GPU).
 //
-// Methods are whole operations (a batched Sinkhorn solve, later kernel attention, screening scores), so the
+// Methods are whole operations (a batched Sinkhorn solve, a training run's steps, a model's inference), so the
 // virtual call costs nothing next to the work. The CPU backend is the oracle the CUDA tests compare against.
-// Asking for a backend this build or machine lacks throws Error{kBackend}; there is no silent CPU fallback.
+//
+// Layering: this header sits just above ot/ (it names Sinkhorn's problem types) and below the methods. The
+// trainers of otke/ and graphit/ program against it; the method types it names are only declared here, and the
+// implementations (the CPU backend in core/src/backends, CUDA in native/cuda) live above every method, so no
+// include runs from a lower floor up to a method. Making a backend by name is inductive/backend_registry.h's.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "inductive/error.h"
 #include "inductive/linalg.h"
 #include "inductive/sinkhorn.h"
 
@@ -38,20 +44,21 @@ class Backend {
   // (which must outlive it). The CPU trains `model` and `adam` in place; a backend without GraphiT training throws
   // Error{kBackend} saying so (the default), before any work.
   virtual std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
-                                                          const GraphitTrainOptions& options);
+                                                          const GraphitTrainOptions& options) {
+    (void)model, (void)adam, (void)train, (void)options;
+    INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit train: backend ", name(),
+                   " cannot train GraphiT models yet; use --backend cpu (the model file is the same)");
+  }
   // GraphitModel::predict on this backend: evaluation-mode outputs (graphs x outputs) in batches of `batch_size`.
   // A backend without GraphiT inference throws Error{kBackend} saying so (the default).
-  virtual MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size);
+  virtual MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) {
+    (void)model, (void)graphs, (void)batch_size;
+    INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit predict: backend ", name(),
+                   " cannot run GraphiT models; use --backend cpu");
+  }
+  // True for the CPU backend: the reference, which trains the host model in place (data-parallel training runs
+  // there for now).
+  virtual bool is_cpu() const { return false; }
 };
-
-std::unique_ptr<Backend> make_cpu_backend();
-
-// "cpu" or "cuda" / "cuda:<device>". CUDA is available only when the CLI/native build registered it
-// (see register_backend_factory); otherwise Error{kBackend} says why.
-std::unique_ptr<Backend> make_backend(const std::string& spec);
-
-// Native builds with CUDA register the "cuda" factory at start-up (core itself has no CUDA code).
-using BackendFactory = std::unique_ptr<Backend> (*)(int device);
-void register_backend_factory(const std::string& kind, BackendFactory factory);
 
 }  // namespace inductive

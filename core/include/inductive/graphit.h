@@ -49,8 +49,11 @@
 #include "inductive/graphit_inputs.h"
 #include "inductive/linalg.h"
 #include "inductive/model_file.h"
+#include "inductive/progress.h"
 
 namespace inductive {
+
+class Backend;  // inductive/backend.h
 
 class Communicator;  // inductive/communicator.h
 
@@ -268,8 +271,9 @@ inline constexpr int kMaxGraphitNodes = 1024;
 inline constexpr int kMaxGraphitNodes = 4096;
 #endif
 
-// The "graphit" model-file kind (registered in core/src/models/model_kinds.cpp, as otke_model_schema).
+// The "graphit" model-file kind, registered (once) as otke's is: GraphitModel does so before it reads or writes.
 ModelSchema graphit_model_schema();
+void register_graphit_model_kind();
 
 class GraphitModel {
  public:
@@ -284,11 +288,12 @@ class GraphitModel {
 
   // prepare() for `count` graphs, split across threads (inductive/parallel.h): graph_of(i) builds graph i (e.g.
   // parses a SMILES; it must be safe to call from several threads). A failure is what the serial loop would have
-  // thrown (the lowest failing index), an Error with its message prefixed by name_of(i) + ": ". progress(done), if
-  // given, runs on the calling thread only and may cancel by throwing. Same graphs, bit for bit, on any threads.
+  // thrown (the lowest failing index), an Error with its message prefixed by name_of(i) + ": ". progress, if given,
+  // reports stage "prepare" and the fraction of graphs done on the calling thread only (it may cancel by throwing,
+  // inductive/progress.h). Same graphs, bit for bit, on any threads.
   std::vector<GraphitGraph> prepare_many(int count, const std::function<Graph(int)>& graph_of,
                                          const std::function<std::string(int)>& name_of,
-                                         const std::function<void(int)>& progress = {}) const;
+                                         const ProgressFn& progress = {}) const;
 
   // A model with the config's shapes and a seeded initialisation following PyTorch's defaults (Linear:
   // U(+-1/sqrt(in)); attention in-projections: Xavier uniform, out bias 0; norms: 1 and 0).
@@ -308,6 +313,9 @@ class GraphitModel {
 
   // Evaluation-mode outputs for graphs (packed in batches of `batch_size`), n x outputs.
   MatF predict(const std::vector<GraphitGraph>& graphs, int batch_size = 64) const;
+  // What front ends show of predict(): class probabilities (softmax rows) for a classifier, the values for a
+  // regression model. `backend` (optional, inductive/backend.h) runs the model instead of this process's CPU code.
+  MatF shown_outputs(const std::vector<GraphitGraph>& graphs, Backend* backend = nullptr) const;
 
   // Per-layer attention of one graph in evaluation mode: the head-averaged n x n matrices (row i: how node i
   // attends to the others; rows sum to 1 unless the row sum of exp(S) ⊙ K fell under the 1e-6 floor, e.g. a zero
@@ -319,6 +327,18 @@ class GraphitModel {
     VecF mean_saliency;          // n, the mean over layers
   };
   Attention attention(const GraphitGraph& graph) const;
+
+  // One graph explained, as `inductive graphit attention` writes it and the browser's attention() returns it: the
+  // shown outputs (1 x outputs), attention() flattened row-major ([layers, n, n] and [layers, n]), the mean
+  // saliency, the prepared kernel ([n, n]; empty when the model has none) and, for a classifier, the most probable
+  // class.
+  struct Explanation {
+    int n = 0, layers = 0;
+    MatF outputs;
+    std::vector<float> attention, saliency, mean_saliency, kernel;
+    int class_index = -1;
+  };
+  Explanation explain(const Graph& graph) const;
 
   // The graph of a molecule as this model's training molecules were read: node labels = indices into
   // config.node_labels of the atom types under config.graph.atom_typing (element symbols without a graph section).

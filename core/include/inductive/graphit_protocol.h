@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,7 @@ struct GraphitCvOptions {
 // What the protocol is doing, for progress lines (each kind fills the fields it names).
 struct GraphitCvProgress {
   enum class Kind {
-    kPrepared,   // a fold's inputs are ready: seconds, cache_status (empty: no cache), cache_reason
+    kPrepared,   // a fold's inputs are ready: seconds, cache_status (none: no cache), cache_reason
     kEpoch,      // a run finished an epoch: epoch
     kValidated,  // a grid point was scored on a fold: point, value (mean val metric of the last epochs)
     kTested,     // a fold's retrained model was scored: point (selected), value (mean test metric), seconds (fold)
@@ -85,7 +86,8 @@ struct GraphitCvProgress {
   int point = 0;  // index into the grid
   double value = 0, seconds = 0;
   double elapsed = 0, eta = 0;  // seconds since the start, estimated seconds left (whole protocol)
-  std::string cache_status, cache_reason;
+  std::optional<GraphCacheStatus> cache_status;
+  std::string cache_reason;
   bool writer = true;  // the communicator's writer rank (others usually stay silent)
 };
 
@@ -111,6 +113,6 @@ struct GraphitCvReport {
 GraphitCvReport run_graphit_cv(const GraphDataset& graphs, const std::vector<float>& targets,
                                const std::vector<GraphFold>& folds, const GraphitInputSpec& spec,
                                const GraphitConfig& base, const GraphitCvOptions& options,
-                               const std::function<void(const GraphitCvProgress&)>& progress = {});
+                               const EventFn<GraphitCvProgress>& progress = {});
 
 }  // namespace inductive

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inductive/graphit.h"
+#include "inductive/graphit_data.h"
 #include "inductive/graphit_protocol.h"
 #include "inductive/graphit_train.h"
 
@@ -33,5 +34,10 @@ nlohmann::json graphit_train_report(const GraphitTrainReport& report, const Grap
 // val_<m>_last}], test_<m>_last, test_<m>_final, seconds}], mean_<m>, std_<m>, ranks, seconds.
 nlohmann::json graphit_cv_report(const GraphitCvReport& report, const std::vector<GraphitGridPoint>& grid,
                                  bool regression, int last);
+
+// Predictions of `model` for `graphs` (their shown outputs, GraphitModel::shown_outputs, one row each): task, graphs
+// [{name, probabilities and prediction (the class name, or index without names) | prediction (a value, or the
+// values) and target when known}], and <m> over the graphs whose class / target is known (absent when none is).
+nlohmann::json graphit_predict_report(const GraphitModel& model, const LabelledGraphs& graphs, const MatF& outputs);
 
 }  // namespace inductive

@@ -111,7 +111,7 @@ double graphit_batch_metric(const GraphitConfig& c, const MatF& outputs, const G
 // throwing). A checkpoint written for another config is an Error{kInvalidArgument}.
 GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& train, const GraphitDataset* val,
                                  const GraphitDataset* test, const GraphitTrainOptions& options,
-                                 const std::function<void(const GraphitEpoch&)>& on_epoch = {});
+                                 const EventFn<GraphitEpoch>& on_epoch = {});
 
 // The learning rate of the schedule at (1-based) epoch and global step.
 double graphit_learning_rate(const GraphitTrainOptions& options, int epoch, int64_t step);

@@ -19,7 +19,10 @@ inline constexpr size_t kMaxGunzipOutput =
 // Inflates every member of a gzip stream; checks CRC-32 and sizes. `max_output` bounds the result (bombs).
 std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string& what,
                             size_t max_output = kMaxGunzipOutput);
-// Reads a whole file, inflating it when it is gzip.
+// Reads a whole file, inflating it when it is gzip. A file that is absent but present compressed as path + ".gz"
+// (data/ vendors the larger TU datasets so) reads as the file it holds, so readers ask for the usual names.
 std::vector<uint8_t> read_dataset_bytes(const std::string& path);
+// Whether read_dataset_bytes(path) finds a file (path, or path + ".gz").
+bool dataset_file_exists(const std::string& path);
 
 }  // namespace inductive

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/enum_names.h"
 #include "inductive/logistic.h"
 #include "inductive/progress.h"
 
@@ -28,20 +29,24 @@ struct Standardizer {
   LinearHead fold(const LinearHead& head) const;
 };
 
-// One recipe, two ways to choose lambda:
+// One recipe for every front end, two ways to choose lambda, each with its grid defined here once:
 // - few labels (the browser's fitHead, GraphiT's refitHead): lambda given (> 0), or chosen by stratified K-fold
-//   cross-validation over the grid when every class has >= min_per_class labels, else the default 2^-4 (measured
-//   in web/README.md, "Fitting a head"); the head is fitted on every sample;
-// - a holdout (the thesis' protocol, `otke fit`): the head is fitted on the samples outside `holdout` for every
-//   lambda of the grid (or the given one), strongest penalty first with warm starts, and the one with the best
-//   holdout accuracy (ties: holdout loss) is kept as it is, or refitted on every sample when `refit`. The
-//   standardisation is then the non-holdout samples'.
+//   cross-validation over the grid (default 2^1 .. 2^-20) when every class has >= min_per_class labels, else the
+//   default 2^-4 (measured in web/README.md, "Fitting a head"); the head is fitted on every sample;
+// - a holdout (the thesis' protocol: `otke fit`, and fitHead with holdout or holdoutFraction): the head is fitted
+//   on the samples outside the holdout for every lambda of the grid (default the thesis' 2^-5 .. 2^-20) or the given
+//   one, strongest penalty first with warm starts, and the one with the best holdout accuracy (ties: holdout loss)
+//   is kept as it is, or refitted on every sample when `refit`. The standardisation is then the non-holdout
+//   samples'. The holdout is `holdout`, or head_holdout(y, holdout_fraction, seed): the stratified split `otke fit`
+//   draws.
 struct HeadFitOptions {
   double lambda = 0;  // > 0: use it; 0: choose
   int min_per_class = 10;
   int max_folds = 5;
-  std::vector<double> grid;      // lambdas to choose from; empty: head_lambda_grid(1, -20)
-  std::vector<int32_t> holdout;  // rows of x that choose lambda (sorted or not, distinct); empty: K-fold
+  std::vector<double> grid;      // lambdas to choose from; empty: default_head_lambda_grid(holdout or not)
+  std::vector<int32_t> holdout;  // rows of x that choose lambda (sorted or not, distinct); empty: see below
+  double holdout_fraction = 0;   // > 0 and no holdout: the holdout is head_holdout(y, holdout_fraction, seed)
+  uint64_t seed = 0;             // of that split
   bool refit = false;            // holdout: refit on every row at the chosen lambda
   LogisticOptions logistic;
   std::vector<std::string> class_names;  // optional, for messages
@@ -55,19 +60,37 @@ struct HeadFitOptions {
   int64_t row_offset = 0;
 };
 
-// 2^hi, 2^(hi-1), ..., 2^lo. The few-labels default is (1, -20); the thesis' OTKE protocol used (-5, -20).
+// 2^hi, 2^(hi-1), ..., 2^lo.
 std::vector<double> head_lambda_grid(int hi_log2, int lo_log2);
-// The grid HeadFitOptions::grid stands for when empty: head_lambda_grid(1, -20).
-std::vector<double> default_head_lambda_grid();
+// The grid HeadFitOptions::grid stands for when empty: with a holdout the thesis' head_lambda_grid(-5, -20) (METHODS:
+// "grid 1/2^(5..20)"), else the few-labels head_lambda_grid(1, -20).
+std::vector<double> default_head_lambda_grid(bool holdout = false);
+
+// The thesis' holdout of labelled samples: `fraction` of each class (at least one, leaving one to fit on), drawn
+// with `seed` (stratified_split, inductive/splits.h); sorted rows. Every class needs >= 2 samples; class_names
+// (optional) name them in that message.
+std::vector<int32_t> head_holdout(const std::vector<int32_t>& y, int classes, double fraction, uint64_t seed,
+                                  const std::vector<std::string>& class_names = {});
+
+enum class LambdaChoice : uint8_t { kGiven, kCrossValidation, kDefault, kHoldout };
+inline constexpr EnumName<LambdaChoice> kLambdaChoices[] = {{LambdaChoice::kGiven, "given"},
+                                                            {LambdaChoice::kCrossValidation, "cross-validation"},
+                                                            {LambdaChoice::kDefault, "default"},
+                                                            {LambdaChoice::kHoldout, "holdout"}};
+template <>
+struct EnumTable<LambdaChoice> {
+  static constexpr const auto& names = kLambdaChoices;
+};
 
 struct HeadFit {
   LinearHead head;  // on raw embeddings
   double lambda = 0;
-  std::string lambda_choice;  // "given" | "cross-validation" | "default" | "holdout"
+  LambdaChoice lambda_choice = LambdaChoice::kGiven;
   int folds = 0;
   double cv_accuracy = 0, cv_loss = 0;
   std::vector<double> grid, grid_accuracy, grid_loss;  // cross-validation path (holdout: accuracy only)
   double holdout_accuracy = 0;                         // holdout: of the kept head (before any refit)
+  int64_t holdout_size = 0;                            // holdout: its rows
   double train_accuracy = 0, train_loss = 0;           // holdout: on the rows outside it
   Standardizer standardizer;                           // the one the head was fitted through (folded into it)
   int iterations = 0;

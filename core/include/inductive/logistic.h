@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inductive/linalg.h"
+#include "inductive/progress.h"
 
 namespace inductive {
 
@@ -53,8 +54,8 @@ struct LambdaSelection {
 LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::vector<int32_t>& y_train,
                               const Eigen::Ref<const MatF>& x_val, const std::vector<int32_t>& y_val, int classes,
                               const std::vector<double>& lambdas, const LogisticOptions& options,
-                              const std::function<void(double lambda, double accuracy)>& progress = {},
-                              Communicator* comm = nullptr);  // sharded rows, as fit_logistic's
+                              const ProgressFn& progress = {},  // "lambda selection", fraction of the grid
+                              Communicator* comm = nullptr);    // sharded rows, as fit_logistic's
 
 // Mean cross-entropy of logits (m x C) against labels, and accuracy.
 double cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& y);

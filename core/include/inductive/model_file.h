@@ -105,7 +105,8 @@ std::vector<uint8_t> write_model(const ModelContents& contents);
 void save_model_file(const std::string& path, const ModelContents& contents);
 
 // What a model kind expects: validates its config and lists the tensors (name, dtype, shape) the config implies.
-// core registers its kinds (otke, graphit) in core/src/models/model_kinds.cpp, above io; others may register more.
+// The registry lives here and knows no kind: each method registers its own (register_otke_model_kind, ...) and
+// inductive/model_kinds.h registers all of core's at once; others may register more.
 // read_model checks files of a registered kind against its schema, and turns
 // whatever the two functions throw into Error{kBadModelFile} naming the kind. Thread-safe. Registering a kind
 // again replaces it for later lookups; pointers returned earlier stay valid (schemas are never freed).

@@ -38,8 +38,14 @@ template <>
 struct EnumTable<OtkPlan> {
   static constexpr const auto& names = kOtkPlans;
 };
-const char* otk_scale_name(OtkScale s);
-OtkScale parse_otk_scale(const std::string& name);  // "paper" | "otk-compatible"
+inline constexpr EnumName<OtkScale> kOtkScales[] = {{OtkScale::kPaper, "paper"},
+                                                    {OtkScale::kOtkCompatible, "otk-compatible"}};
+template <>
+struct EnumTable<OtkScale> {
+  static constexpr const auto& names = kOtkScales;
+};
+inline const char* otk_scale_name(OtkScale s) { return name_of(s); }
+inline OtkScale parse_otk_scale(const std::string& name) { return parse_enum(kOtkScales, name, "otk scale"); }
 
 struct OtkOptions {
   int p = 64;              // supports per reference

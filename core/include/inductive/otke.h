@@ -106,9 +106,10 @@ struct OtkeConfig {
   static OtkeConfig from_json(const nlohmann::json& j);  // strict: unknown keys and bad values are errors
 };
 
-// The "otke" model-file kind: config validation and the tensors a config implies (registered in
-// core/src/models/model_kinds.cpp, above io, so every reader checks otke files against it).
+// The "otke" model-file kind: config validation and the tensors a config implies. register_otke_model_kind puts it
+// in io's registry (once; OtkeModel does so before it reads or writes a file), so read_model checks otke files.
 ModelSchema otke_model_schema();
+void register_otke_model_kind();
 
 class OtkeModel {
  public:
@@ -138,6 +139,9 @@ class OtkeModel {
   MatF predict(const Eigen::Ref<const MatF>& embeddings) const;
   // The hidden layer's activations ReLU(W_h Phi + b_h) (batch x H); an MLP head only.
   MatF hidden_activations(const Eigen::Ref<const MatF>& embeddings) const;
+  // This model with `head` as a linear one-of-C head (C = its rows), whatever head it had (an MLP or multilabel one
+  // included): what a fitted head (inductive/head_fit.h) makes of a model. `labels` names the classes (or empty).
+  OtkeModel with_linear_head(const LinearHead& head, const std::vector<std::string>& labels) const;
 
   // Tensors point into this model and into `storage`: keep both alive while writing.
   ModelContents to_contents(std::vector<float>& storage) const;

@@ -61,6 +61,11 @@ struct OtkeEpoch {
   double train_loss = 0, val_loss = 0, val_accuracy = 0, lr = 0, seconds = 0;
 };
 
+// A run resumed from its checkpoint, after the last epoch it holds.
+struct OtkeResume {
+  int after_epoch = 0;
+};
+
 struct OtkeTrainOptions {
   int epochs = 100;
   int batch_size = 64;
@@ -76,7 +81,8 @@ struct OtkeTrainOptions {
   double head_lambda = 1e-4;  // L2 penalty of those refits
   SinkhornGradient sinkhorn_gradient = SinkhornGradient::kUnrolled;  // see the memory note at the top
   uint64_t seed = 0;
-  std::string backend = "cpu";  // where steps run: "cpu", "cuda" or "cuda:<device>" (inductive/backend.h)
+  // Where steps run (inductive/backend.h; null: the CPU, training `model` in place), as for GraphiT.
+  class Backend* backend = nullptr;
   // Data parallelism (inductive/communicator.h; null: one process). Every rank calls train_otke_supervised with the
   // same data and options; each takes its share of every batch and of the validation set, gradients are summed
   // across ranks, rank 0 alone writes the checkpoint and reports progress, and the parameters are checked
@@ -85,8 +91,8 @@ struct OtkeTrainOptions {
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
   // Progress, structured (the front ends format it): after every epoch, and once on resuming from a checkpoint
   // (the last epoch it holds). Called on the writing rank only; cancel by throwing.
-  std::function<void(const OtkeEpoch&)> on_epoch;
-  std::function<void(int after_epoch)> on_resume;
+  EventFn<OtkeEpoch> on_epoch;
+  EventFn<OtkeResume> on_resume;
   void validate() const;
 };
 

@@ -1,8 +1,13 @@
-// inductive/progress.h - the one shape of progress reports across core: the stage a long call is in and the
-// fraction of that stage done (0..1), called on the calling thread. To stop the call, throw from it (by convention
-// Error{kCancelled}, as the bindings do when a JS callback returns false): core lets the exception through and
-// leaves what it was computing unchanged. Per-epoch reports of trainers (GraphitEpoch, GraphitCvProgress) carry
-// more than a fraction and have their own structs.
+// inductive/progress.h - the one progress-and-cancel convention across core, in two shapes of one kind:
+//   ProgressFn         (stage, fraction): the stage a long call is in and the fraction of it done (0..1);
+//   EventFn<Event>     a structured report, for calls whose progress is more than a fraction: a trainer's epoch
+//                      (OtkeEpoch, GraphitEpoch), a protocol's step (GraphitCvProgress), a solver's gap check
+//                      (SolverProgress), a path's point (PathPoint).
+// Both are called on the calling thread. To stop the call, throw from the callback, by convention
+// Error{kCancelled} (as the bindings do when a JS callback returns false): core lets the exception through and
+// leaves what it was computing unchanged. One exception, for a result worth keeping: the ERM solver, whose iterate
+// is certified at every check, catches its own callback's Error{kCancelled} and returns that iterate with
+// cancelled = true.
 #pragma once
 
 #include <functional>
@@ -10,5 +15,8 @@
 namespace inductive {
 
 using ProgressFn = std::function<void(const char* stage, double fraction)>;
+
+template <typename Event>
+using EventFn = std::function<void(const Event& event)>;
 
 }  // namespace inductive

@@ -28,6 +28,8 @@ struct SetBatch {
   SetBatch slice(int begin, int end) const;
   // The sets at `indices` (any order, repeats allowed), n_max = their longest length.
   SetBatch gather(const std::vector<int>& indices) const;
+  // These sets, then those of `more` (same dim), n_max = the longer of the two.
+  SetBatch concat(const SetBatch& more) const;
 };
 
 // Builds a batch from flat per-set arrays (each n_i x dim, row-major).

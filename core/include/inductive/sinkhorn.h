@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "inductive/enum_names.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -84,8 +85,16 @@ enum class SinkhornGradient {
   kImplicit,  // implicit differentiation at the fixed point (sinkhorn_implicit_backward): no tape, memory
               // independent of the number of iterations; equal to the unrolled gradient once converged
 };
-const char* sinkhorn_gradient_name(SinkhornGradient g);
-SinkhornGradient parse_sinkhorn_gradient(const std::string& name);  // "unrolled" | "implicit"
+inline constexpr EnumName<SinkhornGradient> kSinkhornGradients[] = {{SinkhornGradient::kUnrolled, "unrolled"},
+                                                                    {SinkhornGradient::kImplicit, "implicit"}};
+template <>
+struct EnumTable<SinkhornGradient> {
+  static constexpr const auto& names = kSinkhornGradients;
+};
+inline const char* sinkhorn_gradient_name(SinkhornGradient g) { return name_of(g); }
+inline SinkhornGradient parse_sinkhorn_gradient(const std::string& name) {
+  return parse_enum(kSinkhornGradients, name, "sinkhorn gradient");
+}
 
 // Solves every problem of the batch. Throws Error (kInvalidArgument / kShapeMismatch) before writing any output
 // when: batch, n_max or p_max < 1; a length outside [1, n_max] / [1, p_max]; NaN/Inf in C, a or b (valid region);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "inductive/enum_names.h"
 #include "inductive/graph.h"
 
 namespace inductive {
@@ -41,9 +42,15 @@ Molecule parse_smiles(const std::string& smiles);
 //   kElementCharge  the symbol and the formal charge: "C", "N+", "O-", "Fe+2", "S-2" (ZINC carries charged atoms,
 //                   [NH+], [O-], [NH3+], whose chemistry differs from the neutral atom's)
 enum class AtomTyping { kElement, kElementCharge };
+inline constexpr EnumName<AtomTyping> kAtomTypings[] = {{AtomTyping::kElement, "element"},
+                                                        {AtomTyping::kElementCharge, "element-charge"}};
+template <>
+struct EnumTable<AtomTyping> {
+  static constexpr const auto& names = kAtomTypings;
+};
 // "element" | "element-charge"; anything else is an Error{kInvalidArgument} naming the choices.
-AtomTyping parse_atom_typing(const std::string& name);
-const char* atom_typing_name(AtomTyping typing);
+inline AtomTyping parse_atom_typing(const std::string& name) { return parse_enum(kAtomTypings, name, "atom typing"); }
+inline const char* atom_typing_name(AtomTyping typing) { return name_of(typing); }
 // The type of atom `i` of `molecule` under `typing`.
 std::string atom_type(const Molecule& molecule, int i, AtomTyping typing);
 

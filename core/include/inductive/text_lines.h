@@ -37,4 +37,25 @@ std::vector<std::string> split_fields(const std::string& line, char delimiter);
 std::vector<std::string> split_csv_fields(const std::string& line, char delimiter, const std::string& what,
                                           size_t line_number);
 
+// A comma-separated file with a header line (molecule CSVs: SMILES and label columns), read row by row: columns by
+// name, blank lines skipped, fields split with CSV quotes. `what` names the text in messages, which give its line.
+class CsvRows {
+ public:
+  // Reads the header; an empty text is an Error{kInvalidArgument}. `text` must outlive this (it is not copied: a
+  // molecule CSV may be hundreds of MB), as for LineReader.
+  CsvRows(const std::string& text, std::string what);
+  CsvRows(std::string&& text, std::string what) = delete;
+  // The index of the header's column `name`; an Error naming the columns there are when none has that name.
+  int column(const std::string& name) const;
+  const std::vector<std::string>& header() const { return header_; }
+  // The next non-blank row's fields (false at the end); line() is its line number.
+  bool next(std::vector<std::string>& fields);
+  size_t line() const { return lines_.number(); }
+
+ private:
+  LineReader lines_;
+  std::string what_, text_line_;
+  std::vector<std::string> header_;
+};
+
 }  // namespace inductive

@@ -27,36 +27,25 @@ struct CsvMolecules {
 CsvMolecules read_rows(const std::string& text, const std::string& smiles_column, const std::string& target_column,
                        const std::string& what, MoleculeDataset& out,
                        const std::function<void(const std::string& cell, size_t line)>& read_target) {
-  LineReader lines(text);
-  std::string line;
-  INDUCTIVE_CHECK(lines.next(line), ErrorCode::kInvalidArgument, what, ": empty file (a header line is needed)");
-  const std::vector<std::string> header = split_csv_fields(line, ',', what, 1);
-  auto column = [&](const std::string& name) {
-    for (size_t k = 0; k < header.size(); ++k)
-      if (header[k] == name) return static_cast<int>(k);
-    std::string names;
-    for (const auto& h : header) names += (names.empty() ? "" : ", ") + h;
-    INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what, ": no column '", name, "' in the header (its columns: ", names,
-                   ")");
-  };
-  const int sc = column(smiles_column), tc = column(target_column);
+  CsvRows csv(text, what);
+  const int sc = csv.column(smiles_column), tc = csv.column(target_column);
+  const size_t columns = csv.header().size();
   CsvMolecules rows;
-  while (lines.next(line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> f = split_csv_fields(line, ',', what, lines.number());
-    INDUCTIVE_CHECK(f.size() == header.size(), ErrorCode::kInvalidArgument, what, ": line ", lines.number(), ": ",
-                    f.size(), " fields, expected ", header.size(), " (the header's)");
+  std::vector<std::string> f;
+  while (csv.next(f)) {
+    INDUCTIVE_CHECK(f.size() == columns, ErrorCode::kInvalidArgument, what, ": line ", csv.line(), ": ", f.size(),
+                    " fields, expected ", columns, " (the header's)");
     if (f[tc].empty()) {
       ++out.n_skipped;
       continue;
     }
-    read_target(f[tc], lines.number());
+    read_target(f[tc], csv.line());
     try {
       rows.molecules.push_back(parse_smiles(f[sc]));
     } catch (const Error& e) {
-      throw Error(e.code(), what + ": line " + std::to_string(lines.number()) + ": " + e.what());
+      throw Error(e.code(), what + ": line " + std::to_string(csv.line()) + ": " + e.what());
     }
-    rows.line_of.push_back(lines.number());
+    rows.line_of.push_back(csv.line());
     out.smiles.push_back(f[sc]);
   }
   INDUCTIVE_CHECK(!rows.molecules.empty(), ErrorCode::kInvalidArgument, what, ": no molecule with a '", target_column,

@@ -397,16 +397,6 @@ class Parser {
 
 Molecule parse_smiles(const std::string& smiles) { return Parser(smiles).run(); }
 
-AtomTyping parse_atom_typing(const std::string& name) {
-  if (name == "element") return AtomTyping::kElement;
-  if (name == "element-charge") return AtomTyping::kElementCharge;
-  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "atom typing must be element or element-charge: got '", name, "'");
-}
-
-const char* atom_typing_name(AtomTyping typing) {
-  return typing == AtomTyping::kElementCharge ? "element-charge" : "element";
-}
-
 std::string atom_type(const Molecule& molecule, int i, AtomTyping typing) {
   const std::string& symbol = molecule.symbols[static_cast<size_t>(i)];
   const int charge = molecule.charges[static_cast<size_t>(i)];

@@ -94,6 +94,21 @@ SetBatch SetBatch::gather(const std::vector<int>& indices) const {
   return out;
 }
 
+SetBatch SetBatch::concat(const SetBatch& more) const {
+  INDUCTIVE_CHECK(more.batch == 0 || batch == 0 || more.dim == dim, ErrorCode::kShapeMismatch,
+                  "set batch: concatenating sets of dimension ", more.dim, " to sets of dimension ", dim);
+  if (more.batch == 0) return *this;
+  if (batch == 0) return more;
+  SetBatch all(batch + more.batch, std::max(n_max, more.n_max), dim);
+  for (int s = 0; s < all.batch; ++s) {
+    const SetBatch& from = s < batch ? *this : more;
+    const int t = s < batch ? s : s - batch;
+    all.n[s] = from.n[t];
+    std::copy(from.row(t, 0), from.row(t, 0) + static_cast<int64_t>(from.n[t]) * dim, all.row(s, 0));
+  }
+  return all;
+}
+
 SetBatch make_set_batch(const std::vector<std::vector<float>>& sets, int dim) {
   INDUCTIVE_CHECK(dim >= 1, ErrorCode::kInvalidArgument, "set batch: dim must be >= 1: got ", dim);
   int longest = 0;

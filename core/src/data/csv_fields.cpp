@@ -56,4 +56,28 @@ std::vector<std::string> split_csv_fields(const std::string& line, char delimite
   return fields;
 }
 
+CsvRows::CsvRows(const std::string& text, std::string what) : lines_(text), what_(std::move(what)) {
+  INDUCTIVE_CHECK(lines_.next(text_line_), ErrorCode::kInvalidArgument, what_,
+                  ": empty file (a header line is needed)");
+  header_ = split_csv_fields(text_line_, ',', what_, 1);
+}
+
+int CsvRows::column(const std::string& name) const {
+  for (size_t k = 0; k < header_.size(); ++k)
+    if (header_[k] == name) return static_cast<int>(k);
+  std::string names;
+  for (const auto& h : header_) names += (names.empty() ? "" : ", ") + h;
+  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, what_, ": no column '", name, "' in the header (its columns: ", names,
+                 ")");
+}
+
+bool CsvRows::next(std::vector<std::string>& fields) {
+  while (lines_.next(text_line_)) {
+    if (text_line_.empty()) continue;
+    fields = split_csv_fields(text_line_, ',', what_, lines_.number());
+    return true;
+  }
+  return false;
+}
+
 }  // namespace inductive

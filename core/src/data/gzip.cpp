@@ -284,8 +284,11 @@ std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string
   return out;
 }
 
+bool dataset_file_exists(const std::string& path) { return file_exists(path) || file_exists(path + ".gz"); }
+
 std::vector<uint8_t> read_dataset_bytes(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file_bytes(path);
+  // An absent file is looked for compressed; when neither exists the error names the file asked for.
+  std::vector<uint8_t> bytes = read_file_bytes(!file_exists(path) && file_exists(path + ".gz") ? path + ".gz" : path);
   if (is_gzip(bytes.data(), bytes.size())) return gunzip(bytes.data(), bytes.size(), path);
   return bytes;
 }

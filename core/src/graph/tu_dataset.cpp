@@ -193,8 +193,9 @@ GraphDataset read_tu_dataset(const std::string& dir, const std::string& name) {
   texts.a = read_text(prefix + "A.txt");
   texts.graph_indicator = read_text(prefix + "graph_indicator.txt");
   texts.graph_labels = read_text(prefix + "graph_labels.txt");
-  if (file_exists(prefix + "node_labels.txt")) texts.node_labels = read_text(prefix + "node_labels.txt");
-  if (file_exists(prefix + "node_attributes.txt")) texts.node_attributes = read_text(prefix + "node_attributes.txt");
+  if (dataset_file_exists(prefix + "node_labels.txt")) texts.node_labels = read_text(prefix + "node_labels.txt");
+  if (dataset_file_exists(prefix + "node_attributes.txt"))
+    texts.node_attributes = read_text(prefix + "node_attributes.txt");
   return parse_tu_dataset(texts, name);
 }
 

@@ -4,6 +4,8 @@
 
 #include "inductive/error.h"
 #include "inductive/graphit.h"
+#include "inductive/backend.h"
+#include "inductive/logistic.h"
 #include "inductive/parallel.h"
 
 namespace inductive {
@@ -63,7 +65,13 @@ std::vector<std::pair<std::string, const float*>> GraphitModel::state_tensors() 
   return t;
 }
 
+void register_graphit_model_kind() {
+  static const bool once = (register_model_schema(graphit_model_schema()), true);
+  (void)once;
+}
+
 ModelContents GraphitModel::to_contents() const {
+  register_graphit_model_kind();  // write_model reads the bytes back, checked against the schema
   config.validate();
   ModelContents m;
   m.model = "graphit";
@@ -130,7 +138,10 @@ GraphitModel GraphitModel::from_view(const ModelView& view) {
   return m;
 }
 
-GraphitModel GraphitModel::from_bytes(const uint8_t* bytes, size_t size) { return from_view(read_model(bytes, size)); }
+GraphitModel GraphitModel::from_bytes(const uint8_t* bytes, size_t size) {
+  register_graphit_model_kind();
+  return from_view(read_model(bytes, size));
+}
 
 GraphitModel GraphitModel::load(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
@@ -177,6 +188,33 @@ MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_si
     out.middleRows(begin, end - begin) = forward(GraphitBatch::pack(config, graphs, idx), {}, &cache);
   }
   return out;
+}
+
+MatF GraphitModel::shown_outputs(const std::vector<GraphitGraph>& graphs, Backend* backend) const {
+  const MatF out = backend ? backend->graphit_predict(*this, graphs, 64) : predict(graphs);
+  return config.classification() ? softmax_rows(out) : out;
+}
+
+GraphitModel::Explanation GraphitModel::explain(const Graph& g) const {
+  const GraphitGraph x = prepare(g);
+  const Attention att = attention(x);
+  Explanation e;
+  e.n = g.n_nodes;
+  e.layers = static_cast<int>(att.layers.size());
+  e.outputs = shown_outputs({x});
+  for (int l = 0; l < e.layers; ++l) {
+    e.attention.insert(e.attention.end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
+    e.saliency.insert(e.saliency.end(), att.saliency[l].data(), att.saliency[l].data() + e.n);
+  }
+  e.mean_saliency.assign(att.mean_saliency.data(), att.mean_saliency.data() + e.n);
+  if (config.kernel && x.kernel.size() == static_cast<int64_t>(e.n) * e.n)
+    e.kernel.assign(x.kernel.data(), x.kernel.data() + x.kernel.size());
+  if (config.classification()) {
+    Eigen::Index arg = 0;
+    e.outputs.row(0).maxCoeff(&arg);
+    e.class_index = static_cast<int>(arg);
+  }
+  return e;
 }
 
 GraphitModel::Attention GraphitModel::attention(const GraphitGraph& graph) const {
@@ -258,7 +296,7 @@ GraphitGraph make_graphit_graph(const Graph& g, const PrecomputedGraph& pre, con
 
 std::vector<GraphitGraph> GraphitModel::prepare_many(int count, const std::function<Graph(int)>& graph_of,
                                                      const std::function<std::string(int)>& name_of,
-                                                     const std::function<void(int)>& progress) const {
+                                                     const ProgressFn& progress) const {
   std::vector<GraphitGraph> graphs(static_cast<size_t>(std::max(0, count)));
   // Chunks of 4: a molecule takes tens of microseconds, a lock per item would show.
   parallel_for_each_checked(
@@ -271,7 +309,7 @@ std::vector<GraphitGraph> GraphitModel::prepare_many(int count, const std::funct
         }
       },
       [&](int done) {
-        if (progress) progress(done);
+        if (progress) progress("prepare", static_cast<double>(done) / std::max(count, 1));
       });
   return graphs;
 }

@@ -87,7 +87,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 GraphitCvReport run_graphit_cv(const GraphDataset& graphs, const std::vector<float>& targets,
                                const std::vector<GraphFold>& folds, const GraphitInputSpec& spec,
                                const GraphitConfig& base, const GraphitCvOptions& o,
-                               const std::function<void(const GraphitCvProgress&)>& progress) {
+                               const EventFn<GraphitCvProgress>& progress) {
   o.train.validate();
   INDUCTIVE_CHECK(!o.grid.empty(), ErrorCode::kInvalidArgument, "cv: the hyperparameter grid is empty");
   INDUCTIVE_CHECK(o.last >= 1, ErrorCode::kInvalidArgument, "cv: the number of last epochs must be >= 1: got ", o.last);
@@ -137,7 +137,7 @@ GraphitCvReport run_graphit_cv(const GraphDataset& graphs, const std::vector<flo
     CachedGraphData c = precompute_graphit_inputs(graphs, spec, std::move(gckn_train), o.cache);
     pr.fold = k;
     pr.seconds = seconds_since(t0);
-    pr.cache_status = o.cache.empty() ? "" : graph_cache_status_name(c.status);
+    if (!o.cache.empty()) pr.cache_status = c.status;
     pr.cache_reason = c.reason;
     report(GraphitCvProgress::Kind::kPrepared);
     return prepared.emplace(k, std::move(c.data)).first->second;

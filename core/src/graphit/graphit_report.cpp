@@ -88,4 +88,37 @@ json graphit_cv_report(const GraphitCvReport& r, const std::vector<GraphitGridPo
           {"seconds", r.seconds}};
 }
 
+nlohmann::json graphit_predict_report(const GraphitModel& model, const LabelledGraphs& in, const MatF& p) {
+  using nlohmann::json;
+  const bool regression = !model.config.classification();
+  json rows = json::array();
+  int known = 0, correct = 0;
+  double abs_error = 0;  // regression: sum of |prediction - target| over the graphs with a target
+  for (int i = 0; i < p.rows(); ++i) {
+    json r = {{"name", in.names[i]}};
+    if (regression) {
+      r["prediction"] =
+          p.cols() == 1 ? json(p(i, 0)) : json(std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols()));
+      if (!std::isnan(in.targets[i])) {
+        r["target"] = in.targets[i];
+        ++known;
+        abs_error += std::fabs(static_cast<double>(p(i, 0)) - in.targets[i]);
+      }
+    } else {
+      Eigen::Index arg = 0;
+      p.row(i).maxCoeff(&arg);
+      r["probabilities"] = std::vector<float>(p.row(i).data(), p.row(i).data() + p.cols());
+      r["prediction"] = model.config.class_labels.empty() ? json(arg) : json(model.config.class_labels[arg]);
+      if (in.classes[i] >= 0) {
+        ++known;
+        correct += in.classes[i] == arg;
+      }
+    }
+    rows.push_back(std::move(r));
+  }
+  json report = {{"task", enum_name(kGraphitTasks, model.config.task)}, {"graphs", rows}};
+  if (known > 0) report[graphit_metric_key(regression)] = (regression ? abs_error : correct) / known;
+  return report;
+}
+
 }  // namespace inductive

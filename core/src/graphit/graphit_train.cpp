@@ -166,7 +166,7 @@ double graphit_batch_metric(const GraphitConfig& c, const MatF& outputs, const G
 
 GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& train, const GraphitDataset* val,
                                  const GraphitDataset* test, const GraphitTrainOptions& options,
-                                 const std::function<void(const GraphitEpoch&)>& on_epoch) {
+                                 const EventFn<GraphitEpoch>& on_epoch) {
   options.validate();
   const GraphitConfig& c = model.config;
   c.validate();

@@ -7,6 +7,7 @@
 
 #include "inductive/communicator.h"
 #include "inductive/error.h"
+#include "inductive/splits.h"
 
 namespace inductive {
 
@@ -56,7 +57,7 @@ MatF rows_of(const Eigen::Ref<const MatF>& x, const std::vector<int>& which) {
 // common, while the loss still tells a confident right answer from a lucky one.
 void cross_validate(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, int folds,
                     const HeadFitOptions& o, HeadFit& fit) {
-  fit.grid = o.grid.empty() ? default_head_lambda_grid() : o.grid;
+  fit.grid = o.grid.empty() ? default_head_lambda_grid(false) : o.grid;
   std::sort(fit.grid.begin(), fit.grid.end(), std::greater<double>());  // strongest first: warm starts
   const size_t G = fit.grid.size();
   // Stratified folds: the j-th sample of each class (in input order) goes to fold j mod K.
@@ -111,15 +112,15 @@ std::vector<int32_t> labels_of(const std::vector<int32_t>& y, const std::vector<
 // The thesis' protocol: choose on the holdout, keep the head fitted on the other rows (or refit on all). `m` rows in
 // all; x holds rows offset .. offset + x.rows() - 1 of them (all of them in one process).
 void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y, int C, const HeadFitOptions& o,
-                    int64_t m, int64_t offset, Communicator* comm, HeadFit& fit) {
+                    const std::vector<int32_t>& holdout, int64_t m, int64_t offset, Communicator* comm, HeadFit& fit) {
   std::vector<uint8_t> held(static_cast<size_t>(m), 0);
-  for (int32_t i : o.holdout) {
+  for (int32_t i : holdout) {
     INDUCTIVE_CHECK(i >= 0 && i < m, ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is not in [0, ", m,
                     ")");
     INDUCTIVE_CHECK(!held[i], ErrorCode::kInvalidArgument, "fitHead: holdout row ", i, " is listed twice");
     held[i] = 1;
   }
-  INDUCTIVE_CHECK(static_cast<int64_t>(o.holdout.size()) < m, ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(static_cast<int64_t>(holdout.size()) < m, ErrorCode::kInvalidArgument,
                   "fitHead: the holdout leaves no row to fit on");
   std::vector<int> train, val;
   for (Eigen::Index i = 0; i < x.rows(); ++i) (held[offset + i] ? val : train).push_back(static_cast<int>(i));
@@ -127,18 +128,14 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
   const std::vector<int32_t> y_train = labels_of(y, train), y_val = labels_of(y, val);
   const Standardizer st = Standardizer::fit(x_train, comm);
   const std::vector<double> grid = o.lambda > 0     ? std::vector<double>{o.lambda}
-                                   : o.grid.empty() ? default_head_lambda_grid()
+                                   : o.grid.empty() ? default_head_lambda_grid(true)
                                                     : o.grid;
-  int done = 0;
   if (o.progress) o.progress("lambda selection", 0.0);
-  const LambdaSelection sel = select_lambda(
-      st.apply(x_train), y_train, st.apply(rows_of(x, val)), y_val, C, grid, o.logistic,
-      [&](double, double) {
-        if (o.progress) o.progress("lambda selection", double(++done) / grid.size());
-      },
-      comm);
+  const LambdaSelection sel = select_lambda(st.apply(x_train), y_train, st.apply(rows_of(x, val)), y_val, C, grid,
+                                            o.logistic, o.progress, comm);
   fit.lambda = sel.lambda;
-  fit.lambda_choice = o.lambda > 0 ? "given" : "holdout";
+  fit.lambda_choice = o.lambda > 0 ? LambdaChoice::kGiven : LambdaChoice::kHoldout;
+  fit.holdout_size = static_cast<int64_t>(holdout.size());
   fit.grid = sel.lambdas;
   fit.grid_accuracy = sel.val_accuracies;
   fit.holdout_accuracy = sel.val_accuracy;
@@ -162,16 +159,20 @@ void fit_on_holdout(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>&
 }  // namespace
 
 nlohmann::json head_fit_report(const HeadFit& fit) {
-  nlohmann::json info = {
-      {"lambda", fit.lambda},         {"lambda_choice", fit.lambda_choice}, {"train_accuracy", fit.train_accuracy},
-      {"train_loss", fit.train_loss}, {"iterations", fit.iterations},       {"class_counts", fit.class_counts}};
+  nlohmann::json info = {{"lambda", fit.lambda},
+                         {"lambda_choice", name_of(fit.lambda_choice)},
+                         {"train_accuracy", fit.train_accuracy},
+                         {"train_loss", fit.train_loss},
+                         {"iterations", fit.iterations},
+                         {"class_counts", fit.class_counts}};
   nlohmann::json path = nlohmann::json::array();
-  if (fit.lambda_choice == "holdout" || (fit.lambda_choice == "given" && !fit.grid_accuracy.empty())) {
+  if (fit.lambda_choice == LambdaChoice::kHoldout ||
+      (fit.lambda_choice == LambdaChoice::kGiven && !fit.grid_accuracy.empty())) {
     for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g]});
     info["holdout_accuracy"] = fit.holdout_accuracy;
     info["lambda_path"] = path;
   }
-  if (fit.lambda_choice == "cross-validation") {
+  if (fit.lambda_choice == LambdaChoice::kCrossValidation) {
     for (size_t g = 0; g < fit.grid.size(); ++g) path.push_back({fit.grid[g], fit.grid_accuracy[g], fit.grid_loss[g]});
     info["folds"] = fit.folds;
     info["cv_accuracy"] = fit.cv_accuracy;
@@ -181,7 +182,19 @@ nlohmann::json head_fit_report(const HeadFit& fit) {
   return info;
 }
 
-std::vector<double> default_head_lambda_grid() { return head_lambda_grid(1, -20); }
+std::vector<double> default_head_lambda_grid(bool holdout) {
+  return holdout ? head_lambda_grid(-5, -20) : head_lambda_grid(1, -20);
+}
+
+std::vector<int32_t> head_holdout(const std::vector<int32_t>& y, int classes, double fraction, uint64_t seed,
+                                  const std::vector<std::string>& class_names) {
+  std::vector<std::string> names = class_names;
+  for (int c = static_cast<int>(names.size()); c < classes; ++c) names.push_back(std::to_string(c));
+  names.resize(static_cast<size_t>(std::max(classes, 0)));
+  std::vector<int32_t> train, val;
+  stratified_split(y, names, fraction, seed, train, val);
+  return val;
+}
 
 std::vector<double> head_lambda_grid(int hi_log2, int lo_log2) {
   std::vector<double> grid;
@@ -229,20 +242,26 @@ HeadFit fit_head(const Eigen::Ref<const MatF>& x, const std::vector<int32_t>& y,
   for (double l : o.grid)
     INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument, "fitHead: grid lambdas must be > 0: got ",
                     l);
-  if (!o.holdout.empty()) {
-    fit_on_holdout(x, y, C, o, m, comm ? o.row_offset : 0, comm, fit);
+  INDUCTIVE_CHECK(std::isfinite(o.holdout_fraction) && o.holdout_fraction >= 0 && o.holdout_fraction < 1,
+                  ErrorCode::kInvalidArgument, "fitHead: holdoutFraction must be in [0, 1): got ", o.holdout_fraction);
+  INDUCTIVE_CHECK(comm == nullptr || o.holdout_fraction == 0 || !o.holdout.empty(), ErrorCode::kInvalidArgument,
+                  "fitHead: a fit sharded over ranks takes its holdout rows given (head_holdout on every label)");
+  if (!o.holdout.empty() || o.holdout_fraction > 0) {
+    const std::vector<int32_t> holdout =
+        !o.holdout.empty() ? o.holdout : head_holdout(y, C, o.holdout_fraction, o.seed, o.class_names);
+    fit_on_holdout(x, y, C, o, holdout, m, comm ? o.row_offset : 0, comm, fit);
     return fit;
   }
   const int fewest = *std::min_element(fit.class_counts.begin(), fit.class_counts.end());
   if (o.lambda > 0) {
     fit.lambda = o.lambda;
-    fit.lambda_choice = "given";
+    fit.lambda_choice = LambdaChoice::kGiven;
   } else if (fewest >= o.min_per_class) {
     cross_validate(x, y, C, std::min(o.max_folds, fewest), o, fit);
-    fit.lambda_choice = "cross-validation";
+    fit.lambda_choice = LambdaChoice::kCrossValidation;
   } else {
     fit.lambda = kDefaultHeadLambda;
-    fit.lambda_choice = "default";
+    fit.lambda_choice = LambdaChoice::kDefault;
   }
   if (o.progress) o.progress("fit", 0.0);
   const Standardizer st = Standardizer::fit(x, comm);

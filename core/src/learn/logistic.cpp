@@ -212,7 +212,7 @@ LogisticFit fit_logistic(const Eigen::Ref<const MatF>& x, const std::vector<int3
 LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::vector<int32_t>& y_train,
                               const Eigen::Ref<const MatF>& x_val, const std::vector<int32_t>& y_val, int classes,
                               const std::vector<double>& lambdas, const LogisticOptions& options,
-                              const std::function<void(double, double)>& progress, Communicator* comm) {
+                              const ProgressFn& progress, Communicator* comm) {
   INDUCTIVE_CHECK(!lambdas.empty(), ErrorCode::kInvalidArgument, "logistic: empty lambda grid");
   double val_rows = static_cast<double>(x_val.rows());
   if (sharded(comm)) comm->allreduce_sum(&val_rows, 1);
@@ -232,7 +232,7 @@ LambdaSelection select_lambda(const Eigen::Ref<const MatF>& x_train, const std::
     const double acc = score.accuracy, loss = score.cross_entropy;
     best.lambdas.push_back(lambda);
     best.val_accuracies.push_back(acc);
-    if (progress) progress(lambda, acc);
+    if (progress) progress("lambda selection", static_cast<double>(best.lambdas.size()) / grid.size());
     if (acc > best.val_accuracy || (acc == best.val_accuracy && loss < best_loss)) {
       best.val_accuracy = acc;
       best.lambda = lambda;

@@ -100,16 +100,6 @@ void sinkhorn_implicit_backward(const SinkhornProblem<T>& pr, const SinkhornOpti
                     "use the unrolled gradient");
 }
 
-const char* sinkhorn_gradient_name(SinkhornGradient g) {
-  return g == SinkhornGradient::kImplicit ? "implicit" : "unrolled";
-}
-
-SinkhornGradient parse_sinkhorn_gradient(const std::string& name) {
-  if (name == "unrolled") return SinkhornGradient::kUnrolled;
-  if (name == "implicit") return SinkhornGradient::kImplicit;
-  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "sinkhorn: unknown gradient '", name, "': expected unrolled or implicit");
-}
-
 template void sinkhorn_implicit_backward<float>(const SinkhornProblem<float>&, const SinkhornOptions&, const float*,
                                                 const float*, float*);
 template void sinkhorn_implicit_backward<double>(const SinkhornProblem<double>&, const SinkhornOptions&, const double*,

@@ -11,14 +11,6 @@
 
 namespace inductive {
 
-const char* otk_scale_name(OtkScale s) { return s == OtkScale::kPaper ? "paper" : "otk-compatible"; }
-
-OtkScale parse_otk_scale(const std::string& name) {
-  if (name == "paper") return OtkScale::kPaper;
-  if (name == "otk-compatible") return OtkScale::kOtkCompatible;
-  INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, "otk: unknown scale '", name, "': expected paper or otk-compatible");
-}
-
 void OtkOptions::validate() const {
   INDUCTIVE_CHECK(p >= 1 && p <= 65536, ErrorCode::kInvalidArgument, "otk: p (supports) must be in 1..65536: got ", p);
   INDUCTIVE_CHECK(q >= 1 && q <= 1024, ErrorCode::kInvalidArgument, "otk: q (references) must be in 1..1024: got ", q);

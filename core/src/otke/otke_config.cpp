@@ -123,7 +123,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   OtkeConfig c;
   {
     Section s = section(j, "input");
-    c.input_type = parse_enum(kOtkeInputs, s.str("type", "sequence"), "otke config: input.type");
+    c.input_type = parse_enum(kOtkeInputs, s.str("type", name_of(c.input_type)), "otke config: input.type");
     if (c.input_type == OtkeInput::kSequence) {
       c.alphabet = s.str("alphabet", c.alphabet);
       c.kmer = s.integer("k", c.kmer);
@@ -145,7 +145,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   }
   {
     Section s = section(j, "embedding");
-    c.embedding = parse_enum(kOtkeEmbeddings, s.str("type", "nystrom"), "otke config: embedding.type");
+    c.embedding = parse_enum(kOtkeEmbeddings, s.str("type", name_of(c.embedding)), "otke config: embedding.type");
     if (c.embedding == OtkeEmbedding::kConv) c.filters = s.integer("filters", c.filters);
     if (c.embedding == OtkeEmbedding::kNystrom) {
       c.anchors = s.integer("anchors", c.anchors);
@@ -157,7 +157,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
   }
   {
     Section s = section(j, "pooling");
-    c.pooling = parse_enum(kOtkePoolings, s.str("type", "otk"), "otke config: pooling.type");
+    c.pooling = parse_enum(kOtkePoolings, s.str("type", name_of(c.pooling)), "otke config: pooling.type");
     if (c.pooling == OtkePooling::kOtk) {
       c.otk.p = s.integer("p", c.otk.p);
       c.otk.q = s.integer("q", c.otk.q);
@@ -165,7 +165,7 @@ OtkeConfig OtkeConfig::from_json(const nlohmann::json& j) {
       c.otk.iters = s.integer("iters", c.otk.iters);
       c.otk.sigma_pos = s.number32("sigma_pos", c.otk.sigma_pos);
       c.otk.scale = parse_otk_scale(s.str("scale", otk_scale_name(c.otk.scale)));
-      c.otk.plan = parse_enum(kOtkPlans, s.str("plan", "sinkhorn"), "otke config: pooling.plan");
+      c.otk.plan = parse_enum(kOtkPlans, s.str("plan", name_of(c.otk.plan)), "otke config: pooling.plan");
       c.otk.sinusoidal = s.boolean("sinusoidal", c.otk.sinusoidal);
     }
     s.finish();

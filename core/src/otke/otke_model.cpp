@@ -223,7 +223,13 @@ ModelSchema otke_model_schema() {
   return schema;
 }
 
+void register_otke_model_kind() {
+  static const bool once = (register_model_schema(otke_model_schema()), true);
+  (void)once;
+}
+
 ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
+  register_otke_model_kind();  // write_model reads the bytes back, checked against the schema
   config.validate();
   ModelContents m;
   m.model = "otke";
@@ -251,6 +257,19 @@ ModelContents OtkeModel::to_contents(std::vector<float>& storage) const {
                     " values, the config implies ", numel, " (is the model fitted?)");
     m.tensors.push_back({spec.name, DType::kF32, spec.shape, data});
   }
+  return m;
+}
+
+OtkeModel OtkeModel::with_linear_head(const LinearHead& new_head, const std::vector<std::string>& labels) const {
+  OtkeModel m = *this;
+  m.config.classes = static_cast<int>(new_head.weight.rows());
+  m.config.hidden = 0;
+  m.config.dropout = 0;
+  m.config.multilabel = false;
+  m.config.labels = labels;
+  m.hidden = LinearHead{};
+  m.config.validate();
+  m.head = new_head;
   return m;
 }
 
@@ -310,7 +329,10 @@ OtkeModel OtkeModel::from_view(const ModelView& view) {
   return m;
 }
 
-OtkeModel OtkeModel::from_bytes(const uint8_t* bytes, size_t size) { return from_view(read_model(bytes, size)); }
+OtkeModel OtkeModel::from_bytes(const uint8_t* bytes, size_t size) {
+  register_otke_model_kind();
+  return from_view(read_model(bytes, size));
+}
 
 OtkeModel OtkeModel::load(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);

@@ -49,6 +49,8 @@ PathPoint PathWalker::next(double lambda) {
   } else {
     point.fit = solve_erm(prob, solver_, has_warm ? &warm_ : nullptr);
   }
+  // A solve stopped by its progress callback ends the path: the later lambdas would start from an unfinished point.
+  INDUCTIVE_CHECK(!point.fit.cancelled, ErrorCode::kCancelled, "path: cancelled at lambda ", lambda);
   point.n_removed = point.fit.n_removed();
   point.epochs = point.fit.epochs;
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -58,8 +60,7 @@ PathPoint PathWalker::next(double lambda) {
 }
 
 std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std::vector<double>& lambdas,
-                                           const PathOptions& options,
-                                           const std::function<void(const PathPoint&)>& progress) {
+                                           const PathOptions& options, const EventFn<PathPoint>& progress) {
   INDUCTIVE_CHECK(!lambdas.empty(), ErrorCode::kInvalidArgument, "path: no lambda given");
   for (double l : lambdas)
     INDUCTIVE_CHECK(std::isfinite(l) && l > 0, ErrorCode::kInvalidArgument,

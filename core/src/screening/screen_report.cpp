@@ -60,6 +60,30 @@ nlohmann::json path_point_report(const PathPoint& pt, int n) {
           {"gap", json_number(pt.fit.gap.gap)}};
 }
 
+nlohmann::json path_report(const ErmProblem& problem, const PathOptions& o, const std::vector<PathPoint>& points) {
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<double> lambdas;
+  double seconds = 0;
+  for (const PathPoint& pt : points) {
+    list.push_back(path_point_report(pt, problem.n()));
+    lambdas.push_back(pt.lambda);
+    seconds += pt.seconds;
+  }
+  return {{"n", problem.n()},
+          {"p", problem.features()},
+          {"loss", problem.loss.name()},
+          {"mu", problem.loss.mu},
+          {"penalty", problem.penalty.name()},
+          {"intercept", problem.intercept},
+          {"screening", o.screening},
+          {"static_screen", o.static_screen},
+          {"ellipsoid_steps", o.static_screen ? o.screen.ellipsoid_steps : 0},
+          {"working_set", o.solver.working_set},
+          {"lambdas", lambdas},
+          {"points", list},
+          {"seconds", seconds}};
+}
+
 nlohmann::json compression_report(const ErmProblem& train, int n_test, const CompressionReport& r) {
   nlohmann::json curves = nlohmann::json::array();
   for (const CompressionCurve& curve : r.curves) {

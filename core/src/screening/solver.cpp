@@ -81,8 +81,11 @@ bool SolverRun::check(int epoch, const DualityGap& gap) {
   result.history_active.push_back(static_cast<int>(active.size()));
   if (options.progress) {
     SolverProgress p{epoch, gap.primal, gap.dual, gap.gap, static_cast<int>(active.size())};
-    if (!options.progress(p)) {
-      result.cancelled = true;
+    try {
+      options.progress(p);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kCancelled) throw;
+      result.cancelled = true;  // the iterate is certified at this check: keep it (inductive/progress.h)
       return true;
     }
   }

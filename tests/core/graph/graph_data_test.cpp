@@ -8,6 +8,7 @@
 
 #include "../test_util.h"
 #include "inductive/graph.h"
+#include "inductive/gzip.h"
 
 namespace inductive {
 namespace {
@@ -197,8 +198,8 @@ TEST(GraphFoldsTest, ParseIndexListRejectsBadLines) {
 namespace inductive {
 namespace {
 
-// The other TU datasets GraphiT reports on: PTC_MR vendored in data/ (always checked: a missing copy fails), NCI1 and
-// PROTEINS from ../shared/data when present (4 and 2.7 MB, not vendored).
+// The other TU datasets GraphiT reports on, all vendored in data/ (a missing copy fails): PTC_MR as text, NCI1 and
+// PROTEINS gzipped (NAME_A.txt.gz, ...), read under their usual names. Counts from each folder's SOURCE.md.
 TEST(GraphTuTest, ReadsTheOtherTuDatasetsOfTheThesis) {
   struct Expected {
     std::string dir, folds;
@@ -207,24 +208,13 @@ TEST(GraphTuTest, ReadsTheOtherTuDatasetsOfTheThesis) {
     int64_t nodes, edges;
     std::vector<int64_t> classes;
     int node_labels, attributes;
-    bool vendored;
   };
-  const std::string shared = std::string(INDUCTIVE_TEST_DATA) + "/../../../shared/data/";
   const Expected all[] = {
-      {repo_data("tu-PTC_MR"), repo_data("graphit-folds/PTC"), "PTC_MR", 344, 4915, 5054, {-1, 1}, 18, 0, true},
-      {shared + "tu-PROTEINS",
-       shared + "graphit-fold-idx/PROTEINS",
-       "PROTEINS",
-       1113,
-       43471,
-       81044,
-       {1, 2},
-       3,
-       1,
-       false},
-      {shared + "tu-NCI1", shared + "graphit-fold-idx/NCI1", "NCI1", 4110, 122747, 132753, {0, 1}, 37, 0, false}};
+      {repo_data("tu-PTC_MR"), repo_data("graphit-folds/PTC"), "PTC_MR", 344, 4915, 5054, {-1, 1}, 18, 0},
+      {repo_data("tu-PROTEINS"), repo_data("graphit-folds/PROTEINS"), "PROTEINS", 1113, 43471, 81044, {1, 2}, 3, 1},
+      {repo_data("tu-NCI1"), repo_data("graphit-folds/NCI1"), "NCI1", 4110, 122747, 132753, {0, 1}, 37, 0}};
   for (const Expected& e : all) {
-    if (!e.vendored && !std::ifstream(e.dir + "/" + e.name + "_A.txt").good()) continue;
+    ASSERT_TRUE(dataset_file_exists(e.dir + "/" + e.name + "_A.txt")) << e.dir << " is missing (data/SOURCE.md)";
     const GraphDataset ds = read_tu_dataset(e.dir, e.name);
     EXPECT_EQ(ds.n_graphs(), e.graphs) << e.name;
     EXPECT_EQ(ds.n_nodes_total(), e.nodes) << e.name;
@@ -234,9 +224,7 @@ TEST(GraphTuTest, ReadsTheOtherTuDatasetsOfTheThesis) {
     EXPECT_EQ(ds.class_values, e.classes) << e.name;
     EXPECT_EQ(ds.n_node_labels(), e.node_labels) << e.name;
     EXPECT_EQ(ds.node_attribute_dim, e.attributes) << e.name;
-    if (e.vendored || std::ifstream(e.folds + "/test_idx-1.txt").good()) {
-      EXPECT_EQ(read_graphit_folds(e.folds, ds.n_graphs()).size(), 10u) << e.name;
-    }
+    EXPECT_EQ(read_graphit_folds(e.folds, ds.n_graphs()).size(), 10u) << e.name;
   }
 }
 

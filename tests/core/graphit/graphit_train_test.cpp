@@ -9,7 +9,7 @@
 
 #include "../test_util.h"
 #include "graphit_test_util.h"
-#include "inductive/backend.h"
+#include "inductive/backend_registry.h"
 #include "inductive/graphit_train.h"
 #include "inductive/otke_stepper.h"
 

@@ -57,7 +57,7 @@ TEST(Compression, CompressDatasetKeepsTheModelUpToTheCertifiedFractionAndRandomD
   // The thesis' setting on real data: digits 9 vs rest, squared hinge + L2, lambda 1 (77% certified removable).
   const std::string path = std::string(INDUCTIVE_TEST_DATA) + "/../../data/screening/digits.csv.gz";  // vendored
   ASSERT_TRUE(std::ifstream(path).good()) << path << " is missing (data/SOURCE.md)";
-  const Dataset d = read_csv(path);
+  const Dataset d = to_dataset(read_csv(path));
   testing::RandomProblem all{nullptr, {d.x.get(), one_vs_rest(d.y, 9), Loss::squared_hinge(), Penalty::l2(), 1.0}};
   const HeldOut h = hold_out(all.problem, 0.25, 3);
   ASSERT_EQ(h.train.n() + static_cast<int>(h.test_y.size()), 1797);

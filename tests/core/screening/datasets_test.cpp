@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "inductive/gzip.h"
 #include "inductive/screening/datasets.h"
 #include "../test_util.h"
 #include "gzip_fixtures.h"
@@ -89,8 +90,8 @@ TEST(Gzip, IncompleteHuffmanCodesAreRefusedAsZlibDoes) {
 }
 
 TEST(Libsvm, ReadsOneBasedIndicesPlusMinusLabelsBlankLinesAndComments) {
-  const Dataset d =
-      parse_libsvm("# header comment\n+1 1:0.5 3:2\n\n-1 2:1.5   # trailing comment\r\n-1\n+1 qid:3 3:-1 \n");
+  const Dataset d = to_dataset(
+      parse_libsvm("# header comment\n+1 1:0.5 3:2\n\n-1 2:1.5   # trailing comment\r\n-1\n+1 qid:3 3:-1 \n"));
   ASSERT_EQ(d.n(), 4);
   EXPECT_EQ(d.p(), 3);
   EXPECT_TRUE(d.x->is_sparse());
@@ -103,59 +104,59 @@ TEST(Libsvm, ReadsOneBasedIndicesPlusMinusLabelsBlankLinesAndComments) {
 }
 
 TEST(Libsvm, IndexBaseIsDetectedOrImposedAndDimensionDeclared) {
-  const Dataset zero = parse_libsvm("1 0:1 2:2\n0 1:3\n");
+  const Dataset zero = to_dataset(parse_libsvm("1 0:1 2:2\n0 1:3\n"));
   EXPECT_EQ(zero.p(), 3);  // an index 0 makes the file 0-based (scikit-learn's rule)
   EXPECT_DOUBLE_EQ(value(zero, 0, 0), 1.0);
   EXPECT_EQ(zero.y, (std::vector<double>{1, 0}));
   LibsvmOptions opt;
   opt.index_base = IndexBase::kZero;
-  EXPECT_EQ(parse_libsvm("1 1:1 3:2\n", opt).p(), 4);
+  EXPECT_EQ(to_dataset(parse_libsvm("1 1:1 3:2\n", opt)).p(), 4);
   opt.index_base = IndexBase::kOne;
-  expect_error([&] { parse_libsvm("1 2:1\n-1 0:1\n", opt, "t.svm"); }, ErrorCode::kInvalidArgument,
+  expect_error([&] { to_dataset(parse_libsvm("1 2:1\n-1 0:1\n", opt, "t.svm")); }, ErrorCode::kInvalidArgument,
                "t.svm: line 2: feature index 0 in a 1-based file");
   LibsvmOptions dim;
   dim.n_features = 10;
   dim.dense = true;
-  const Dataset wide = parse_libsvm("2.5 3:1\n-0.5 1:1\n", dim);
+  const Dataset wide = to_dataset(parse_libsvm("2.5 3:1\n-0.5 1:1\n", dim));
   EXPECT_EQ(wide.p(), 10);
   EXPECT_FALSE(wide.x->is_sparse());
   EXPECT_EQ(wide.y, (std::vector<double>{2.5, -0.5}));  // real-valued targets for regression
   dim.n_features = 2;
-  expect_error([&] { parse_libsvm("1 1:1\n1 3:1\n", dim, "t.svm"); }, ErrorCode::kInvalidArgument,
+  expect_error([&] { to_dataset(parse_libsvm("1 1:1\n1 3:1\n", dim, "t.svm")); }, ErrorCode::kInvalidArgument,
                "t.svm: line 2: feature index 3 exceeds the declared dimension: got 3 features, expected at most 2");
 }
 
 TEST(Libsvm, ErrorsNameTheLineAndTheToken) {
-  expect_error([] { parse_libsvm("1 1:1\nabc 1:2\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 1:1\nabc 1:2\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 2: label 'abc' is not a finite number");
-  expect_error([] { parse_libsvm("1 1:1\n\n1 1-2\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 1:1\n\n1 1-2\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 3: feature '1-2' is not index:value");
-  expect_error([] { parse_libsvm("1 x:2\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 x:2\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index 'x' is not a non-negative integer");
-  expect_error([] { parse_libsvm("1 2147483647:1\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 2147483647:1\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index '2147483647' is too large: indices go up to 2147483646");
-  expect_error([] { parse_libsvm("1 -3:1\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 -3:1\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index '-3' is not a non-negative integer");
-  expect_error([] { parse_libsvm("1 2:nan\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 2:nan\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: value 'nan' of feature 2 is not a finite number");
-  expect_error([] { parse_libsvm("1 2:1 2:3\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 2:1 2:3\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: feature index 2 appears twice");
-  expect_error([] { parse_libsvm("\n# nothing\n", {}, "f"); }, ErrorCode::kInvalidArgument, "f: no sample");
+  expect_error([] { to_dataset(parse_libsvm("\n# nothing\n", {}, "f")); }, ErrorCode::kInvalidArgument, "f: no sample");
   // Differential fuzzing against scikit-learn (tests/oracle/test_differential_fuzz.py): hexadecimal is no number
   // there, values beyond float32 would have become infinite, a CR inside a line separates tokens, and an underflow
   // reads as zero as in Python.
-  expect_error([] { parse_libsvm("1 3:0x8\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 3:0x8\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "value '0x8' of feature 3 is not a finite number");
-  expect_error([] { parse_libsvm("1 1:1e-3 2:-2.5E82\n", {}, "f"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_libsvm("1 1:1e-3 2:-2.5E82\n", {}, "f")); }, ErrorCode::kInvalidArgument,
                "f: line 1: value '-2.5E82' of feature 2 is beyond float32's range");
-  const Dataset cr = parse_libsvm("1 2:1 \r12:3\n1 1:1e-400\n", {}, "f");
+  const Dataset cr = to_dataset(parse_libsvm("1 2:1 \r12:3\n1 1:1e-400\n", {}, "f"));
   EXPECT_EQ(cr.n(), 2);
   EXPECT_EQ(cr.p(), 12);
   EXPECT_EQ(cr.x->nnz(), 2);  // the underflow is a zero, not stored
 }
 
 TEST(Csv, ReadsLabelsFromAnyColumnWithOrWithoutHeader) {
-  const Dataset last = parse_csv("1,2,0\n3,4,1\n");
+  const Dataset last = to_dataset(parse_csv("1,2,0\n3,4,1\n"));
   EXPECT_EQ(last.n(), 2);
   EXPECT_EQ(last.p(), 2);
   EXPECT_EQ(last.y, (std::vector<double>{0, 1}));
@@ -164,23 +165,24 @@ TEST(Csv, ReadsLabelsFromAnyColumnWithOrWithoutHeader) {
   opt.header = true;
   opt.label_column = 0;
   opt.delimiter = ';';
-  const Dataset first = parse_csv("y;a;b\n-1; 0.5; 2\n1;1e-3;-4\n\n", opt);
+  const Dataset first = to_dataset(parse_csv("y;a;b\n-1; 0.5; 2\n1;1e-3;-4\n\n", opt));
   EXPECT_EQ(first.y, (std::vector<double>{-1, 1}));
   EXPECT_DOUBLE_EQ(value(first, 1, 0), 1e-3f);
   EXPECT_DOUBLE_EQ(value(first, 1, 1), -4.0);
   CsvOptions none;
   none.has_label = false;
-  EXPECT_EQ(parse_csv("1,2\n3,4\n", none).p(), 2);
+  EXPECT_EQ(to_dataset(parse_csv("1,2\n3,4\n", none)).p(), 2);
 }
 
 TEST(Csv, ErrorsNameLineAndColumn) {
-  expect_error([] { parse_csv("1,2,3\n4,5\n", {}, "d.csv"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_csv("1,2,3\n4,5\n", {}, "d.csv")); }, ErrorCode::kInvalidArgument,
                "d.csv: line 2: got 2 columns, expected 3");
-  expect_error([] { parse_csv("1,2,3\n4,x,6\n", {}, "d.csv"); }, ErrorCode::kInvalidArgument,
+  expect_error([] { to_dataset(parse_csv("1,2,3\n4,x,6\n", {}, "d.csv")); }, ErrorCode::kInvalidArgument,
                "d.csv: line 2, column 2: 'x' is not a finite number");
   CsvOptions opt;
   opt.label_column = 5;
-  expect_error([&] { parse_csv("1,2\n", opt, "d.csv"); }, ErrorCode::kInvalidArgument, "label column 5 out of range");
+  expect_error([&] { to_dataset(parse_csv("1,2\n", opt, "d.csv")); }, ErrorCode::kInvalidArgument,
+               "label column 5 out of range");
 }
 
 std::vector<uint8_t> be32(uint32_t v) { return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)}; }
@@ -194,19 +196,22 @@ TEST(MnistIdx, ReadsImagesScaledAndLabels) {
     for (uint8_t b : be32(v)) lab.push_back(b);
   lab.push_back(7);
   lab.push_back(9);
-  const Dataset d = parse_mnist_idx(img, lab);
+  const Dataset d = to_dataset(parse_mnist_idx(img, lab));
   EXPECT_EQ(d.n(), 2);
   EXPECT_EQ(d.p(), 4);
   EXPECT_EQ(d.y, (std::vector<double>{7, 9}));
   EXPECT_NEAR(value(d, 0, 1), 1.0, 1e-7);
   EXPECT_NEAR(value(d, 0, 2), 0.2, 1e-7);
   lab[7] = 3;  // count says 3 labels
-  expect_error([&] { parse_mnist_idx(img, lab, 1.0, "m"); }, ErrorCode::kShapeMismatch, "m: 2 images for 3 labels");
+  expect_error([&] { to_dataset(parse_mnist_idx(img, lab, 1.0, "m")); }, ErrorCode::kShapeMismatch,
+               "m: 2 images for 3 labels");
   img.pop_back();
   lab[7] = 2;
-  expect_error([&] { parse_mnist_idx(img, lab, 1.0, "m"); }, ErrorCode::kBadModelFile, "got 7 pixel bytes, expected 8");
+  expect_error([&] { to_dataset(parse_mnist_idx(img, lab, 1.0, "m")); }, ErrorCode::kBadModelFile,
+               "got 7 pixel bytes, expected 8");
   img[3] = 0x01;
-  expect_error([&] { parse_mnist_idx(img, lab, 1.0, "m"); }, ErrorCode::kBadModelFile, "idx magic 2049, expected 2051");
+  expect_error([&] { to_dataset(parse_mnist_idx(img, lab, 1.0, "m")); }, ErrorCode::kBadModelFile,
+               "idx magic 2049, expected 2051");
 }
 
 TEST(Labels, OneVsRestAndSignedLabels) {
@@ -231,7 +236,7 @@ TEST(Labels, OneVsRestAndSignedLabels) {
 TEST(RealData, DigitsCsvGzMatchesItsDescription) {
   const std::string path = vendored("screening/digits.csv.gz");
   ASSERT_TRUE(exists(path)) << path << " is missing (data/SOURCE.md)";
-  const Dataset d = read_csv(path);
+  const Dataset d = to_dataset(read_csv(path));
   EXPECT_EQ(d.n(), 1797);
   EXPECT_EQ(d.p(), 64);
   int nines = 0;
@@ -242,7 +247,7 @@ TEST(RealData, DigitsCsvGzMatchesItsDescription) {
 TEST(RealData, A9aLibsvmGzMatchesItsDescription) {
   const std::string path = vendored("screening/a9a.gz");
   ASSERT_TRUE(exists(path)) << path << " is missing (data/SOURCE.md)";
-  const Dataset d = read_libsvm(path);
+  const Dataset d = to_dataset(read_libsvm(path));
   EXPECT_EQ(d.n(), 32561);
   EXPECT_EQ(d.p(), 123);
   EXPECT_EQ(d.x->nnz(), 451592);
@@ -255,7 +260,7 @@ TEST(RealData, MnistTestIdxGzMatchesItsDescription) {
   const std::string img = vendored("screening/t10k-images-idx3-ubyte.gz");
   const std::string lab = vendored("screening/t10k-labels-idx1-ubyte.gz");
   ASSERT_TRUE(exists(img) && exists(lab)) << "MNIST test idx files are missing (data/SOURCE.md)";
-  const Dataset d = read_mnist_idx(img, lab);
+  const Dataset d = to_dataset(read_mnist_idx(img, lab));
   EXPECT_EQ(d.n(), 10000);
   EXPECT_EQ(d.p(), 784);
   std::vector<int> counts(10, 0);

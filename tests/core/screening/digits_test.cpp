@@ -13,7 +13,7 @@ namespace {
 TEST(Digits, DynamicScreeningRemovesNearlyEverySampleFlatAtTheOptimum) {
   const std::string path = std::string(INDUCTIVE_TEST_DATA) + "/../../data/screening/digits.csv.gz";  // vendored
   ASSERT_TRUE(std::ifstream(path).good()) << path << " is missing (data/SOURCE.md)";
-  const Dataset d = read_csv(path);
+  const Dataset d = to_dataset(read_csv(path));
   ErmProblem prob;
   prob.x = d.x.get();
   prob.y = one_vs_rest(d.y, 9);

@@ -100,7 +100,7 @@ TEST(Solver, RunsAreReproducibleAndCancellable) {
   int calls = 0;
   o.progress = [&](const SolverProgress& p) {
     ++calls;
-    return p.epoch < 3;
+    if (p.epoch >= 3) throw Error(ErrorCode::kCancelled, "cancelled");
   };
   const SolveResult c = solve_erm(rp.problem, o);
   EXPECT_TRUE(c.cancelled);

@@ -1,23 +1,15 @@
-// inductive/screening/datasets.h - datasets for ERM and screening: LIBSVM/svmlight, CSV, MNIST idx readers and
-// label transforms (gzip and file reading are method-neutral: inductive/gzip.h, inductive/files.h).
+// inductive/screening/datasets.h - ERM datasets: a design matrix and its labels, built from the method-neutral
+// tables of inductive/feature_table.h (LIBSVM, CSV, MNIST idx) by moving their storage, and the label transforms
+// screening's problems take.
 //
-// Readers parse bytes (so the browser build can hand over a fetched buffer) and have path conveniences. gzip input
-// is recognised by its magic bytes and inflated by the library's own inflater (RFC 1951/1952, CRC-checked), the
-// same code natively and in WebAssembly: Debian's zlib is native-only and Emscripten's zlib port needs a network
-// download at build time, so neither would give the wasm build .gz support.
-//
-// Errors: malformed text throws Error{kInvalidArgument} "<what>: line L[, column C]: <problem>: got X, expected Y";
-// corrupt binary (idx, gzip) throws Error{kBadModelFile}; unreadable files throw Error{kIo}.
+//   Dataset d = to_dataset(read_libsvm("a9a.txt"));   // CSR design, no copy of the values
 #pragma once
 
-#include <algorithm>
-#include <cstdint>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "inductive/gzip.h"  // gunzip, read_dataset_bytes (general; declared there)
+#include "inductive/feature_table.h"
 #include "inductive/screening/design_matrix.h"
 
 namespace inductive {
@@ -29,33 +21,14 @@ struct Dataset {
   int p() const { return x ? x->cols() : 0; }
 };
 
-// ---- LIBSVM / svmlight -----------------------------------------------------------------------------------------
-// "label idx:val idx:val ... [# comment]"; blank lines and comment lines are skipped; "qid:N" is ignored.
-enum class IndexBase { kAuto, kZero, kOne };  // kAuto: 0-based iff some index is 0 (scikit-learn's rule)
-struct LibsvmOptions {
-  IndexBase index_base = IndexBase::kAuto;
-  int n_features = 0;  // > 0: declared dimension (e.g. the training set's for a test set); 0: max index seen
-  bool dense = false;  // store as a DenseDesign instead of CSR
-};
-Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options = {}, const std::string& what = "libsvm");
-Dataset read_libsvm(const std::string& path, const LibsvmOptions& options = {});
+// The table's storage moved into a design matrix (DenseDesign or CsrDesign, which checks it); `table` is left
+// empty.
+Dataset to_dataset(FeatureTable&& table);
 
-// ---- CSV -------------------------------------------------------------------------------------------------------
-struct CsvOptions {
-  char delimiter = ',';
-  bool header = false;    // skip the first line
-  int label_column = -1;  // column of the label; negative counts from the end (-1 = last)
-  bool has_label = true;  // false: every column is a feature, y is empty
-};
-Dataset parse_csv(const std::string& text, const CsvOptions& options = {}, const std::string& what = "csv");
-Dataset read_csv(const std::string& path, const CsvOptions& options = {});
-
-// ---- MNIST idx -------------------------------------------------------------------------------------------------
-// images: magic 0x00000803, count, rows, cols (big-endian uint32), uint8 pixels; labels: 0x00000801, count, uint8.
-// Features are pixel * scale (the thesis-style pixels / 255 by default), stored dense float.
-Dataset parse_mnist_idx(const std::vector<uint8_t>& images, const std::vector<uint8_t>& labels,
-                        double scale = 1.0 / 255.0, const std::string& what = "mnist");
-Dataset read_mnist_idx(const std::string& images_path, const std::string& labels_path, double scale = 1.0 / 255.0);
+// The rows `rows` of `data` in LIBSVM format (1-based indices, exact zeros left out, the labels as read), so that
+// a compressed dataset reads back with read_libsvm: labels print with 17 digits and the float values with 9, which
+// round-trips both.
+std::string format_libsvm(const Dataset& data, const std::vector<int>& rows);
 
 // ---- labels ----------------------------------------------------------------------------------------------------
 // +1 where label == positive, -1 elsewhere (one-vs-rest).

@@ -54,8 +54,7 @@ class PathWalker {
 
 // `problem.lambda` is ignored. Throws for an empty or non-positive lambda list.
 std::vector<PathPoint> regularization_path(const ErmProblem& problem, const std::vector<double>& lambdas,
-                                           const PathOptions& options,
-                                           const std::function<void(const PathPoint&)>& progress = {});
+                                           const PathOptions& options, const EventFn<PathPoint>& progress = {});
 
 // The default grid of `inductive path` and the browser's dataset.path(): 20 lambdas from 1 down to 0.01.
 constexpr double kDefaultPathLambdaMax = 1.0;

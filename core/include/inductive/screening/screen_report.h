@@ -30,6 +30,11 @@ nlohmann::json screen_report(const ErmProblem& problem, const SolveAndScreenResu
 // `n` samples), epochs, seconds, converged, primal, gap.
 nlohmann::json path_point_report(const PathPoint& point, int n);
 
+// A whole path run with `options` (its points in lambda order): n, p, loss, mu, penalty, intercept, screening,
+// static_screen, ellipsoid_steps (of that static test; 0 without it), working_set, lambdas, points
+// (path_point_report each), seconds (their sum). `inductive path` adds its inputs and the run without screening.
+nlohmann::json path_report(const ErmProblem& problem, const PathOptions& options, const std::vector<PathPoint>& points);
+
 // A compression run (compress_dataset on `train`, tested on `n_test` samples), as `inductive compress` prints it and
 // the browser's compressionCurve() returns it: n_train, n_test, p, loss, mu, penalty, lambda, the full problem's
 // full_primal, full_gap, full_epochs, full_converged, full_test_accuracy, n_certified (samples its static test

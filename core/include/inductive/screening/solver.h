@@ -24,6 +24,8 @@
 // Thread safety: re-entrant; no shared state. Deterministic for a given seed on every platform (own shuffle).
 #pragma once
 
+#include "inductive/progress.h"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -55,8 +57,9 @@ struct SolverOptions {
   // the flat region come back as the gap closes (solver_detail.h). The stop is the full problem's certified gap, so
   // the result is the plain solver's; the gap reported to `progress` before that is the set's. Off by default.
   bool working_set = false;
-  // Called after each gap check; returning false stops the solver (converged = false, cancelled = true).
-  std::function<bool(const SolverProgress&)> progress;
+  // Called after each gap check (inductive/progress.h); throwing Error{kCancelled} from it stops the solver, which
+  // returns the certified iterate of that check (converged = false, cancelled = true).
+  EventFn<SolverProgress> progress;
 
   void validate() const;
   static SolverKind resolve(SolverKind kind, const ErmProblem& problem);

@@ -1,12 +1,14 @@
-#include "inductive/backend.h"
-
-#include "inductive/graphit.h"
-#include "inductive/graphit_stepper.h"
-#include "inductive/otke_stepper.h"
+// The CPU backend and the registry of backends by name (inductive/backend_registry.h). This file sits on core's
+// top floor: it knows every method's CPU code, so nothing below it has to know where its arithmetic runs.
+#include "inductive/backend_registry.h"
 
 #include <cstdlib>
 #include <map>
 #include <mutex>
+
+#include "inductive/graphit.h"
+#include "inductive/graphit_stepper.h"
+#include "inductive/otke_stepper.h"
 
 namespace inductive {
 
@@ -15,6 +17,7 @@ namespace {
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
+  bool is_cpu() const override { return true; }
   void sinkhorn_log(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                     const SinkhornOutput<float>& out) override {
     inductive::sinkhorn_log(problem, options, out);
@@ -41,17 +44,6 @@ std::mutex& factories_mutex() {
 }
 
 }  // namespace
-
-std::unique_ptr<GraphitStepper> Backend::graphit_stepper(GraphitModel&, Adam&, const GraphitDataset&,
-                                                         const GraphitTrainOptions&) {
-  INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit train: backend ", name(),
-                 " cannot train GraphiT models yet; use --backend cpu (the model file is the same)");
-}
-
-MatF Backend::graphit_predict(const GraphitModel&, const std::vector<GraphitGraph>&, int) {
-  INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit predict: backend ", name(),
-                 " cannot run GraphiT models; use --backend cpu");
-}
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 

@@ -1,11 +1,47 @@
-// Label transforms (see inductive/screening/datasets.h).
+// ERM datasets from feature tables, their LIBSVM text and the label transforms (see inductive/screening/datasets.h).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "inductive/error.h"
 #include "inductive/screening/datasets.h"
 
 namespace inductive {
+
+Dataset to_dataset(FeatureTable&& table) {
+  Dataset d;
+  if (table.sparse) {
+    SparseRows& s = table.csr;
+    d.x = std::make_shared<CsrDesign>(s.rows, s.cols, std::move(s.row_ptr), std::move(s.col), std::move(s.val));
+    s = SparseRows{};
+  } else {
+    d.x = std::make_shared<DenseDesign>(std::move(table.dense));
+    table.dense = MatF();
+  }
+  d.y = std::move(table.y);
+  table.y.clear();
+  return d;
+}
+
+std::string format_libsvm(const Dataset& data, const std::vector<int>& rows) {
+  std::string text;
+  std::vector<double> row(static_cast<size_t>(data.p()));
+  char buf[64];
+  for (int i : rows) {
+    std::fill(row.begin(), row.end(), 0.0);
+    data.x->row_axpy(i, 1.0, row.data());
+    std::snprintf(buf, sizeof buf, "%.17g", data.y[static_cast<size_t>(i)]);
+    text += buf;
+    for (int j = 0; j < data.p(); ++j) {
+      if (row[static_cast<size_t>(j)] == 0.0) continue;
+      // Stored values are float: %.9g round-trips them exactly.
+      std::snprintf(buf, sizeof buf, " %d:%.9g", j + 1, row[static_cast<size_t>(j)]);
+      text += buf;
+    }
+    text += '\n';
+  }
+  return text;
+}
 
 std::vector<double> one_vs_rest(const std::vector<double>& labels, double positive) {
   std::vector<double> y(labels.size());

@@ -1,8 +1,9 @@
-// MNIST idx reader (see inductive/screening/datasets.h).
+// MNIST idx reader (see inductive/feature_table.h).
 #include <cmath>
 
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/feature_table.h"
+#include "inductive/gzip.h"
 
 namespace inductive {
 namespace {
@@ -14,8 +15,8 @@ uint32_t be32(const uint8_t* p) {
 
 }  // namespace
 
-Dataset parse_mnist_idx(const std::vector<uint8_t>& images, const std::vector<uint8_t>& labels, double scale,
-                        const std::string& what) {
+FeatureTable parse_mnist_idx(const std::vector<uint8_t>& images, const std::vector<uint8_t>& labels, double scale,
+                             const std::string& what) {
   INDUCTIVE_CHECK(std::isfinite(scale), ErrorCode::kInvalidArgument, what, ": scale must be finite: got ", scale);
   INDUCTIVE_CHECK(images.size() >= 16, ErrorCode::kBadModelFile, what, ": images: truncated idx header: got ",
                   images.size(), " bytes, expected at least 16");
@@ -35,17 +36,17 @@ Dataset parse_mnist_idx(const std::vector<uint8_t>& images, const std::vector<ui
   INDUCTIVE_CHECK(labels.size() - 8 == n, ErrorCode::kBadModelFile, what, ": labels: got ", labels.size() - 8,
                   " label bytes, expected ", n);
   const auto p = static_cast<Eigen::Index>(rows * cols);
-  DenseDesign::Matrix m(static_cast<Eigen::Index>(n), p);
+  FeatureTable t;
+  MatF& m = t.dense;
+  m.resize(static_cast<Eigen::Index>(n), p);
   const uint8_t* px = images.data() + 16;
   for (Eigen::Index i = 0; i < m.rows(); ++i)
     for (Eigen::Index j = 0; j < p; ++j) m(i, j) = static_cast<float>(px[i * p + j] * scale);
-  Dataset d;
-  d.x = std::make_shared<DenseDesign>(std::move(m));
-  d.y.assign(labels.begin() + 8, labels.end());
-  return d;
+  t.y.assign(labels.begin() + 8, labels.end());
+  return t;
 }
 
-Dataset read_mnist_idx(const std::string& images_path, const std::string& labels_path, double scale) {
+FeatureTable read_mnist_idx(const std::string& images_path, const std::string& labels_path, double scale) {
   return parse_mnist_idx(read_dataset_bytes(images_path), read_dataset_bytes(labels_path), scale, images_path);
 }
 

@@ -1,16 +1,17 @@
-// LIBSVM / svmlight reader (see inductive/screening/datasets.h).
+// LIBSVM / svmlight reader (see inductive/feature_table.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/feature_table.h"
+#include "inductive/gzip.h"
 #include "data/text_lines.h"
 
 namespace inductive {
 
-Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, const std::string& what) {
+FeatureTable parse_libsvm(const std::string& text, const LibsvmOptions& options, const std::string& what) {
   INDUCTIVE_CHECK(options.n_features >= 0, ErrorCode::kInvalidArgument, what, ": n_features must be >= 0: got ",
                   options.n_features);
   std::vector<int64_t> ptr(1, 0);
@@ -98,18 +99,30 @@ Dataset parse_libsvm(const std::string& text, const LibsvmOptions& options, cons
   }
   INDUCTIVE_CHECK(n_features > 0, ErrorCode::kInvalidArgument, what,
                   ": no feature in any sample (declare n_features to read label-only data)");
-  Dataset d;
-  auto csr = std::make_shared<CsrDesign>(static_cast<int>(y.size()), n_features, std::move(ptr), std::move(col),
-                                         std::move(val));
-  if (options.dense)
-    d.x = std::make_shared<DenseDesign>(csr->to_dense());
-  else
-    d.x = std::move(csr);
-  d.y = std::move(y);
+  FeatureTable t;
+  t.sparse = true;
+  t.csr.rows = static_cast<int>(y.size());
+  t.csr.cols = n_features;
+  t.csr.row_ptr = std::move(ptr);
+  t.csr.col = std::move(col);
+  t.csr.val = std::move(val);
+  t.y = std::move(y);
+  if (options.dense) {
+    t.dense = t.csr.to_dense();
+    t.csr = SparseRows{};
+    t.sparse = false;
+  }
+  return t;
+}
+
+MatF SparseRows::to_dense() const {
+  MatF d = MatF::Zero(rows, cols);
+  for (int i = 0; i < rows; ++i)
+    for (int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) d(i, col[k]) = val[k];
   return d;
 }
 
-Dataset read_libsvm(const std::string& path, const LibsvmOptions& options) {
+FeatureTable read_libsvm(const std::string& path, const LibsvmOptions& options) {
   const auto bytes = read_dataset_bytes(path);
   return parse_libsvm(std::string(bytes.begin(), bytes.end()), options, path);
 }

@@ -1,11 +1,13 @@
-// CSV reader (see inductive/screening/datasets.h).
+// CSV reader (see inductive/feature_table.h).
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/text_lines.h"
+#include "inductive/feature_table.h"
+#include "inductive/gzip.h"
 #include "data/text_lines.h"
 
 namespace inductive {
 
-Dataset parse_csv(const std::string& text, const CsvOptions& options, const std::string& what) {
+FeatureTable parse_csv(const std::string& text, const CsvOptions& options, const std::string& what) {
   INDUCTIVE_CHECK(options.delimiter != '\n' && options.delimiter != '\r' && options.delimiter != '"',
                   ErrorCode::kInvalidArgument, what, ": delimiter cannot be a newline or a quote");
   std::vector<float> values;
@@ -50,14 +52,13 @@ Dataset parse_csv(const std::string& text, const CsvOptions& options, const std:
   }
   INDUCTIVE_CHECK(rows > 0, ErrorCode::kInvalidArgument, what, ": no data line");
   const int p = columns - (options.has_label ? 1 : 0);
-  DenseDesign::Matrix m = Eigen::Map<DenseDesign::Matrix>(values.data(), static_cast<Eigen::Index>(rows), p);
-  Dataset d;
-  d.x = std::make_shared<DenseDesign>(std::move(m));
-  d.y = std::move(y);
-  return d;
+  FeatureTable t;
+  t.dense = Eigen::Map<MatF>(values.data(), static_cast<Eigen::Index>(rows), p);
+  t.y = std::move(y);
+  return t;
 }
 
-Dataset read_csv(const std::string& path, const CsvOptions& options) {
+FeatureTable read_csv(const std::string& path, const CsvOptions& options) {
   const auto bytes = read_dataset_bytes(path);
   return parse_csv(std::string(bytes.begin(), bytes.end()), options, path);
 }
