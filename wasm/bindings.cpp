@@ -25,6 +25,7 @@
 #include "inductive/model_file.h"
 #include "inductive/model_kinds.h"
 #include "inductive/otke.h"
+#include "inductive/otke_inputs.h"
 #include "inductive/sinkhorn.h"
 #include "inductive/parallel.h"
 #include "inductive/version.h"
@@ -332,10 +333,9 @@ class OtkeHandle {
                     plan_stride, " rows per plan, the longest input needs ", f.n_max);
     float* out = ptr<float>(address);
     std::fill(out, out + static_cast<size_t>(q) * B * plan_stride * p, 0.0f);
-    for (int r = 0; r < q; ++r)
-      for (int b = 0; b < B; ++b)
-        std::memcpy(out + ((static_cast<size_t>(r) * B + b) * plan_stride) * p,
-                    plans[r].data() + static_cast<size_t>(b) * f.n_max * p, sizeof(float) * f.n[b] * p);
+    // [q, B, plan_stride, p]: the core's copy_plans with the browser's strides (the CLI's are [B, q, n_max, p]).
+    inductive::copy_plans(plans, f, p, out, static_cast<int64_t>(plan_stride) * p,
+                          static_cast<int64_t>(B) * plan_stride * p);
   }
 
   void write_predictions(const Eigen::Ref<const inductive::MatF>& e, uintptr_t logits, uintptr_t probabilities) const {

@@ -316,13 +316,8 @@ class DatasetHandle {
  private:
   // The ERM problem of these settings on the loaded data, at `lambda`.
   inductive::ErmProblem problem_of(const ScreenSettings& s, double lambda) const {
-    inductive::ErmProblem problem;
-    problem.x = data_.x.get();
-    problem.y = inductive::erm_targets(data_.y, s.loss.is_classification(), s.has_positive ? &s.positive : nullptr);
-    problem.loss = s.loss;
-    problem.penalty = s.penalty;
-    problem.lambda = lambda;
-    problem.intercept = s.intercept;
+    inductive::ErmProblem problem =
+        inductive::erm_problem(data_, s.loss, s.penalty, lambda, s.intercept, s.has_positive ? &s.positive : nullptr);
     problem.validate();
     return problem;
   }

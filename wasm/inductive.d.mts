@@ -3,42 +3,81 @@
 // memory.
 
 export interface SinkhornCall {
-  cost: number; n: number; p: number; a: number; b: number;
-  batch: number; nMax: number; pMax: number;
-  eps: number; maxIter: number; tol: number; similarity: boolean;
-  plan: number; f: number; g: number; nIter: number; marginalError: number; converged: number; costValue: number;
+  cost: number;
+  n: number;
+  p: number;
+  a: number;
+  b: number;
+  batch: number;
+  nMax: number;
+  pMax: number;
+  eps: number;
+  maxIter: number;
+  tol: number;
+  similarity: boolean;
+  plan: number;
+  f: number;
+  g: number;
+  nIter: number;
+  marginalError: number;
+  converged: number;
+  costValue: number;
 }
 
 /** OtkeHandle.embed: sequences (packed UTF-8 letters + batch + 1 byte offsets) or padded sets; outputs optional. */
 export interface OtkeEmbedCall {
-  batch: number; sequences: boolean;
-  bytes: number; offsets: number; nameBytes: number; nameOffsets: number;
-  x: number; lengths: number; nMax: number; dim: number;
+  batch: number;
+  sequences: boolean;
+  bytes: number;
+  offsets: number;
+  nameBytes: number;
+  nameOffsets: number;
+  x: number;
+  lengths: number;
+  nMax: number;
+  dim: number;
   /** [batch, D] */
   embeddings: number;
   /** [q, batch, planStride, p] */
-  plans: number; planStride: number;
+  plans: number;
+  planStride: number;
   /** predict: apply the head (an error when there is none); logits, probabilities: [batch, C] each. */
-  predict: boolean; logits: number; probabilities: number;
+  predict: boolean;
+  logits: number;
+  probabilities: number;
 }
 
 /** OtkeHandle.predict: the head on embeddings x [batch, dim]. */
 export interface OtkePredictCall {
-  x: number; batch: number; dim: number; logits: number; probabilities: number;
+  x: number;
+  batch: number;
+  dim: number;
+  logits: number;
+  probabilities: number;
 }
 
 /** OtkeHandle.fitHead: embeddings x [batch, dim], labels [batch] (int32) in [0, classes). */
 export interface OtkeFitHeadCall {
-  x: number; labels: number; batch: number; dim: number; classes: number;
+  x: number;
+  labels: number;
+  batch: number;
+  dim: number;
+  classes: number;
   /** JSON array of `classes` names, or "[]". */
   labelNames: string;
   /** > 0: this L2 penalty; 0: chosen by cross-validation or the default. */
   lambda: number;
-  minPerClass: number; maxFolds: number; maxIter: number; tol: number;
+  minPerClass: number;
+  maxFolds: number;
+  maxIter: number;
+  tol: number;
   /** JSON arrays: samples that choose lambda (holdout mode) and the lambdas to choose from; "[]" for none / default. */
-  holdout: string; refit: boolean; lambdaGrid: string;
+  holdout: string;
+  refit: boolean;
+  lambdaGrid: string;
   /** > 0 and no holdout: the holdout is core's head_holdout (stratified, this share of each class, seeded). */
-  holdoutFraction: number; seed: number;
+  holdoutFraction: number;
+  seed: number;
 }
 
 /** Owns one inductive::OtkeModel in wasm memory; call delete() when done. Methods report failure as data. */
@@ -50,8 +89,13 @@ export type ProgressFunction = (stage: string, fraction: number) => boolean | vo
 
 /** OtkeHandle.fitUnsupervised: the model config (JSON) and the k-means settings. */
 export interface OtkeFitCall {
-  config: string; seed: number; kmeansIters: number; maxSamples: number;
-  referenceUpdate: string; barycenterIters: number; barycenterEps: number;
+  config: string;
+  seed: number;
+  kmeansIters: number;
+  maxSamples: number;
+  referenceUpdate: string;
+  barycenterIters: number;
+  barycenterEps: number;
 }
 
 export interface OtkeHandle {
@@ -83,7 +127,11 @@ export interface OtkeHandle {
  */
 export interface ScreenCall {
   options: string;
-  screened: number; scores: number; margins: number; coefficients: number; alpha: number;
+  screened: number;
+  scores: number;
+  margins: number;
+  coefficients: number;
+  alpha: number;
 }
 
 /** Owns one parsed dataset (features + raw labels) in wasm memory; call delete() when done. */
@@ -96,9 +144,11 @@ export interface DatasetHandle {
   /** JSON {n, p, nnz, sparse, labels (distinct values, at most 64, else null), yMin, yMax}; "" when empty. */
   describe(): string;
   /** Solves and screens; the JSON report, "" on failure. `progress` after each gap check: return false to stop. */
-  screen(call: ScreenCall,
-    progress: ((epoch: number, primal: number, dual: number, gap: number, nActive: number) => boolean | undefined)
-      | undefined): string;
+  screen(
+    call: ScreenCall,
+    progress:
+      ((epoch: number, primal: number, dual: number, gap: number, nActive: number) => boolean | undefined) | undefined,
+  ): string;
   /** Dataset compression: settings JSON as screen's, compression JSON {testFraction, seed, fractions, rankings};
    * the JSON report ("" on failure). `progress(stage, fraction)`: return false to cancel. */
   compression(settings: string, compression: string, progress: ProgressFunction | undefined): string;
@@ -136,8 +186,14 @@ export interface GraphitHandle {
    * Refits the output layer on labelled molecules (JSON array of SMILES, int32 labels at `labels`) into `out`;
    * options JSON {classes, lambda, minPerClass, maxFolds, maxIter, tol}. The fit report as JSON; "" on failure.
    */
-  refitHead(smilesJson: string, labels: number, count: number, optionsJson: string, out: GraphitHandle,
-    progress: ProgressFunction | undefined): string;
+  refitHead(
+    smilesJson: string,
+    labels: number,
+    count: number,
+    optionsJson: string,
+    out: GraphitHandle,
+    progress: ProgressFunction | undefined,
+  ): string;
   serialize(): boolean;
   bytesAddress(): number;
   bytesSize(): number;
@@ -166,6 +222,13 @@ export interface InductiveModule {
   GraphitHandle: new () => GraphitHandle;
   /** The molecule of a SMILES string: JSON {atoms, bonds, bondOrders, aromatic, charges}; "" on failure. */
   parseSmiles(smiles: string): string;
+  /** FASTA records (core parse_fasta): JSON {names, sequences}; "" on failure. `what` names the text in messages. */
+  parseFasta(text: string, what: string): string;
+  /**
+   * A labelled text table (core text_samples.h): format "labelled-sequences" (label<TAB>sequence lines) or "glue"
+   * (a header naming 'sentence' and, when labelled, 'label'). JSON {samples, names, labels, classNames}; "" on failure.
+   */
+  parseTextSamples(text: string, format: string, what: string, labelled: boolean): string;
   /** The largest graph (nodes, atoms) GraphiT models run in this build. */
   maxGraphNodes(): number;
   /** The most samples kernel screening accepts in this build. */

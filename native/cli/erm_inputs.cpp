@@ -57,13 +57,9 @@ ErmInput load_erm_input(const ErmArgs& args) {
   INDUCTIVE_CHECK(in.data.n() >= 1 && in.data.p() >= 1, ErrorCode::kInvalidArgument, in.source,
                   ": no samples or no features, got ", in.data.n(), " x ", in.data.p());
 
-  ErmProblem& problem = in.problem;
-  problem.x = in.data.x.get();
   const bool ovr = args.one_vs_rest_option && args.one_vs_rest_option->count() > 0;
-  problem.y = erm_targets(in.data.y, loss.is_classification(), ovr ? &args.one_vs_rest : nullptr);
-  problem.loss = loss;
-  problem.penalty = penalty;
-  problem.intercept = args.intercept;
+  in.problem =
+      erm_problem(in.data, loss, penalty, ErmProblem{}.lambda, args.intercept, ovr ? &args.one_vs_rest : nullptr);
   return in;
 }
 

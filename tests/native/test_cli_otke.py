@@ -331,6 +331,8 @@ class RefusesBadInput(unittest.TestCase):
                              "--out", "e.npy"], r"cuda", outputs=("e.npy",))
         self.assert_refused(["otke", "eval", "--quiet", "--model", self.model, *CLASSES, "--backend", "cuda:3"],
                             r"cuda", outputs=())
+        # fit embeds its labelled samples on the backend: refused before the data is read, no model written.
+        self.assert_refused(self.fit(*CLASSES, "--backend", "cuda"), r"cuda", outputs=("out.safetensors",))
         self.assert_refused(["otke", "embed", "--quiet", "--model", self.model, "--fasta", POS, "--backend", "tpu",
                              "--out", "e.npy"], r"unknown backend 'tpu'", outputs=("e.npy",))
 

@@ -12,6 +12,7 @@ export type { OptionDefaults } from './defaults.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
 export type { SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult } from './sinkhorn.js';
 export type { ModelInfo, TensorInfo } from './model-info.js';
+export type { FastaRecords, TextSamples, TextSamplesOptions } from './text.js';
 export {
   OtkeModel,
   type OtkeConfig,

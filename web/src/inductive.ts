@@ -6,6 +6,7 @@ import { views } from './heap.js';
 import { loadModule, type InitOptions } from './load.js';
 import { readModelInfo, type ModelInfo } from './model-info.js';
 import { loadGraphitModel, parseSmiles, type GraphitModel, type Molecule } from './graphit.js';
+import { parseFasta, parseTextSamples, type FastaRecords, type TextSamples, type TextSamplesOptions } from './text.js';
 import { loadOtkeModel, type OtkeModel } from './otke.js';
 import { fitOtke, type OtkeFitOptions, type OtkeSets } from './otke-fit.js';
 import { datasetFromArrays, loadDataset, type LoadDatasetOptions, type ScreeningDataset } from './screening.js';
@@ -89,6 +90,17 @@ export interface Inductive {
    * syntax error throws InductiveError('invalid_argument') naming the position.
    */
   parseSmiles(smiles: string): Molecule;
+  /**
+   * Parses FASTA text with the core's reader (what `inductive otke fit --class` and `otke embed --fasta` read):
+   * headers and sequences in file order. `name` names the text in messages. Malformed text throws
+   * InductiveError('invalid_argument') naming the line.
+   */
+  parseFasta(fasta: string, name?: string): FastaRecords;
+  /**
+   * Parses a labelled table with the core's reader: `label<TAB>sequence` lines (`otke fit --tsv`) or a GLUE-style
+   * TSV of sentences (`otke fit --text`). Classes are the distinct labels sorted, as the CLI orders them.
+   */
+  parseTextSamples(table: string, options: TextSamplesOptions): TextSamples;
   /** Releases the wasm instance; every later call throws InductiveError('backend'). Idempotent. */
   dispose(): void;
 }
@@ -173,6 +185,14 @@ class Instance implements Inductive {
 
   parseSmiles(smiles: string): Molecule {
     return parseSmiles(this.#live('parseSmiles'), smiles);
+  }
+
+  parseFasta(fasta: string, name?: string): FastaRecords {
+    return parseFasta(this.#live('parseFasta'), fasta, name);
+  }
+
+  parseTextSamples(table: string, options: TextSamplesOptions): TextSamples {
+    return parseTextSamples(this.#live('parseTextSamples'), table, options);
   }
 
   // The instance holds no per-call wasm memory (each call frees its block), so dropping the module is all it

@@ -4,9 +4,9 @@
 // Methods are whole operations (a batched Sinkhorn solve, a training run's steps, a model's inference), so the
 // virtual call costs nothing next to the work. The CPU backend is the oracle the CUDA tests compare against.
 //
-// Layering: this header sits just above ot/ (it names Sinkhorn's problem types) and below the methods. The
-// trainers of otke/ and graphit/ program against it; the method types it names are only declared here, and the
-// implementations (the CPU backend in core/src/backends, CUDA in native/cuda) live above every method, so no
+// Layering: an interface on core's ground floor (common/), which includes nothing of the folders above it: the
+// Sinkhorn and method types it names are only declared here. The trainers of otke/ and graphit/ program against it,
+// and the implementations (the CPU backend in core/src/backends, CUDA in native/cuda) live above every method, so no
 // include runs from a lower floor up to a method. Making a backend by name is inductive/backend_registry.h's.
 #pragma once
 
@@ -16,10 +16,14 @@
 
 #include "inductive/error.h"
 #include "inductive/linalg.h"
-#include "inductive/sinkhorn.h"
 
 namespace inductive {
 
+template <typename T>
+struct SinkhornProblem;
+template <typename T>
+struct SinkhornOutput;
+struct SinkhornOptions;
 class Adam;
 class OtkeModel;
 class OtkeStepper;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "inductive/backend.h"
+#include "inductive/sinkhorn.h"  // what Backend::sinkhorn_log takes
 
 namespace inductive {
 

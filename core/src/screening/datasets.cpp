@@ -71,6 +71,18 @@ std::vector<double> to_signed_labels(const std::vector<double>& labels) {
   return y;
 }
 
+ErmProblem erm_problem(const Dataset& data, const Loss& loss, const Penalty& penalty, double lambda, bool intercept,
+                       const double* positive) {
+  ErmProblem problem;
+  problem.x = data.x.get();
+  problem.y = erm_targets(data.y, loss.is_classification(), positive);
+  problem.loss = loss;
+  problem.penalty = penalty;
+  problem.lambda = lambda;
+  problem.intercept = intercept;
+  return problem;
+}
+
 std::vector<double> erm_targets(const std::vector<double>& labels, bool classification, const double* positive) {
   if (positive != nullptr) return one_vs_rest(labels, *positive);
   if (classification) return to_signed_labels(labels);

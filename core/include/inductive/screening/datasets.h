@@ -11,6 +11,7 @@
 
 #include "inductive/feature_table.h"
 #include "inductive/screening/design_matrix.h"
+#include "inductive/screening/problem.h"
 
 namespace inductive {
 
@@ -40,5 +41,11 @@ std::vector<double> to_signed_labels(const std::vector<double>& labels);
 // to_signed_labels for classification losses, else the labels themselves (regression).
 std::vector<double> erm_targets(const std::vector<double>& labels, bool classification,
                                 const double* positive = nullptr);
+
+// The ERM problem on `data` (borrowed: it must outlive the problem), as `inductive screen|path|compress` and the
+// browser's dataset build it: targets erm_targets(data.y, loss is a classification loss, positive), then the loss,
+// penalty, lambda and intercept. Not validated (the caller may set lambda later).
+ErmProblem erm_problem(const Dataset& data, const Loss& loss, const Penalty& penalty, double lambda, bool intercept,
+                       const double* positive = nullptr);
 
 }  // namespace inductive

@@ -1,19 +1,18 @@
-// FASTA as the OTKE panel's learning reads it, in the worker: records with an optional `label=<class>` token in
-// the header.
+// FASTA as the OTKE panel's learning reads it, in the worker: the core's reader (ind.parseFasta, what `inductive otke
+// fit` reads), with the panel's convention on top: a `label=<class>` token in a header labels that sequence.
+import type { Inductive } from 'inductive';
 
-/** Records with their labels ('' when the header has none); an Error for text that is not FASTA. */
-export function parseLabelledFasta(text: string): { sequences: string[]; labels: string[] } {
-  const sequences: string[] = [];
-  const labels: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line.startsWith('>')) {
-      sequences.push('');
-      labels.push(/(?:^|\s)label=(\S+)/.exec(line.slice(1))?.[1] ?? '');
-    } else if (sequences.length > 0) {
-      sequences[sequences.length - 1] += line.replace(/\s+/g, '');
-    } else if (line.trim() !== '') {
-      throw new Error('the text must be FASTA: start with a ">name label=class" header line');
-    }
-  }
-  return { sequences, labels };
+/** The `label=<class>` token of a FASTA header, '' when it has none. */
+export function headerLabel(header: string): string {
+  return /(?:^|\s)label=(\S+)/.exec(header)?.[1] ?? '';
+}
+
+/** Records with their labels ('' when the header has none); InductiveError naming the line for text that is not FASTA. */
+export function parseLabelledFasta(
+  ind: Inductive,
+  text: string,
+  name: string,
+): { sequences: string[]; labels: string[] } {
+  const records = ind.parseFasta(text, name);
+  return { sequences: records.sequences, labels: records.names.map(headerLabel) };
 }

@@ -139,12 +139,8 @@ async function learn(
   req: OtkeLearnRequest,
   progress: ProgressCallback,
 ): Promise<OtkeLearnResponse> {
-  let parsed: { sequences: string[]; labels: string[] };
-  try {
-    parsed = parseLabelledFasta(typeof req.fasta === 'string' ? req.fasta : await req.fasta.text());
-  } catch (e) {
-    throw new InductiveError('invalid_argument', `learn: ${(e as Error).message}`);
-  }
+  const name = req.fasta instanceof File ? `learn: ${req.fasta.name}` : 'learn';
+  const parsed = parseLabelledFasta(ind, typeof req.fasta === 'string' ? req.fasta : await req.fasta.text(), name);
   const { sequences } = parsed;
   const labelled = parsed.labels.flatMap((l, i) => (l === '' ? [] : [i]));
   if (labelled.length === 0) {
