@@ -19,13 +19,15 @@ The models themselves (data/models/README.md, tests/data/graphit-zinc/README.md 
 inputs here, not outputs: training on another CPU gives other bits.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden_json import file_differences  # noqa: E402  (tests/data/golden_json.py)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TOL = 1e-5
@@ -77,34 +79,15 @@ def make(cli, out):
         *smiles, "--out", os.path.join(z, "predict.npy"), "--report", os.path.join(z, "predict.json"))
 
 
-def json_differences(a, b, where):
-    """Every place where JSON values a (new) and b (committed) differ beyond the bar."""
-    if isinstance(b, dict):
-        if not isinstance(a, dict) or sorted(a) != sorted(b):
-            return [f"{where}: keys {sorted(a) if isinstance(a, dict) else type(a).__name__} != {sorted(b)}"]
-        return [d for k in b for d in json_differences(a[k], b[k], f"{where}.{k}")]
-    if isinstance(b, list):
-        if not isinstance(a, list) or len(a) != len(b):
-            return [f"{where}: {a!r:.60} != {b!r:.60}"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in json_differences(x, y, f"{where}[{i}]")]
-    if isinstance(b, float) and isinstance(a, (int, float)) and not isinstance(a, bool):
-        return [] if abs(a - b) <= TOL * max(1.0, abs(b)) else [f"{where}: {a} != {b}"]
-    return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} != {b!r}"]
+def within_tol(a, b):
+    """.npy goldens agree to TOL of their largest magnitude (at least 1)."""
+    err = float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0
+    bar = TOL * max(1.0, float(np.abs(b).max()) if b.size else 0.0)
+    return [] if err <= bar else [f": max |new - committed| = {err:.3g} > {bar:.3g}"]
 
 
 def differences(new_root, committed_root, rel):
-    new, old = os.path.join(new_root, rel), os.path.join(committed_root, rel)
-    if not os.path.exists(old):
-        return [f"{rel}: not committed"]
-    if rel.endswith(".npy"):
-        a, b = np.load(new), np.load(old)
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return [f"{rel}: {a.dtype}{list(a.shape)} != committed {b.dtype}{list(b.shape)}"]
-        err = float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0
-        bar = TOL * max(1.0, float(np.abs(b).max()) if b.size else 0.0)
-        return [] if err <= bar else [f"{rel}: max |new - committed| = {err:.3g} > {bar:.3g}"]
-    with open(new) as f, open(old) as g:
-        return json_differences(json.load(f), json.load(g), rel)
+    return file_differences(new_root, committed_root, rel, lambda x, y: abs(x - y) <= TOL * max(1.0, abs(y)), within_tol)
 
 
 def check(cli):

@@ -49,6 +49,16 @@ const neg = promoters('ecoli_non_prom_150.fa').map((r) => r.sequence);
 // The settings of the CLI's small test model (tests/native/test_cli_otke.py).
 const SMALL = { k: 8, anchors: 16, p: 8, iters: 30, seed: 3 };
 
+/** `inductive otke fit` of the vendored E. coli promoters with SMALL's settings (and `extra` flags) into `file`. */
+function nativeFit(file: string, ...extra: string[]): string {
+  const settings = ['--kmer', '8', '--anchors', '16', '--p', '8', '--iters', '30', '--seed', '3'];
+  const classes = ['promoter=ecoli_prom_150.fa', 'non_promoter=ecoli_non_prom_150.fa'].flatMap((c) => {
+    const [name, path] = c.split('=');
+    return ['--class', `${name}=${repo(`data/promoters/${path}`)}`];
+  });
+  return cli('otke', 'fit', '--quiet', ...classes, ...settings, ...extra, '--out', file);
+}
+
 describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from a few labels", () => {
   let base: OtkeModel;
   let tuned: OtkeModel;
@@ -120,29 +130,7 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
     // rounding breaks those ties differs (FMA and Eigen's GEMM kernels natively, scalar SIMD128 in wasm), so the
     // anchors differ. Equally good, though: a head on all 300 labels does as well on either.
     const file = join(work, 'native-fitted.safetensors');
-    cli(
-      'otke',
-      'fit',
-      '--quiet',
-      '--class',
-      `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`,
-      '--class',
-      `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`,
-      '--kmer',
-      '8',
-      '--anchors',
-      '16',
-      '--p',
-      '8',
-      '--iters',
-      '30',
-      '--seed',
-      '3',
-      '--eps',
-      '0.5',
-      '--out',
-      file,
-    );
+    nativeFit(file, '--eps', '0.5');
     const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
     const all = [...pos, ...neg];
     const truth = all.map((_, i) => (i < 150 ? 'promoter' : 'non_promoter'));
@@ -161,31 +149,7 @@ describe("fitOtke: unsupervised OTKE from the user's sequences, then a head from
 
   it('fitHead({ holdoutFraction, seed }) is the head `otke fit` fits: one recipe, the same holdout, grid and lambda', () => {
     const file = join(work, 'native-head.safetensors');
-    const summary = JSON.parse(
-      cli(
-        'otke',
-        'fit',
-        '--quiet',
-        '--class',
-        `promoter=${repo('data/promoters/ecoli_prom_150.fa')}`,
-        '--class',
-        `non_promoter=${repo('data/promoters/ecoli_non_prom_150.fa')}`,
-        '--kmer',
-        '8',
-        '--anchors',
-        '16',
-        '--p',
-        '8',
-        '--iters',
-        '30',
-        '--seed',
-        '3',
-        '--val-fraction',
-        '0.25',
-        '--out',
-        file,
-      ),
-    );
+    const summary = JSON.parse(nativeFit(file, '--val-fraction', '0.25'));
     const native = ind.loadOtkeModel(new Uint8Array(readFileSync(file)));
     const all = [...pos, ...neg];
     const truth = all.map((_, i) => (i < 150 ? 'promoter' : 'non_promoter'));

@@ -22,13 +22,15 @@ The bar (the CLI against itself; today it reproduces the committed files bit for
   * .npy (kept sample indices, int32): the same dtype and shape and exactly the same values.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_json import file_differences  # noqa: E402  (tests/data/golden_json.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -81,42 +83,18 @@ def close(a, b):
     return abs(a - b) <= RTOL * abs(b) + ATOL
 
 
-def json_differences(a, b, where):
-    """Every place where JSON values a (new) and b (committed) differ beyond the bar, in document order."""
-    if isinstance(b, dict):
-        if not isinstance(a, dict):
-            return [f"{where}: {type(a).__name__} {a!r:.60} != committed object"]
-        out = [f"{where}: key {k!r} only in the new output" for k in a if k not in b]
-        out += [f"{where}: key {k!r} missing from the new output" for k in b if k not in a]
-        for k in b:
-            if k in a and not is_timing(k):
-                out += json_differences(a[k], b[k], f"{where}.{k}")
-        return out
-    if isinstance(b, list):
-        if not isinstance(a, list) or len(a) != len(b):
-            return [f"{where}: {a!r:.80} != committed {b!r:.80}"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in json_differences(x, y, f"{where}[{i}]")]
-    if isinstance(b, float) and isinstance(a, (int, float)) and not isinstance(a, bool):
-        return [] if close(a, b) else [f"{where}: new {a!r} != committed {b!r} (|diff| {abs(a - b):.3g})"]
-    return [] if a == b and type(a) is type(b) else [f"{where}: new {a!r} != committed {b!r}"]
+def exact(a, b):
+    """.npy goldens (kept indices) agree element for element."""
+    bad = np.flatnonzero(a.ravel() != b.ravel())
+    if bad.size == 0:
+        return []
+    i = int(bad[0])
+    return [f"[{i}]: new {a.ravel()[i]} != committed {b.ravel()[i]} ({bad.size} elements differ)"]
 
 
 def differences(new_dir, committed_dir, name):
     """The differences of one golden file `name` between two folders."""
-    new, old = os.path.join(new_dir, name), os.path.join(committed_dir, name)
-    if not os.path.exists(old):
-        return [f"{name}: not committed"]
-    if name.endswith(".npy"):
-        a, b = np.load(new), np.load(old)
-        if a.dtype != b.dtype or a.shape != b.shape:
-            return [f"{name}: new {a.dtype}{list(a.shape)} != committed {b.dtype}{list(b.shape)}"]
-        bad = np.flatnonzero(a.ravel() != b.ravel())
-        if bad.size == 0:
-            return []
-        i = int(bad[0])
-        return [f"{name}[{i}]: new {a.ravel()[i]} != committed {b.ravel()[i]} ({bad.size} elements differ)"]
-    with open(new) as f, open(old) as g:
-        return json_differences(json.load(f), json.load(g), name)
+    return file_differences(new_dir, committed_dir, name, close, exact, is_timing)
 
 
 def check(cli, committed_dir=HERE, names=RUNS):
