@@ -448,12 +448,14 @@ void run_predict(const PredictArgs& a) {
 
 void run_attention(const PredictArgs& a) {
   INDUCTIVE_CHECK(!a.out_dir.empty(), ErrorCode::kInvalidArgument, "--out-dir is required");
+  const std::unique_ptr<Backend> backend = make_backend(a.backend);  // a missing one fails before any reading
   const GraphitModel model = GraphitModel::load(a.model);
   INDUCTIVE_CHECK(a.smiles.size() == 1 || (a.smiles.empty() && a.graph >= 0), ErrorCode::kInvalidArgument,
                   "graphit attention explains one graph: give one --smiles, or a dataset and --graph I");
   const LabelledGraphs in = read_inputs(a, model);
   const Graph& g = in.graphs.front();
-  const GraphitModel::Explanation e = model.explain(g);  // the browser's attention() shows the same
+  // The browser's attention() shows the same; a device backend runs the network, saliency follows on the host.
+  const GraphitModel::Explanation e = model.explain(g, backend->is_cpu() ? nullptr : backend.get());
   const int n = e.n, L = e.layers;
   json nodes = json::array();
   for (int v = 0; v < n; ++v)
@@ -567,6 +569,7 @@ void add_graphit_command(CLI::App& app) {
   attention->add_option("--graph", q->graph, "Graph index (0-based) in the dataset");
   attention->add_option("--out-dir", q->out_dir, "Directory for attention.npy, saliency.npy, kernel.npy, summary.json")
       ->required();
+  attention->add_option("--backend", q->backend, "Where the model runs: cpu, or cuda[:N]")->capture_default_str();
   attention->callback([q] { run_attention(*q); });
 }
 

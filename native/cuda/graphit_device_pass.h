@@ -182,6 +182,24 @@ class GraphitDevicePass {
     return out;
   }
 
+  // After outputs() on a batch of one graph of n nodes: each layer's attention probabilities, brought back and
+  // averaged over the heads in head order, as GraphitModel::attention_maps averages the CPU's (a single graph's
+  // heads are blocks of n x n, head by head, in both layouts).
+  std::vector<MatF> attention_maps(int n) {
+    INDUCTIVE_CHECK(B_ == 1, ErrorCode::kInternal, "graphit attention (device): ", B_, " graphs uploaded, expected 1");
+    const int H = c_.heads;
+    std::vector<float> probs(static_cast<size_t>(H) * n * n);
+    std::vector<MatF> maps;
+    for (Layer& ly : layers_) {
+      exec_.download(probs.data(), ly.probs.data(), probs.size() * sizeof(float));
+      MatF avg = MatF::Zero(n, n);
+      for (int h = 0; h < H; ++h) avg += CMapF(probs.data() + static_cast<int64_t>(h) * n * n, n, n);
+      avg /= static_cast<float>(H);
+      maps.push_back(std::move(avg));
+    }
+    return maps;
+  }
+
   // One AdamW step with the constants of the step being taken (Adam::coefficients after its count moved on).
   void adam_step(const elementwise::AdamCoefficients& coefficients) {
     launch(n_params_, graphit_ops::AdamStep{params_.data(), m_.data(), v_.data(), grads_.data(), coefficients});
@@ -505,6 +523,17 @@ MatF device_graphit_predict(Exec& exec, const GraphitModel& model, const std::ve
     out.middleRows(begin, end - begin) = pass.outputs();
   }
   return out;
+}
+
+// GraphitModel::attention_maps through a device pass: one graph in evaluation mode.
+template <class Exec>
+std::vector<MatF> device_graphit_attention_maps(Exec& exec, const GraphitModel& model, const GraphitGraph& graph) {
+  exec.activate();
+  GraphitDevicePass<Exec> pass(exec, model);
+  const std::vector<GraphitGraph> one{graph};  // the packed batch points into it
+  pass.upload_batch(GraphitBatch::pack(model.config, one), false);
+  pass.outputs();
+  return pass.attention_maps(graph.num_nodes);
 }
 
 }  // namespace inductive::graphit_device

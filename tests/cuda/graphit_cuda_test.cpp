@@ -139,6 +139,13 @@ TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint
   const MatF on_device = make_backend("cuda")->graphit_predict(on_gpu, val.graphs, 7);
   const MatF on_host = on_gpu.predict(val.graphs);
   EXPECT_LE(rel_error(on_device.data(), on_host.data(), on_host.size()), 1e-4);
+  // Attention on the device (`graphit attention --backend cuda`): the CPU's maps, layer by layer.
+  for (int g = 0; g < 3; ++g) {
+    const std::vector<MatF> dev = make_backend("cuda")->graphit_attention_maps(on_gpu, val.graphs[g]);
+    const std::vector<MatF> cpu = on_gpu.attention_maps(val.graphs[g]);
+    ASSERT_EQ(dev.size(), cpu.size());
+    for (size_t l = 0; l < cpu.size(); ++l) EXPECT_LE(rel_error(dev[l].data(), cpu[l].data(), cpu[l].size()), 1e-4);
+  }
   // Interrupted after 2 epochs on the GPU, resumed to 3: the same run.
   const std::string ck = ::testing::TempDir() + "/graphit_cuda_resume.ckpt";
   std::remove(ck.c_str());

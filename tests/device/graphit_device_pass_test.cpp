@@ -135,6 +135,21 @@ TEST_P(GraphitDevicePassTest, PredictMatchesTheCpuModel) {
   expect_close(dev.data(), cpu.data(), cpu.size(), 1e-5, "predict");
 }
 
+// One graph's attention maps (what `graphit attention --backend cuda` shows): GraphitModel::attention_maps'.
+TEST_P(GraphitDevicePassTest, AttentionMapsMatchTheCpuModel) {
+  Problem s = setup(GetParam(), 43);
+  HostExec exec;
+  for (const GraphitGraph& g : s.graphs) {
+    const std::vector<MatF> cpu = s.model.attention_maps(g);
+    const std::vector<MatF> dev = graphit_device::device_graphit_attention_maps(exec, s.model, g);
+    ASSERT_EQ(dev.size(), cpu.size());
+    for (size_t l = 0; l < cpu.size(); ++l) {
+      ASSERT_EQ(dev[l].rows(), g.num_nodes);
+      expect_close(dev[l].data(), cpu[l].data(), cpu[l].size(), 1e-5, "attention");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, GraphitDevicePassTest,
                          ::testing::Values(Variant{"kernel_layernorm"}, Variant{"plain_transformer", false},
                                            Variant{"batchnorm", true, GraphitNorm::kBatch},

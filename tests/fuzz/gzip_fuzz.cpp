@@ -11,7 +11,7 @@
 
 #include "fuzz_util.h"
 #include "inductive/error.h"
-#include "inductive/screening/datasets.h"
+#include "inductive/gzip.h"
 
 namespace {
 

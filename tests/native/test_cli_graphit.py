@@ -159,6 +159,9 @@ class GraphitCli(RefusalAssertions, unittest.TestCase):
                                 "--out", os.path.join(self.dir, "cuda.json"), contains="cuda")
             self.assert_refused("predict", "--model", self.model, "--smiles", "CCO", "--backend", "cuda",
                                 "--out", os.path.join(self.dir, "cuda.npy"), contains="cuda")
+            self.assert_refused("attention", "--model", self.model, "--smiles", "CCO", "--backend", "cuda",
+                                "--out-dir", os.path.join(self.dir, "cuda-attention"), contains="cuda")
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "cuda-attention")), "attention made its folder")
         self.assert_refused("train", "--tu", MUTAG, "--epochs", "1", "--backend", "tpu",
                             "--out", os.path.join(self.dir, "tpu.safetensors"), contains="unknown backend 'tpu'")
 

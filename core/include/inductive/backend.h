@@ -60,6 +60,13 @@ class Backend {
     INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit predict: backend ", name(),
                    " cannot run GraphiT models; use --backend cpu");
   }
+  // GraphitModel::attention_maps on this backend: one graph's head-averaged attention probabilities per layer
+  // (n x n each), evaluation mode. A backend without GraphiT inference throws Error{kBackend} saying so (the default).
+  virtual std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph) {
+    (void)model, (void)graph;
+    INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit attention: backend ", name(),
+                   " cannot explain GraphiT models; use --backend cpu");
+  }
   // True for the CPU backend: the reference, which trains the host model in place (data-parallel training runs
   // there for now).
   virtual bool is_cpu() const { return false; }

@@ -321,12 +321,15 @@ class GraphitModel {
   // attends to the others; rows sum to 1 unless the row sum of exp(S) ⊙ K fell under the 1e-6 floor, e.g. a zero
   // kernel row) and per-node saliency = column mass of
   // that matrix divided by n (sums to 1 when no row is floored): the atoms the others look at (thesis §3.5).
+  // `backend` (optional) computes the matrices (Backend::graphit_attention_maps); the saliencies follow here.
   struct Attention {
     std::vector<MatF> layers;    // layers x (n x n)
     std::vector<VecF> saliency;  // layers x n
     VecF mean_saliency;          // n, the mean over layers
   };
-  Attention attention(const GraphitGraph& graph) const;
+  Attention attention(const GraphitGraph& graph, Backend* backend = nullptr) const;
+  // The matrices alone: each layer's probabilities averaged over the heads, in head order.
+  std::vector<MatF> attention_maps(const GraphitGraph& graph) const;
 
   // One graph explained, as `inductive graphit attention` writes it and the browser's attention() returns it: the
   // shown outputs (1 x outputs), attention() flattened row-major ([layers, n, n] and [layers, n]), the mean
@@ -338,7 +341,8 @@ class GraphitModel {
     std::vector<float> attention, saliency, mean_saliency, kernel;
     int class_index = -1;
   };
-  Explanation explain(const Graph& graph) const;
+  // `backend` (optional) runs the outputs and the attention (Backend::graphit_predict, graphit_attention_maps).
+  Explanation explain(const Graph& graph, Backend* backend = nullptr) const;
 
   // The graph of a molecule as this model's training molecules were read: node labels = indices into
   // config.node_labels of the atom types under config.graph.atom_typing (element symbols without a graph section).

@@ -195,13 +195,13 @@ MatF GraphitModel::shown_outputs(const std::vector<GraphitGraph>& graphs, Backen
   return config.classification() ? softmax_rows(out) : out;
 }
 
-GraphitModel::Explanation GraphitModel::explain(const Graph& g) const {
+GraphitModel::Explanation GraphitModel::explain(const Graph& g, Backend* backend) const {
   const GraphitGraph x = prepare(g);
-  const Attention att = attention(x);
+  const Attention att = attention(x, backend);
   Explanation e;
   e.n = g.n_nodes;
   e.layers = static_cast<int>(att.layers.size());
-  e.outputs = shown_outputs({x});
+  e.outputs = shown_outputs({x}, backend);
   for (int l = 0; l < e.layers; ++l) {
     e.attention.insert(e.attention.end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
     e.saliency.insert(e.saliency.end(), att.saliency[l].data(), att.saliency[l].data() + e.n);
@@ -217,25 +217,34 @@ GraphitModel::Explanation GraphitModel::explain(const Graph& g) const {
   return e;
 }
 
-GraphitModel::Attention GraphitModel::attention(const GraphitGraph& graph) const {
+std::vector<MatF> GraphitModel::attention_maps(const GraphitGraph& graph) const {
   const std::vector<GraphitGraph> one{graph};
   // The copy keeps `one` self-contained; kernels point into it.
   const GraphitBatch b = GraphitBatch::pack(config, one);
   GraphitCache cache;
   forward(b, {}, &cache);
   const int n = graph.num_nodes, H = config.heads;
-  Attention a;
-  a.mean_saliency = VecF::Zero(n);
+  std::vector<MatF> maps;
   for (const GraphitCache::Layer& ly : cache.layers) {
     MatF avg = MatF::Zero(n, n);
     for (int h = 0; h < H; ++h) avg += CMapF(ly.probs.data() + static_cast<int64_t>(h) * n * n, n, n);
     avg /= static_cast<float>(H);
+    maps.push_back(std::move(avg));
+  }
+  return maps;
+}
+
+GraphitModel::Attention GraphitModel::attention(const GraphitGraph& graph, Backend* backend) const {
+  const int n = graph.num_nodes;
+  Attention a;
+  a.layers = backend ? backend->graphit_attention_maps(*this, graph) : attention_maps(graph);
+  a.mean_saliency = VecF::Zero(n);
+  for (const MatF& avg : a.layers) {
     VecF sal = avg.colwise().sum().transpose() / static_cast<float>(n);
     a.mean_saliency += sal;
-    a.layers.push_back(std::move(avg));
     a.saliency.push_back(std::move(sal));
   }
-  if (!cache.layers.empty()) a.mean_saliency /= static_cast<float>(cache.layers.size());
+  if (!a.layers.empty()) a.mean_saliency /= static_cast<float>(a.layers.size());
   return a;
 }
 
