@@ -12,8 +12,9 @@ Layout: node-wise layers (Linear, norms, feed-forward) run on the packed nodes [
 batched on graphs padded to the batch's largest graph, [B, H, n_max, n_max], with padded keys masked (the GraphiT
 reference pads the same way). Padding is the one difference in the work done, and the driver reports it.
 
-  /usr/bin/python3 bench/torch_graphit.py --workload DIR/b --threads 1 [--json FILE] [--budget 3]
-DIR comes from `graphit_bench --export DIR`.
+  /usr/bin/python3 bench/torch_graphit.py --workload DIR/b --threads 1 [--json FILE] [--budget 3] [--device cuda]
+DIR comes from `graphit_bench --export DIR`. With --device cuda (bench/gpu/check.sh, next to bench/gpu/gpu_bench's
+graphit rows) the parameters and every batch live on the GPU and each timed call ends with a synchronisation.
 """
 import argparse
 import json
@@ -88,6 +89,11 @@ class Batch:
         else:
             self.targets = torch.as_tensor(np.asarray(targets), dtype=dtype).reshape(self.B, -1)
 
+    def to(self, device):
+        for name in ("labels", "graph", "pos", "counts", "residual", "kernel", "key_mask", "targets"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
     def pad(self, x):
         out = x.new_zeros(self.B, self.n_max, x.shape[1])
         out[self.graph, self.pos] = x
@@ -159,11 +165,12 @@ def load_workload(directory):
     return config, bs, batches
 
 
-def median_seconds(budget, body):
+def median_seconds(budget, body, sync=lambda: None):
     t, start = [], time.perf_counter()
     while len(t) < 3 or (time.perf_counter() - start < budget and len(t) < 200):
         t0 = time.perf_counter()
         body()
+        sync()
         t.append(time.perf_counter() - t0)
     return sorted(t)[len(t) // 2]
 
@@ -175,16 +182,24 @@ def main():
     ap.add_argument("--kernel", choices=["on", "off"], default="on", help="off: the plain transformer")
     ap.add_argument("--budget", type=float, default=3.0, help="seconds per measurement (at least 3 repeats)")
     ap.add_argument("--json", help="append the result as one JSON line to this file")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     a = ap.parse_args()
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("error: --device cuda: this PyTorch sees no CUDA device", file=sys.stderr)
+        return 2
     if a.threads < 1:
         ap.error("--threads must be >= 1")
     if not os.path.isfile(os.path.join(a.workload, "config.json")):
         ap.error(f"--workload {a.workload}: no config.json (write it with graphit_bench --export DIR)")
     torch.set_num_threads(a.threads)
     config, bs, batches = load_workload(a.workload)
+    batches = [b.to(a.device) for b in batches]
     if a.kernel == "off":
         config["encoder"]["kernel"] = config["encoder"]["degree_scaling"] = False
     p, stats = init_params(config)
+    p = {k: v.detach().to(a.device).requires_grad_() for k, v in p.items()}
+    stats = {k: v.to(a.device) for k, v in stats.items()}
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     opt = torch.optim.Adam(list(p.values()), lr=1e-3)
     step = [0]
 
@@ -205,9 +220,10 @@ def main():
     for _ in range(2):  # warm-up: allocator, OpenMP pool
         infer()
         train()
-    t_inf, t_train = median_seconds(a.budget * 2 / 3, infer), median_seconds(a.budget, train)
+    sync()
+    t_inf, t_train = median_seconds(a.budget * 2 / 3, infer, sync), median_seconds(a.budget, train, sync)
     padded = sum(b.B * b.n_max ** 2 for b in batches) / sum(float((b.counts ** 2).sum()) for b in batches)
-    result = {"workload": os.path.basename(os.path.normpath(a.workload)), "threads": a.threads,
+    result = {"workload": os.path.basename(os.path.normpath(a.workload)), "threads": a.threads, "device": a.device,
               "kernel": a.kernel == "on", "infer_graphs_per_s": bs / t_inf, "train_graphs_per_s": bs / t_train,
               "attention_padding": padded, "torch": torch.__version__}
     print(json.dumps(result))

@@ -60,7 +60,8 @@ arch=${arch:-90}
 stage configure cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDUCTIVE_CUDA=ON \
   -DINDUCTIVE_VENDORED_DEPS="$PWD/.gpu-deps" -DINDUCTIVE_BUILD_BENCH=ON -DINDUCTIVE_BUILD_TESTS=ON \
   -DCMAKE_CUDA_ARCHITECTURES="$arch"
-stage build cmake --build "$BUILD" -j "$(nproc)" --target inductive_cuda_tests inductive_cli inductive_gpu_bench
+stage build cmake --build "$BUILD" -j "$(nproc)" --target inductive_cuda_tests inductive_cli inductive_gpu_bench \
+  inductive_graphit_bench
 # Every stage that runs our code on the GPU has a time limit: a hung kernel must not eat a short visit.
 stage cuda_tests timeout 180 "$BUILD/tests/inductive_cuda_tests" --gtest_output=xml:"$OUT_DIR/cuda_tests.xml"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]" "$OUT_DIR/cuda_tests.log" | head -30
@@ -68,7 +69,13 @@ if [[ $BENCH -eq 1 ]]; then
   stage gpu_bench timeout 240 "$BUILD/bin/gpu_bench" --json "$OUT_DIR/gpu_bench.jsonl"
   cat "$OUT_DIR/gpu_bench.log"
   stage torch_bench timeout 180 python3 bench/gpu/torch_otke.py --device cuda --json "$OUT_DIR/torch_otke.jsonl"
-  stage table python3 bench/gpu/table.py "$OUT_DIR/gpu_bench.jsonl" "$OUT_DIR/torch_otke.jsonl"
+  # GraphiT (a) and (b) in PyTorch on the same GPU: the graphs gpu_bench times (bench/graphit_workload.h).
+  stage graphit_export "$BUILD/bin/graphit_bench" --export "$OUT_DIR/graphit-workload"
+  rm -f "$OUT_DIR/torch_graphit.jsonl"
+  stage torch_graphit timeout 120 bash -c "for w in a b; do python3 bench/torch_graphit.py --device cuda --budget 2 \
+    --workload '$OUT_DIR/graphit-workload/'\$w --json '$OUT_DIR/torch_graphit.jsonl' || exit 1; done"
+  stage table python3 bench/gpu/table.py "$OUT_DIR/gpu_bench.jsonl" "$OUT_DIR/torch_otke.jsonl" \
+    "$OUT_DIR/torch_graphit.jsonl"
   cat "$OUT_DIR/table.log"
 fi
 # Where a resident k512p64 training step spends its time, per kernel (Nsight Compute, clocks left alone).

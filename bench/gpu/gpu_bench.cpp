@@ -12,6 +12,11 @@
 //                peak MB = the CUDA stepper's step buffers, parameters and moments
 //   otke_train_streamed  the same step with the batch uploaded from host memory (a training set too large for the
 //                device)
+//   graphit_infer, graphit_train  GraphiT configurations (a) and (b) of bench/graphit_bench.cpp (the workloads of
+//                bench/graphit_workload.h, which bench/torch_graphit.py --device cuda runs for PyTorch):
+//                evaluation-mode outputs of a batch (uploaded, forward, downloaded), and one training step of the
+//                backend seam's GraphitStepper (forward, backward, AdamW); items per second are graphs
+// --only CONFIG restricts to one OTKE shape or to graphit-a / graphit-b.
 // Device times are medians of CUDA-event-timed repeats after a warm-up; the roofline fractions use the card's
 // FP32 rate (SMs x 128 lanes x 2 x clock) and DRAM bandwidth (bus width x memory clock x 2) read from the device.
 #include <algorithm>
@@ -25,8 +30,14 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include "../graphit_workload.h"
+#include "blas.h"
 #include "cuda_backend.h"
 #include "cuda_util.h"
+#include "graphit_device_pass.h"
+#include "graphit_exec_cuda.h"
+#include "graphit_stepper_cuda.h"
+#include "inductive/graphit_stepper.h"
 #include "inductive/error.h"
 #include "inductive/linalg.h"
 #include "inductive/otke_stepper.h"
@@ -150,10 +161,11 @@ double median_device_seconds(cudaStream_t stream, F&& body, int repeats = 30) {
 struct Row {
   std::string section, config, backend;
   double seconds = 0, flops = 0, bytes = 0, peak_mb = -1;
+  int items = kBatch;  // per timed call: sets (OTKE), graphs (GraphiT)
 };
 
 void emit(const Row& r, const Device& d, std::FILE* json) {
-  const double sets = kBatch / r.seconds;
+  const double sets = r.items / r.seconds;
   const double fp = r.backend == "cuda" ? r.flops / r.seconds / d.fp32_flops : -1;
   const double bw = r.backend == "cuda" ? r.bytes / r.seconds / d.bandwidth : -1;
   std::printf("%-10s %-8s %-6s %12.0f %10.3f %9.1f%% %9.1f%% %9.0f\n", r.section.c_str(), r.config.c_str(),
@@ -161,11 +173,11 @@ void emit(const Row& r, const Device& d, std::FILE* json) {
   if (json)
     std::fprintf(json,
                  "{\"section\": \"%s\", \"config\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"sets_per_s\": "
-                 "%.6g, \"ms\": %.6g, \"flops\": %.6g, \"bytes\": %.6g, \"fp32_roofline\": %.4g, "
-                 "\"bandwidth_roofline\": %.4g, \"peak_mb\": %.6g}\n",
+                 "%.6g, \"items_per_s\": %.6g, \"ms\": %.6g, \"flops\": %.6g, \"bytes\": %.6g, \"fp32_roofline\": "
+                 "%.4g, \"bandwidth_roofline\": %.4g, \"peak_mb\": %.6g}\n",
                  r.section.c_str(), r.config.c_str(), r.backend.c_str(),
-                 r.backend == "cuda" ? d.name.c_str() : "cpu (1 thread)", sets, r.seconds * 1e3, r.flops, r.bytes, fp,
-                 bw, r.peak_mb);
+                 r.backend == "cuda" ? d.name.c_str() : "cpu (1 thread)", sets, sets, r.seconds * 1e3, r.flops, r.bytes,
+                 fp, bw, r.peak_mb);
 }
 
 std::string g_only;  // --only CONFIG: one shape (profiling runs)
@@ -276,6 +288,85 @@ void otke_sections(const Device& d, std::FILE* json) {
   }
 }
 
+// Device memory in use now (all of this process's allocations and the context's).
+double device_used_mb() {
+  size_t free_bytes = 0, total = 0;
+  cuda::check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  return static_cast<double>(total - free_bytes) / 1048576.0;
+}
+
+// GraphiT (a) and (b): a batch of graphs (graphit_bench's batches, in order) per timed call. FLOPs per graph as
+// graphit_bench's roofline counts them (forward: the four d x d projections and the FFN, 2 n^2 d for scores and
+// values; a training step ~3x); bytes: each layer's node activations (about 12 n d floats) read and written once,
+// plus the heads' n x n probabilities, again ~3x for training.
+void graphit_sections(const Device& d, std::FILE* json) {
+  for (const bench::Setup& s : {bench::graphit_setup_a(), bench::graphit_setup_b()}) {
+    const std::string config = std::string("graphit-") + s.key;
+    if (!g_only.empty() && g_only != config) continue;
+    const bench::Workload w = bench::make_workload(s);
+    const GraphitConfig c = bench::model_config(s, true);
+    const GraphitDataset train = bench::workload_dataset(w);
+    double flops = 0, bytes = 0;
+    for (const GraphitGraph& g : w.inputs) {
+      const double n = g.num_nodes, dd = c.d;
+      flops += c.layers * (6 * n * dd * dd + 4 * n * dd * c.ffn + 4 * n * n * dd);
+      bytes += 4.0 * c.layers * (12 * n * dd + 2.0 * c.heads * n * n);
+    }
+    flops *= static_cast<double>(s.batch) / w.inputs.size();
+    bytes *= static_cast<double>(s.batch) / w.inputs.size();
+    std::vector<std::vector<int>> batches(bench::kBatches);
+    for (int b = 0; b < bench::kBatches; ++b)
+      for (int i = 0; i < s.batch; ++i) batches[b].push_back(b * s.batch + i);
+    std::vector<int> order(train.size());
+    for (int i = 0; i < train.size(); ++i) order[i] = i;
+    GraphitTrainOptions o;
+    o.batch_size = s.batch;
+    o.adam = AdamOptions{1e-3, 0.9, 0.999, 1e-8, 0};
+    std::mt19937_64 rng(1);
+    int next = 0;
+    const auto step = [&](GraphitStepper& st) {
+      const int b = next++ % bench::kBatches;
+      st.step(order, b * s.batch, (b + 1) * s.batch, 1e-3, rng);
+    };
+#if defined(_OPENMP)
+    omp_set_num_threads(1);
+#endif
+    GraphitModel cpu_model = GraphitModel::create(c, 1);
+    Adam cpu_adam(o.adam);
+    const auto cpu = make_cpu_graphit_stepper(cpu_model, cpu_adam, train, o);
+    const double cpu_infer = median_host_seconds([&] {
+      const GraphitBatch batch = GraphitBatch::pack(c, w.inputs, batches[next++ % bench::kBatches]);
+      cpu_model.forward(batch);
+    });
+    emit({"graphit_infer", config, "cpu", cpu_infer, flops, bytes, -1, s.batch}, d, json);
+    emit({"graphit_train", config, "cpu", median_host_seconds([&] { step(*cpu); }), 3 * flops, 3 * bytes, -1, s.batch},
+         d, json);
+
+    const double before = device_used_mb();
+    {  // Inference: one pass (parameters uploaded once), a batch uploaded, run and its outputs brought back per call.
+      cuda::Stream stream;
+      cuda::Blas blas{stream.get()};
+      cuda::CudaExec exec;
+      exec.stream = stream.get();
+      exec.blas = &blas;
+      const GraphitModel model = GraphitModel::create(c, 1);
+      graphit_device::GraphitDevicePass<cuda::CudaExec> pass(exec, model);
+      const double infer = median_host_seconds(
+          [&] {
+            pass.upload_batch(GraphitBatch::pack(c, w.inputs, batches[next++ % bench::kBatches]), false);
+            pass.outputs();
+          },
+          1.0, 20);
+      emit({"graphit_infer", config, "cuda", infer, flops, bytes, device_used_mb() - before, s.batch}, d, json);
+    }
+    GraphitModel gpu_model = GraphitModel::create(c, 1);
+    Adam gpu_adam(o.adam);
+    const auto gpu = cuda::make_cuda_graphit_stepper(0, gpu_model, gpu_adam, train, o);
+    const double t = median_host_seconds([&] { step(*gpu); }, 1.0, 20);
+    emit({"graphit_train", config, "cuda", t, 3 * flops, 3 * bytes, device_used_mb() - before, s.batch}, d, json);
+  }
+}
+
 // --profile CONFIG: two resident training steps between cudaProfilerStart/Stop, for
 // `ncu --profile-from-start off` (bench/gpu/check.sh): the per-kernel split of one step.
 int profile_steps(const std::string& config) {
@@ -314,7 +405,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: gpu_bench [--json PATH] [--only CONFIG] [--profile CONFIG]   (CONFIG: k128p64, k512p64, "
-                   "k128p10, k512p10)\n");
+                   "k128p10, k512p10; --only also graphit-a, graphit-b)\n");
       return 2;
     }
   }
@@ -333,6 +424,7 @@ int main(int argc, char** argv) {
                 "BW roof", "peak MB");
     sinkhorn_section(d, json);
     otke_sections(d, json);
+    graphit_sections(d, json);
     if (json) std::fclose(json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
