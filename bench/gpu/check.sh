@@ -10,7 +10,8 @@
 #
 # It builds only what the check needs (the CUDA tests, the CLI, the GPU benchmark) with every core, runs the CUDA
 # test suite, runs it again under compute-sanitizer memcheck, then the GPU benchmarks next to PyTorch on the same
-# GPU (bench/gpu/torch_otke.py) and the 1-thread CPU figure. Logs and JSON land in --out (default build/gpu/out);
+# GPU (bench/gpu/torch_otke.py, bench/torch_graphit.py --device cuda) and the 1-thread CPU figure, and times a part
+# of an NCI1 `graphit cv` cell (bench/gpu/nci1_cell.py). Logs and JSON land in --out (default build/gpu/out);
 # the summary table is printed last. Every stage runs even when an earlier one failed; the exit status is that of
 # the first failing stage.
 set -uo pipefail
@@ -86,6 +87,11 @@ if [[ $BENCH -eq 1 ]] && command -v ncu >/dev/null; then
 fi
 stage cli_parity timeout 180 python3 bench/gpu/cli_parity.py "$BUILD/bin/inductive" "$OUT_DIR/cli" --epochs 20
 tail -n 25 "$OUT_DIR/cli_parity.log"
+if [[ $BENCH -eq 1 ]]; then
+  # The NCI1 cell target (10 folds x 300 epochs under 10 minutes): 15 epochs of fold 1, extrapolated.
+  stage nci1_cell timeout 120 python3 bench/gpu/nci1_cell.py "$BUILD/bin/inductive" "$OUT_DIR/nci1" --epochs 15
+  cat "$OUT_DIR/nci1_cell.log"
+fi
 if [[ $MEMCHECK -eq 1 ]]; then
   # memcheck slows kernels 10-100x: the suite without the benchmark-shape and out-of-memory tests, time-limited.
   stage memcheck timeout "${MEMCHECK_SECONDS:-150}" compute-sanitizer --tool memcheck --error-exitcode 3 \
