@@ -31,6 +31,7 @@
 #include "inductive/version.h"
 #include "camel_case.h"
 #include "guarded.h"
+#include "model_handle.h"
 
 namespace {
 
@@ -171,17 +172,9 @@ void write_rows(const inductive::MatF& m, uintptr_t address) {
   if (address != 0) std::memcpy(ptr<float>(address), m.data(), sizeof(float) * static_cast<size_t>(m.size()));
 }
 
-class OtkeHandle {
+class OtkeHandle : private inductive::wasm::ModelHandle<inductive::OtkeModel> {
  public:
-  bool load(uintptr_t address, size_t size) {
-    return guarded([&] {
-      const inductive::ModelView view = inductive::read_model(ptr<const uint8_t>(address), size);
-      model_ = inductive::OtkeModel::from_view(view);
-      format_version_ = view.format_version;
-      producer_ = view.producer;
-      loaded_ = true;
-    });
-  }
+  bool load(uintptr_t address, size_t size) { return load_file(address, size); }
 
   // {"config": <the file's config>, "featureDim", "embedDim", "outputDim", "formatVersion", "producer"};
   // featureDim is the width of the sets embed() takes (1, token indices, for a text model).
@@ -261,10 +254,7 @@ class OtkeHandle {
       const auto report_progress = inductive::wasm::js_progress(progress, "fitHead");
       options.progress = report_progress;
       const inductive::HeadFit fit = inductive::fit_head(x, y, C, options);
-      out.model_ = model_.with_linear_head(fit.head, options.class_names);
-      out.format_version_ = inductive::kFormatVersion;
-      out.producer_ = inductive::producer();
-      out.loaded_ = true;
+      out.adopt(model_.with_linear_head(fit.head, options.class_names));
       report = inductive::wasm::camel_case_keys(inductive::head_fit_report(fit)).dump();
     });
     return report;
@@ -302,28 +292,16 @@ class OtkeHandle {
         if (!features.n.empty()) std::copy_n(ptr<const int32_t>(c.lengths), features.n.size(), features.n.data());
         inductive::fit_otke_unsupervised(model, features, options);
       }
-      model_ = std::move(model);
-      format_version_ = inductive::kFormatVersion;
-      producer_ = inductive::producer();
-      loaded_ = true;
+      adopt(std::move(model));
     });
   }
 
-  // The model file (OtkeModel::to_bytes), kept here until release_bytes(): copy [bytes_address, + bytes_size).
-  bool serialize() {
-    return guarded([&] {
-      check_loaded("toBytes");
-      bytes_ = model_.to_bytes();
-    });
-  }
-  uintptr_t bytes_address() const { return reinterpret_cast<uintptr_t>(bytes_.data()); }
-  size_t bytes_size() const { return bytes_.size(); }
-  void release_bytes() { std::vector<uint8_t>().swap(bytes_); }
+  bool serialize() { return serialize_model(); }
+  uintptr_t bytes_address() const { return model_bytes_address(); }
+  size_t bytes_size() const { return model_bytes_size(); }
+  void release_bytes() { release_model_bytes(); }
 
  private:
-  void check_loaded(const char* where) const {
-    INDUCTIVE_CHECK(loaded_, inductive::ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
-  }
 
   // Per reference r: plan[r] is [batch, n_max, p] for the batch's own n_max; the caller's layout has plan_stride rows.
   void write_plans(const std::vector<std::vector<float>>& plans, const inductive::SetBatch& f, uintptr_t address,
@@ -345,11 +323,6 @@ class OtkeHandle {
     if (probabilities != 0) write_rows(inductive::output_probabilities(model_.config, z), probabilities);
   }
 
-  inductive::OtkeModel model_;
-  bool loaded_ = false;
-  int format_version_ = 0;
-  std::string producer_;
-  std::vector<uint8_t> bytes_;
 };
 
 std::string last_error_code() { return inductive::wasm::last_error().code; }

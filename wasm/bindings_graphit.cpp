@@ -19,6 +19,7 @@
 
 #include "camel_case.h"
 #include "guarded.h"
+#include "model_handle.h"
 #include "inductive/graphit_head_fit.h"
 #include "inductive/error.h"
 #include "inductive/graph.h"
@@ -65,17 +66,12 @@ std::vector<std::string> label_names(const std::string& text) {
   return out;
 }
 
-class GraphitHandle {
+class GraphitHandle : private inductive::wasm::ModelHandle<inductive::GraphitModel> {
  public:
   bool load(uintptr_t address, size_t size) {
-    return guarded([&] {
-      const inductive::ModelView view = inductive::read_model(ptr<const uint8_t>(address), size);
-      model_ = inductive::GraphitModel::from_view(view);
-      INDUCTIVE_CHECK(model_.config.has_graph, ErrorCode::kBadModelFile,
+    return load_file(address, size, [](const inductive::GraphitModel& m) {
+      INDUCTIVE_CHECK(m.config.has_graph, ErrorCode::kBadModelFile,
                       "graphit model: its config has no 'graph' section, so it cannot prepare new graphs");
-      format_version_ = view.format_version;
-      producer_ = view.producer;
-      loaded_ = true;
     });
   }
 
@@ -136,25 +132,16 @@ class GraphitHandle {
       options.progress = report_progress;
       const std::vector<int32_t> y(ptr<const int32_t>(labels), ptr<const int32_t>(labels) + count);
       inductive::GraphitHeadRefit r = inductive::refit_graphit_head(model_, graphs, y, classes, options);
-      out.model_ = std::move(r.model);
-      out.format_version_ = inductive::kFormatVersion;
-      out.producer_ = inductive::producer();
-      out.loaded_ = true;
+      out.adopt(std::move(r.model));
       report = inductive::wasm::camel_case_keys(inductive::head_fit_report(r.fit)).dump();
     });
     return report;
   }
 
-  // The model file (GraphitModel::to_bytes), kept here until releaseBytes(): copy [bytesAddress, + bytesSize).
-  bool serialize() {
-    return guarded([&] {
-      check_loaded("toBytes");
-      bytes_ = model_.to_bytes();
-    });
-  }
-  uintptr_t bytes_address() const { return reinterpret_cast<uintptr_t>(bytes_.data()); }
-  size_t bytes_size() const { return bytes_.size(); }
-  void release_bytes() { std::vector<uint8_t>().swap(bytes_); }
+  bool serialize() { return serialize_model(); }
+  uintptr_t bytes_address() const { return model_bytes_address(); }
+  size_t bytes_size() const { return model_bytes_size(); }
+  void release_bytes() { release_model_bytes(); }
 
   // Probabilities of one graph: n nodes, edges [n_edges, 2] int32 at `edges`, node-label names (JSON), into
   // [outputs] floats at `out`.
@@ -207,9 +194,6 @@ class GraphitHandle {
   }
 
  private:
-  void check_loaded(const char* where) const {
-    INDUCTIVE_CHECK(loaded_, ErrorCode::kInvalidArgument, where, ": no model loaded in this handle");
-  }
 
   // The model inputs of a JSON array of SMILES, prepared across the module's threads (GraphitModel::prepare_many);
   // errors name the molecule by its index in the caller's whole list ("<where>: molecule first_index + i ('...'):
@@ -293,12 +277,7 @@ class GraphitHandle {
     return summary;
   }
 
-  inductive::GraphitModel model_;
-  bool loaded_ = false;
-  int format_version_ = 0;
-  std::string producer_;
   std::vector<std::vector<float>> result_ = std::vector<std::vector<float>>(5);
-  std::vector<uint8_t> bytes_;
 };
 
 // The molecule of a SMILES string as JSON (molecule_json); "" on failure.

@@ -48,3 +48,17 @@ export function toErrorCode(name: string): ErrorCodeName {
 export function lastError(module: { lastErrorCode(): string; lastErrorMessage(): string }): InductiveError {
   return new InductiveError(toErrorCode(module.lastErrorCode()), module.lastErrorMessage());
 }
+
+/** An InductiveError for a bad argument (code `invalid_argument`). */
+export function invalid(message: string): InductiveError {
+  return new InductiveError('invalid_argument', message);
+}
+
+/** The JSON a wasm call returned; text that does not parse is a bug on our side (`internal`), named by `where`. */
+export function parseJson<T>(text: string, where: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
+  }
+}

@@ -10,7 +10,7 @@
 import type { GraphitHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { optionDefaults } from './defaults.js';
-import { InductiveError, lastError } from './errors.js';
+import { InductiveError, invalid, lastError, parseJson } from './errors.js';
 import { adoptHandle, WasmObject } from './wasm-object.js';
 import { modelFileBytes, views, withBlock } from './heap.js';
 import { resolveLabels } from './labels.js';
@@ -512,16 +512,4 @@ function checkGraph(where: string, g: unknown): { n: number; edges: Int32Array; 
     );
   }
   return { n, edges, labels };
-}
-
-function invalid(message: string): InductiveError {
-  return new InductiveError('invalid_argument', message);
-}
-
-function parseJson<T>(text: string, where: string): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
-  }
 }

@@ -10,7 +10,7 @@
 import type { InductiveModule, OtkeHandle } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { optionDefaults } from './defaults.js';
-import { InductiveError, lastError } from './errors.js';
+import { InductiveError, lastError, parseJson } from './errors.js';
 import { adoptHandle, WasmObject } from './wasm-object.js';
 import { modelFileBytes, withBlock, type Slot } from './heap.js';
 import { resolveLabels } from './labels.js';
@@ -663,14 +663,6 @@ export function loadOtkeModel(module: InductiveModule, bytes: unknown): OtkeMode
     });
     return new OtkeModel(module, handle, null);
   });
-}
-
-function parseJson<T>(text: string, where: string): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
-  }
 }
 
 /** A list option of integers (sample indices): [] when absent; range and duplicates are the core's to check. */

@@ -10,7 +10,7 @@
 import type { DatasetHandle, InductiveModule } from '../wasm/inductive.mjs';
 import { checkArray, checkBoolean, checkCount, checkInt, checkNumber, checkOptionsObject, typeName } from './checks.js';
 import { optionDefaults } from './defaults.js';
-import { InductiveError, lastError } from './errors.js';
+import { InductiveError, invalid, lastError, parseJson } from './errors.js';
 import { withBlock } from './heap.js';
 import { adoptHandle, WasmObject } from './wasm-object.js';
 import {
@@ -699,16 +699,4 @@ function safeProgress(
       : (epoch: number, primal: number, dual: number, gap: number, active: number) =>
           user({ epoch, primal, dual, gap, active, fractionScreened: 1 - active / n }),
   );
-}
-
-function invalid(message: string): InductiveError {
-  return new InductiveError('invalid_argument', message);
-}
-
-function parseJson<T>(text: string, where: string): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch (e) {
-    throw new InductiveError('internal', `${where}: the wasm side returned invalid JSON: ${String(e)}`);
-  }
 }

@@ -3,7 +3,7 @@
 // so a file the CLI takes gives the same sequences, names and classes here, and a malformed one the same message.
 import type { InductiveModule } from '../wasm/inductive.mjs';
 import { checkBoolean, checkOptionsObject, checkString, typeName } from './checks.js';
-import { InductiveError, lastError } from './errors.js';
+import { InductiveError, lastError, parseJson } from './errors.js';
 
 /** FASTA records in file order: headers without '>' (may be empty) and letters as written, line breaks removed. */
 export interface FastaRecords {
@@ -40,16 +40,16 @@ function text(where: string, x: unknown): string {
   return x;
 }
 
-function parsed<T>(module: InductiveModule, json: string): T {
+function parsed<T>(module: InductiveModule, where: string, json: string): T {
   if (json === '') throw lastError(module);
-  return JSON.parse(json) as T;
+  return parseJson<T>(json, where);
 }
 
 /** ind.parseFasta: the records of FASTA text (core parse_fasta). No record, or text before the first header, throws. */
 export function parseFasta(module: InductiveModule, fasta: unknown, name?: unknown): FastaRecords {
   const where = 'parseFasta';
   const what = checkString(where, 'name', name, 'fasta');
-  return parsed<FastaRecords>(module, module.parseFasta(text(where, fasta), what));
+  return parsed<FastaRecords>(module, where, module.parseFasta(text(where, fasta), what));
 }
 
 /** ind.parseTextSamples: a labelled table as the CLI's --tsv / --text read it (core text_samples.h). */
@@ -63,5 +63,5 @@ export function parseTextSamples(module: InductiveModule, table: unknown, option
   const format = checkString(where, 'format', o.format, '');
   const labelled = checkBoolean(where, 'labelled', o.labelled, true);
   const what = checkString(where, 'name', o.name, format);
-  return parsed<TextSamples>(module, module.parseTextSamples(text(where, table), format, what, labelled));
+  return parsed<TextSamples>(module, where, module.parseTextSamples(text(where, table), format, what, labelled));
 }
