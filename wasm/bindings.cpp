@@ -302,7 +302,6 @@ class OtkeHandle : private inductive::wasm::ModelHandle<inductive::OtkeModel> {
   void release_bytes() { release_model_bytes(); }
 
  private:
-
   // Per reference r: plan[r] is [batch, n_max, p] for the batch's own n_max; the caller's layout has plan_stride rows.
   void write_plans(const std::vector<std::vector<float>>& plans, const inductive::SetBatch& f, uintptr_t address,
                    int plan_stride) const {
@@ -322,7 +321,6 @@ class OtkeHandle : private inductive::wasm::ModelHandle<inductive::OtkeModel> {
     // One class of C (softmax rows), or for a multilabel model an independent sigmoid per label.
     if (probabilities != 0) write_rows(inductive::output_probabilities(model_.config, z), probabilities);
   }
-
 };
 
 std::string last_error_code() { return inductive::wasm::last_error().code; }

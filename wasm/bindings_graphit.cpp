@@ -194,7 +194,6 @@ class GraphitHandle : private inductive::wasm::ModelHandle<inductive::GraphitMod
   }
 
  private:
-
   // The model inputs of a JSON array of SMILES, prepared across the module's threads (GraphitModel::prepare_many);
   // errors name the molecule by its index in the caller's whole list ("<where>: molecule first_index + i ('...'):
   // ..."). `progress` (optional) on this thread, stage "prepare", about every 16 molecules and at the end.
