@@ -438,9 +438,10 @@ void run_predict(const PredictArgs& a) {
     files.emplace_back(a.report, std::vector<uint8_t>(text.begin(), text.end()));
   }
   write_files_atomic(files);
-  const std::string metric = graphit_metric_key(!model.config.classification());
+  const bool regression = !model.config.classification();
+  const std::string metric = graphit_metric_key(regression);
   std::fprintf(stderr, "graphit predict: %d graphs%s\n", static_cast<int>(p.rows()),
-               report.contains(metric) ? (std::string(metric == "mae" ? ", MAE " : ", accuracy ") +
+               report.contains(metric) ? (std::string(regression ? ", MAE " : ", accuracy ") +
                                           std::to_string(report[metric].get<double>()).substr(0, 6))
                                              .c_str()
                                        : "");
