@@ -203,16 +203,17 @@ struct TrainArgs {
 GraphitRunSplit split_for_training(const TrainArgs& a, NamedGraphs& g) {
   const std::vector<GraphFold> folds =
       a.folds.empty() ? std::vector<GraphFold>() : read_graphit_folds(a.folds, g.data.n_graphs());
+  const bool has_test = !a.test_csv.empty();
   NamedGraphs test;
-  if (a.test_csv.empty() || !folds.empty())  // a fold has its own test set: both is an error there
-    return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, a.test_csv.empty() ? nullptr : &test);
-  INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
-                  "--test-csv is a second SMILES CSV: it needs --smiles-csv");
-  GraphDataArgs t = a.data;
-  t.smiles_csv = a.test_csv;
-  t.class_names.clear();  // the test file's classes join the training file's by value
-  test = load_named_graphs(graph_source(t));
-  return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, &test);
+  if (has_test && folds.empty()) {  // with folds, graphit_run_split refuses a second test set before it is read
+    INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+                    "--test-csv is a second SMILES CSV: it needs --smiles-csv");
+    GraphDataArgs t = a.data;
+    t.smiles_csv = a.test_csv;
+    t.class_names.clear();  // the test file's classes join the training file's by value
+    test = load_named_graphs(graph_source(t));
+  }
+  return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, has_test ? &test : nullptr);
 }
 
 void print_epoch(const GraphitEpoch& e, int epochs, bool regression, bool has_test) {
@@ -455,8 +456,8 @@ void run_attention(const PredictArgs& a) {
                   "graphit attention explains one graph: give one --smiles, or a dataset and --graph I");
   const LabelledGraphs in = read_inputs(a, model);
   const Graph& g = in.graphs.front();
-  // The browser's attention() shows the same; a device backend runs the network, saliency follows on the host.
-  const GraphitModel::Explanation e = model.explain(g, backend->is_cpu() ? nullptr : backend.get());
+  // The browser's attention() shows the same; the backend runs the network, saliency follows on the host.
+  const GraphitModel::Explanation e = model.explain(g, backend.get());
   const int n = e.n, L = e.layers;
   json nodes = json::array();
   for (int v = 0; v < n; ++v)

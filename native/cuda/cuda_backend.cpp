@@ -91,8 +91,9 @@ MatF CudaBackend::graphit_predict(const GraphitModel& model, const std::vector<G
   return cuda_graphit_predict(device_, model, graphs, batch_size);
 }
 
-std::vector<MatF> CudaBackend::graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph) {
-  return cuda_graphit_attention_maps(device_, model, graph);
+std::vector<MatF> CudaBackend::graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph,
+                                                      MatF* outputs) {
+  return cuda_graphit_attention_maps(device_, model, graph, outputs);
 }
 
 }  // namespace inductive::cuda

@@ -33,7 +33,8 @@ class CudaBackend final : public Backend {
                                                   const GraphitTrainOptions& options) override;
   // GraphiT inference on this device (graphit_stepper_cuda.h).
   MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) override;
-  std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph) override;
+  std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph,
+                                           MatF* outputs) override;
 
  private:
   int device_;

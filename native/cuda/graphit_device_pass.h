@@ -525,14 +525,16 @@ MatF device_graphit_predict(Exec& exec, const GraphitModel& model, const std::ve
   return out;
 }
 
-// GraphitModel::attention_maps through a device pass: one graph in evaluation mode.
+// GraphitModel::attention_maps through a device pass: one graph in evaluation mode (and its outputs, when asked).
 template <class Exec>
-std::vector<MatF> device_graphit_attention_maps(Exec& exec, const GraphitModel& model, const GraphitGraph& graph) {
+std::vector<MatF> device_graphit_attention_maps(Exec& exec, const GraphitModel& model, const GraphitGraph& graph,
+                                                MatF* outputs = nullptr) {
   exec.activate();
   GraphitDevicePass<Exec> pass(exec, model);
   const std::vector<GraphitGraph> one{graph};  // the packed batch points into it
   pass.upload_batch(GraphitBatch::pack(model.config, one), false);
-  pass.outputs();
+  MatF out = pass.outputs();
+  if (outputs) *outputs = std::move(out);
   return pass.attention_maps(graph.num_nodes);
 }
 

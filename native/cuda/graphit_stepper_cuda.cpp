@@ -48,9 +48,10 @@ MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vect
   return graphit_device::device_graphit_predict(r.exec, model, graphs, batch_size);
 }
 
-std::vector<MatF> cuda_graphit_attention_maps(int device, const GraphitModel& model, const GraphitGraph& graph) {
+std::vector<MatF> cuda_graphit_attention_maps(int device, const GraphitModel& model, const GraphitGraph& graph,
+                                              MatF* outputs) {
   CudaResources r(device);
-  return graphit_device::device_graphit_attention_maps(r.exec, model, graph);
+  return graphit_device::device_graphit_attention_maps(r.exec, model, graph, outputs);
 }
 
 }  // namespace inductive::cuda

@@ -24,6 +24,7 @@ std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitMod
 // GraphitModel::predict on `device` (evaluation mode, batches of `batch_size`).
 MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,
                           int batch_size);
-std::vector<MatF> cuda_graphit_attention_maps(int device, const GraphitModel& model, const GraphitGraph& graph);
+std::vector<MatF> cuda_graphit_attention_maps(int device, const GraphitModel& model, const GraphitGraph& graph,
+                                              MatF* outputs);
 
 }  // namespace inductive::cuda

@@ -141,7 +141,7 @@ TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint
   EXPECT_LE(rel_error(on_device.data(), on_host.data(), on_host.size()), 1e-4);
   // Attention on the device (`graphit attention --backend cuda`): the CPU's maps, layer by layer.
   for (int g = 0; g < 3; ++g) {
-    const std::vector<MatF> dev = make_backend("cuda")->graphit_attention_maps(on_gpu, val.graphs[g]);
+    const std::vector<MatF> dev = make_backend("cuda")->graphit_attention_maps(on_gpu, val.graphs[g], nullptr);
     const std::vector<MatF> cpu = on_gpu.attention_maps(val.graphs[g]);
     ASSERT_EQ(dev.size(), cpu.size());
     for (size_t l = 0; l < cpu.size(); ++l) EXPECT_LE(rel_error(dev[l].data(), cpu[l].data(), cpu[l].size()), 1e-4);

@@ -140,9 +140,14 @@ TEST_P(GraphitDevicePassTest, AttentionMapsMatchTheCpuModel) {
   Problem s = setup(GetParam(), 43);
   HostExec exec;
   for (const GraphitGraph& g : s.graphs) {
-    const std::vector<MatF> cpu = s.model.attention_maps(g);
-    const std::vector<MatF> dev = graphit_device::device_graphit_attention_maps(exec, s.model, g);
+    MatF cpu_out, dev_out;
+    const std::vector<MatF> cpu = s.model.attention_maps(g, &cpu_out);
+    const std::vector<MatF> dev = graphit_device::device_graphit_attention_maps(exec, s.model, g, &dev_out);
     ASSERT_EQ(dev.size(), cpu.size());
+    ASSERT_EQ(dev_out.size(), cpu_out.size());
+    expect_close(dev_out.data(), cpu_out.data(), cpu_out.size(), 1e-5, "outputs of the attention's pass");
+    const MatF predicted = s.model.predict({g});  // the pass that explains is the pass that predicts
+    expect_close(cpu_out.data(), predicted.data(), predicted.size(), 1e-6, "outputs vs predict");
     for (size_t l = 0; l < cpu.size(); ++l) {
       ASSERT_EQ(dev[l].rows(), g.num_nodes);
       expect_close(dev[l].data(), cpu[l].data(), cpu[l].size(), 1e-5, "attention");

@@ -61,9 +61,11 @@ class Backend {
                    " cannot run GraphiT models; use --backend cpu");
   }
   // GraphitModel::attention_maps on this backend: one graph's head-averaged attention probabilities per layer
-  // (n x n each), evaluation mode. A backend without GraphiT inference throws Error{kBackend} saying so (the default).
-  virtual std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph) {
-    (void)model, (void)graph;
+  // (n x n each), evaluation mode, and (`outputs` not null) the same forward pass's outputs (1 x outputs). A backend
+  // without GraphiT inference throws Error{kBackend} saying so (the default).
+  virtual std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph,
+                                                   MatF* outputs) {
+    (void)model, (void)graph, (void)outputs;
     INDUCTIVE_FAIL(ErrorCode::kBackend, "graphit attention: backend ", name(),
                    " cannot explain GraphiT models; use --backend cpu");
   }

@@ -321,15 +321,16 @@ class GraphitModel {
   // attends to the others; rows sum to 1 unless the row sum of exp(S) ⊙ K fell under the 1e-6 floor, e.g. a zero
   // kernel row) and per-node saliency = column mass of
   // that matrix divided by n (sums to 1 when no row is floored): the atoms the others look at (thesis §3.5).
-  // `backend` (optional) computes the matrices (Backend::graphit_attention_maps); the saliencies follow here.
+  // `backend` (optional) computes the matrices (Backend::graphit_attention_maps); the saliencies follow here;
+  // `outputs` (optional) receives the same forward pass's outputs (1 x outputs, as predict's).
   struct Attention {
     std::vector<MatF> layers;    // layers x (n x n)
     std::vector<VecF> saliency;  // layers x n
     VecF mean_saliency;          // n, the mean over layers
   };
-  Attention attention(const GraphitGraph& graph, Backend* backend = nullptr) const;
-  // The matrices alone: each layer's probabilities averaged over the heads, in head order.
-  std::vector<MatF> attention_maps(const GraphitGraph& graph) const;
+  Attention attention(const GraphitGraph& graph, Backend* backend = nullptr, MatF* outputs = nullptr) const;
+  // The matrices alone: each layer's probabilities averaged over the heads, in head order (and `outputs`, above).
+  std::vector<MatF> attention_maps(const GraphitGraph& graph, MatF* outputs = nullptr) const;
 
   // One graph explained, as `inductive graphit attention` writes it and the browser's attention() returns it: the
   // shown outputs (1 x outputs), attention() flattened row-major ([layers, n, n] and [layers, n]), the mean
@@ -341,7 +342,7 @@ class GraphitModel {
     std::vector<float> attention, saliency, mean_saliency, kernel;
     int class_index = -1;
   };
-  // `backend` (optional) runs the outputs and the attention (Backend::graphit_predict, graphit_attention_maps).
+  // `backend` (optional) runs the network (Backend::graphit_attention_maps): one forward pass gives both.
   Explanation explain(const Graph& graph, Backend* backend = nullptr) const;
 
   // The graph of a molecule as this model's training molecules were read: node labels = indices into

@@ -32,8 +32,9 @@ class CpuBackend final : public Backend {
   MatF graphit_predict(const GraphitModel& model, const std::vector<GraphitGraph>& graphs, int batch_size) override {
     return model.predict(graphs, batch_size);
   }
-  std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph) override {
-    return model.attention_maps(graph);
+  std::vector<MatF> graphit_attention_maps(const GraphitModel& model, const GraphitGraph& graph,
+                                           MatF* outputs) override {
+    return model.attention_maps(graph, outputs);
   }
 };
 

@@ -1,9 +1,8 @@
 // CSV reader (see inductive/feature_table.h).
+#include "data/text_lines.h"
 #include "inductive/error.h"
-#include "inductive/text_lines.h"
 #include "inductive/feature_table.h"
 #include "inductive/gzip.h"
-#include "data/text_lines.h"
 
 namespace inductive {
 

@@ -47,11 +47,6 @@ std::string tu_name(const GraphSource& a) {
   return name;
 }
 
-std::string read_text(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 }  // namespace
 
 NamedGraphs load_named_graphs(const GraphSource& a) {
@@ -77,14 +72,14 @@ NamedGraphs load_named_graphs(const GraphSource& a) {
     if (a.regression()) {
       INDUCTIVE_CHECK(!a.target_column.empty(), ErrorCode::kInvalidArgument,
                       "--task regression needs --target-column COL (the real-valued column of --smiles-csv)");
-      m = parse_molecule_regression_csv(read_text(a.smiles_csv), a.smiles_column, a.target_column, a.smiles_csv, {},
-                                        typing);
+      m = parse_molecule_regression_csv(read_file_text(a.smiles_csv), a.smiles_column, a.target_column, a.smiles_csv,
+                                        {}, typing);
       out.targets = std::move(m.targets);
       out.regression = true;
     } else {
       INDUCTIVE_CHECK(!a.label_column.empty(), ErrorCode::kInvalidArgument,
                       "--smiles-csv needs --label-column (classes) or --task regression --target-column (values)");
-      m = parse_molecule_csv(read_text(a.smiles_csv), a.smiles_column, a.label_column, a.smiles_csv, {}, typing);
+      m = parse_molecule_csv(read_file_text(a.smiles_csv), a.smiles_column, a.label_column, a.smiles_csv, {}, typing);
     }
     out.atom_typing = typing;
     out.data = std::move(m.dataset);

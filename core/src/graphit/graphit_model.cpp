@@ -197,11 +197,12 @@ MatF GraphitModel::shown_outputs(const std::vector<GraphitGraph>& graphs, Backen
 
 GraphitModel::Explanation GraphitModel::explain(const Graph& g, Backend* backend) const {
   const GraphitGraph x = prepare(g);
-  const Attention att = attention(x, backend);
+  MatF raw;
+  const Attention att = attention(x, backend, &raw);
   Explanation e;
   e.n = g.n_nodes;
   e.layers = static_cast<int>(att.layers.size());
-  e.outputs = shown_outputs({x}, backend);
+  e.outputs = config.classification() ? softmax_rows(raw) : raw;  // as shown_outputs shows them
   for (int l = 0; l < e.layers; ++l) {
     e.attention.insert(e.attention.end(), att.layers[l].data(), att.layers[l].data() + att.layers[l].size());
     e.saliency.insert(e.saliency.end(), att.saliency[l].data(), att.saliency[l].data() + e.n);
@@ -217,12 +218,13 @@ GraphitModel::Explanation GraphitModel::explain(const Graph& g, Backend* backend
   return e;
 }
 
-std::vector<MatF> GraphitModel::attention_maps(const GraphitGraph& graph) const {
+std::vector<MatF> GraphitModel::attention_maps(const GraphitGraph& graph, MatF* outputs) const {
   const std::vector<GraphitGraph> one{graph};
   // The copy keeps `one` self-contained; kernels point into it.
   const GraphitBatch b = GraphitBatch::pack(config, one);
   GraphitCache cache;
-  forward(b, {}, &cache);
+  MatF out = forward(b, {}, &cache);
+  if (outputs) *outputs = std::move(out);
   const int n = graph.num_nodes, H = config.heads;
   std::vector<MatF> maps;
   for (const GraphitCache::Layer& ly : cache.layers) {
@@ -234,10 +236,10 @@ std::vector<MatF> GraphitModel::attention_maps(const GraphitGraph& graph) const 
   return maps;
 }
 
-GraphitModel::Attention GraphitModel::attention(const GraphitGraph& graph, Backend* backend) const {
+GraphitModel::Attention GraphitModel::attention(const GraphitGraph& graph, Backend* backend, MatF* outputs) const {
   const int n = graph.num_nodes;
   Attention a;
-  a.layers = backend ? backend->graphit_attention_maps(*this, graph) : attention_maps(graph);
+  a.layers = backend ? backend->graphit_attention_maps(*this, graph, outputs) : attention_maps(graph, outputs);
   a.mean_saliency = VecF::Zero(n);
   for (const MatF& avg : a.layers) {
     VecF sal = avg.colwise().sum().transpose() / static_cast<float>(n);

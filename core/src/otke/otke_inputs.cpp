@@ -63,11 +63,6 @@ void take_samples(TextSamples samples, OtkeInputs& in) {
   in.class_names = std::move(samples.class_names);
 }
 
-std::string read_text(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 std::vector<int32_t> load_int_vector(const std::string& path, const char* option, int64_t expected) {
   const NpyArray a = with_context(option, [&] { return load_npy(path); });  // int64 arrives converted to int32
   INDUCTIVE_CHECK(a.dtype == "<i4", ErrorCode::kInvalidArgument, option, " ", path,
@@ -123,10 +118,11 @@ OtkeInputs load_otke_inputs(const OtkeInputSource& source, bool empty_ok) {
   } else if (!source.classes.empty()) {
     load_classes(source.classes, in);
   } else if (!source.tsv.empty()) {
-    with_context("--tsv", [&] { take_samples(parse_labelled_sequences_tsv(read_text(source.tsv), source.tsv), in); });
+    with_context("--tsv",
+                 [&] { take_samples(parse_labelled_sequences_tsv(read_file_text(source.tsv), source.tsv), in); });
   } else if (!source.text.empty()) {
     with_context("--text",
-                 [&] { take_samples(parse_glue_tsv(read_text(source.text), source.text, source.labelled), in); });
+                 [&] { take_samples(parse_glue_tsv(read_file_text(source.text), source.text, source.labelled), in); });
     in.text = true;
   } else if (!source.fasta.empty()) {
     for (const std::string& path : source.fasta) with_context("--fasta", [&] { append_fasta(path, in, -1); });
@@ -147,7 +143,16 @@ SetBatch OtkeInputs::features(const OtkeModel& model, int begin, int end) const 
 }
 
 SetBatch OtkeInputs::features_of(const OtkeModel& model, const std::vector<int>& which) const {
-  return features(model, 0, size()).gather(which);
+  if (vectors) return sets.gather(which);
+  // Only the chosen strings become features (a train / validation split would otherwise build every one twice).
+  std::vector<std::string> chosen, chosen_names;
+  for (int i : which) {
+    INDUCTIVE_CHECK(i >= 0 && i < size(), ErrorCode::kInvalidArgument, "otke inputs: sample ", i, " out of range 0..",
+                    size() - 1);
+    chosen.push_back(sequences[i]);
+    chosen_names.push_back(names[i]);
+  }
+  return model.sequence_features(chosen, chosen_names);
 }
 
 void check_inputs_for(const OtkeInputs& in, const OtkeConfig& config, const std::string& who) {
