@@ -206,11 +206,11 @@ GraphitRunSplit split_for_training(const TrainArgs& a, NamedGraphs& g) {
   const bool has_test = !a.test_csv.empty();
   NamedGraphs test;
   if (has_test && folds.empty()) {  // with folds, graphit_run_split refuses a second test set before it is read
-    INDUCTIVE_CHECK(!a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+    INDUCTIVE_CHECK(!a.data.source.smiles_csv.empty(), ErrorCode::kInvalidArgument,
                     "--test-csv is a second SMILES CSV: it needs --smiles-csv");
     GraphDataArgs t = a.data;
-    t.smiles_csv = a.test_csv;
-    t.class_names.clear();  // the test file's classes join the training file's by value
+    t.source.smiles_csv = a.test_csv;
+    t.source.class_names.clear();  // the test file's classes join the training file's by value
     test = load_named_graphs(graph_source(t));
   }
   return graphit_run_split(g, folds, a.fold, a.val_fraction, a.fit.seed, has_test ? &test : nullptr);
@@ -399,7 +399,7 @@ struct PredictArgs {
 // The graphs to run: SMILES strings, or a dataset (mapped to the model's vocabulary and classes).
 LabelledGraphs read_inputs(const PredictArgs& a, const GraphitModel& model) {
   if (a.smiles.empty()) return dataset_for_model(model, graph_source(a.data), a.graph);
-  INDUCTIVE_CHECK(a.data.tu.empty() && a.data.smiles_csv.empty(), ErrorCode::kInvalidArgument,
+  INDUCTIVE_CHECK(a.data.source.tu.empty() && a.data.source.smiles_csv.empty(), ErrorCode::kInvalidArgument,
                   "--smiles cannot be combined with a dataset");
   source_for_model(graph_source(a.data), model);  // --task / --atom-types must agree with the model
   return molecules_for_model(model, a.smiles);

@@ -6,33 +6,26 @@
 namespace inductive::cli {
 
 void add_graph_data_options(CLI::App* cmd, GraphDataArgs& a) {
-  auto* tu = cmd->add_option("--tu", a.tu, "TU dataset directory (NAME_A.txt, NAME_graph_indicator.txt, ...)");
-  cmd->add_option("--name", a.name, "TU dataset name (default: the directory's name without 'tu-')")->needs(tu);
-  auto* csv = cmd->add_option("--smiles-csv", a.smiles_csv, "Molecules: CSV with a header, SMILES and label columns");
+  GraphSource& s = a.source;
+  auto* tu = cmd->add_option("--tu", s.tu, "TU dataset directory (NAME_A.txt, NAME_graph_indicator.txt, ...)");
+  cmd->add_option("--name", s.name, "TU dataset name (default: the directory's name without 'tu-')")->needs(tu);
+  auto* csv = cmd->add_option("--smiles-csv", s.smiles_csv, "Molecules: CSV with a header, SMILES and label columns");
   tu->excludes(csv);
-  cmd->add_option("--smiles-column", a.smiles_column, "SMILES column of --smiles-csv")->capture_default_str();
-  cmd->add_option("--label-column", a.label_column, "Label column of --smiles-csv (integer classes)");
+  cmd->add_option("--smiles-column", s.smiles_column, "SMILES column of --smiles-csv")->capture_default_str();
+  cmd->add_option("--label-column", s.label_column, "Label column of --smiles-csv (integer classes)");
   cmd->add_option("--task", a.task, "classification | regression (default: classification; predict: the model's)");
-  cmd->add_option("--target-column", a.target_column, "Regression target column of --smiles-csv (real values)");
+  cmd->add_option("--target-column", s.target_column, "Regression target column of --smiles-csv (real values)");
   cmd->add_option("--atom-types", a.atom_types,
                   "Molecules: node labels = element | element-charge (symbol + formal charge: C, N+, O-); "
                   "default element; predict: the model's");
-  cmd->add_option("--node-label-names", a.node_label_names, "Names of the TU node labels, in value order")
+  cmd->add_option("--node-label-names", s.node_label_names, "Names of the TU node labels, in value order")
       ->delimiter(',')
       ->needs(tu);
-  cmd->add_option("--class-names", a.class_names, "Names of the graph classes, in value order")->delimiter(',');
+  cmd->add_option("--class-names", s.class_names, "Names of the graph classes, in value order")->delimiter(',');
 }
 
 GraphSource graph_source(const GraphDataArgs& a) {
-  GraphSource s;
-  s.tu = a.tu;
-  s.name = a.name;
-  s.smiles_csv = a.smiles_csv;
-  s.smiles_column = a.smiles_column;
-  s.label_column = a.label_column;
-  s.target_column = a.target_column;
-  s.node_label_names = a.node_label_names;
-  s.class_names = a.class_names;
+  GraphSource s = a.source;
   if (!a.task.empty()) s.task = parse_enum(kGraphitTasks, a.task, "--task");
   if (!a.atom_types.empty()) {
     try {

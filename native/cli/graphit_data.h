@@ -9,7 +9,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,12 +16,11 @@
 
 namespace inductive::cli {
 
+// The flags bind to `source` directly; only --task and --atom-types need parsing (graph_source).
 struct GraphDataArgs {
-  std::string tu, name, smiles_csv, smiles_column = GraphSource{}.smiles_column, label_column;
-  std::vector<std::string> node_label_names, class_names;
-  std::string task;           // "classification" | "regression"; empty: classification (predict: the model's)
-  std::string target_column;  // regression target column of --smiles-csv
-  std::string atom_types;     // "element" | "element-charge"; empty: element (predict: the model's)
+  GraphSource source;
+  std::string task;        // "classification" | "regression"; empty: classification (predict: the model's)
+  std::string atom_types;  // "element" | "element-charge"; empty: element (predict: the model's)
 };
 void add_graph_data_options(CLI::App* cmd, GraphDataArgs& args);
 
