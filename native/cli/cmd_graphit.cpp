@@ -507,8 +507,10 @@ void add_graphit_command(CLI::App& app) {
                   "Write the model of the best validation epoch (accuracy: highest; MAE: lowest), not the last");
   train->add_option("--checkpoint", t->checkpoint, "Checkpoint file: resumes from it when present");
   train
-      ->add_option("--backend", t->backend,
-                   "Where training runs: cpu, or cuda[:N] (one GPU; not with several MPI ranks)")
+      ->add_option(
+          "--backend", t->backend,
+          "Where training runs: cpu, or cuda[:N] (under mpirun, a bare cuda is one GPU per rank: cuda:<local rank>, "
+          "gradients summed by NCCL)")
       ->capture_default_str();
   train
       ->add_option("--distributed", t->distributed,

@@ -12,6 +12,9 @@
 #include "inductive/model_file.h"
 #include "inductive/sinkhorn.h"
 #include "inductive/version.h"
+#ifdef INDUCTIVE_HAVE_CUDA
+#include "nccl_allreduce.h"
+#endif
 
 namespace inductive::cli {
 
@@ -41,6 +44,12 @@ void add_capabilities_command(CLI::App& app) {
       cuda["available"] = true;
     } catch (const Error& e) {
       cuda["reason"] = e.what();
+    }
+    try {
+      cuda["nccl"] = cuda::nccl_version();  // what data-parallel GPU training needs
+    } catch (const Error& e) {
+      cuda["nccl"] = nullptr;
+      cuda["nccl_reason"] = e.what();
     }
 #endif
     nlohmann::json mpi = {{"built", false}, {"launched_ranks", launched_ranks()}};

@@ -28,7 +28,7 @@ class CudaBackend final : public Backend {
 
   // Supervised OTKE steps on this device (otke_stepper_cuda.h); Error{kBackend} for configurations it cannot run.
   std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) override;
-  // GraphiT training on this device (graphit_stepper_cuda.h); Error{kBackend} for data-parallel runs.
+  // GraphiT training on this device (graphit_stepper_cuda.h); data parallel over NCCL with several ranks.
   std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
                                                   const GraphitTrainOptions& options) override;
   // GraphiT inference on this device (graphit_stepper_cuda.h).

@@ -312,29 +312,56 @@ struct LayerNormRow {
   }
 };
 
-// BatchNorm's training statistics, one column: mean and biased variance over the N nodes (sums in double), rstd,
-// and PyTorch's update of the running statistics (when given: unbiased variance, momentum 0.1).
-struct BatchNormStats {
+// BatchNorm's training statistics in three steps of one column each, so that a data-parallel pass can sum the
+// column sums of every rank in between (DeviceAllreduce): core's norm_forward, the same double sums.
+// 1. sums[c] = sum_i y[i, c] over this batch's nodes; sums[d] = their count.
+struct BatchNormColumnSums {
   const float* y;
-  float *mean, *rstd, *running_mean, *running_var;
+  double* sums;
   int64_t nodes;
   int d;
   INDUCTIVE_HD void operator()(int64_t c) const {
     double s = 0;
     for (int64_t i = 0; i < nodes; ++i) s += static_cast<double>(y[i * d + c]);
-    const double count = static_cast<double>(nodes);
-    const float mu = static_cast<float>(s / count);
-    double sq = 0;
+    sums[c] = s;
+    if (c == 0) sums[d] = static_cast<double>(nodes);
+  }
+};
+
+// 2. mean[c] = sums[c] / count (the nodes the sums were taken over), sq[c] = sum_i (y[i, c] - mean[c])^2.
+struct BatchNormCentredSums {
+  const float* y;
+  const double* sums;
+  float* mean;
+  double* sq;
+  int64_t nodes;
+  int d;
+  INDUCTIVE_HD void operator()(int64_t c) const {
+    const float mu = static_cast<float>(sums[c] / sums[d]);
+    mean[c] = mu;
+    double s = 0;
     for (int64_t i = 0; i < nodes; ++i) {
       const float x = y[i * d + c] - mu;
-      sq += static_cast<double>(x) * x;
+      s += static_cast<double>(x) * x;
     }
-    const float var = static_cast<float>(sq / count);
-    mean[c] = mu;
+    sq[c] = s;
+  }
+};
+
+// 3. rstd from the biased variance sq[c] / count, and PyTorch's update of the running statistics (when given:
+// unbiased variance, momentum 0.1).
+struct BatchNormFinish {
+  const double *sums, *sq;
+  const float* mean;
+  float *rstd, *running_mean, *running_var;
+  int d;
+  INDUCTIVE_HD void operator()(int64_t c) const {
+    const double count = sums[d];
+    const float var = static_cast<float>(sq[c] / count);
     rstd[c] = 1.0f / sqrtf(var + kNormEps);
     if (running_mean) {
-      running_mean[c] = (1 - kBnMomentum) * running_mean[c] + kBnMomentum * mu;
-      const float unbias = nodes > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
+      running_mean[c] = (1 - kBnMomentum) * running_mean[c] + kBnMomentum * mean[c];
+      const float unbias = count > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
       running_var[c] = (1 - kBnMomentum) * running_var[c] + kBnMomentum * unbias * var;
     }
   }
@@ -360,11 +387,13 @@ struct BatchNormApply {
   }
 };
 
-// A norm's affine gradient, one column: dw += sum_i g x, db += sum_i g; with `m1` (training BatchNorm) also
-// m1 = mean_i(g w), m2 = mean_i(g w x) (sums in double).
+// A norm's affine gradient, one column: dw += sum_i g x, db += sum_i g; with `sums` (training BatchNorm) also the
+// double sums of its statistics' gradient, sums[c] = sum_i g w and sums[d + c] = sum_i g w x (BatchNormGradMeans
+// turns them into means, after a data-parallel pass summed them over ranks).
 struct NormAffineGrad {
   const float *g, *xhat, *w;
-  float *dw, *db, *m1, *m2;
+  float *dw, *db;
+  double* sums;
   int64_t nodes;
   int d;
   INDUCTIVE_HD void operator()(int64_t c) const {
@@ -380,10 +409,22 @@ struct NormAffineGrad {
     }
     dw[c] += sw;
     db[c] += sb;
-    if (m1) {
-      m1[c] = static_cast<float>(s1 / static_cast<double>(nodes));
-      m2[c] = static_cast<float>(s2 / static_cast<double>(nodes));
+    if (sums) {
+      sums[c] = s1;
+      sums[d + c] = s2;
     }
+  }
+};
+
+// m1 = mean_i(g w), m2 = mean_i(g w x) over the nodes the forward statistics were taken over (`count`, the
+// forward's sums[d]), one column.
+struct BatchNormGradMeans {
+  const double *sums, *count;
+  float *m1, *m2;
+  int d;
+  INDUCTIVE_HD void operator()(int64_t c) const {
+    m1[c] = static_cast<float>(sums[c] / *count);
+    m2[c] = static_cast<float>(sums[d + c] / *count);
   }
 };
 

@@ -8,6 +8,11 @@
 // and BatchNorm's running statistics stay in the executor's memory; a step brings back one loss per graph and the
 // outputs (for the metric). Dropout multipliers are drawn on the host from the epoch's generator in the CPU's order
 // (graphit_dropout_mask), so a device run and a CPU run with one seed draw the same masks.
+//
+// Data parallel (set_allreduce): training BatchNorm's statistics and their gradient sums are summed over the ranks
+// inside the passes (the batch's statistics, as one process computes them: core's sync_norm), and the backward pass
+// hands its gradients to GradientBuckets layer by layer, so their sum over ranks starts before the pass ends. A rank
+// without graphs in a step (clear_batch) still takes part in every sum, with zeros.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "device_allreduce.h"
 #include "graphit_device_ops.h"
 #include "inductive/adam.h"
 #include "inductive/error.h"
@@ -53,6 +59,8 @@ class GraphitDevicePass {
   }
 
   int64_t parameter_count() const { return n_params_; }
+  // Data parallel: BatchNorm's training statistics are summed over ranks by `allreduce` (null: this process alone).
+  void set_allreduce(device::DeviceAllreduce* allreduce) { allreduce_ = allreduce; }
   const std::vector<std::string>& names() const { return names_; }
 
   // Copies the model's parameters and running statistics in / out (shapes fixed by the config).
@@ -152,10 +160,19 @@ class GraphitDevicePass {
     }
   }
 
+  // A batch of no graph: this rank's share of a step smaller than the number of ranks (data parallel).
+  void clear_batch() {
+    B_ = 0;
+    N_ = 0;
+    sq_total_ = 0;
+  }
+
   // Forward pass on the uploaded batch (training: batch statistics, running statistics updated, and dropout drawn
   // from `rng` when the config has it), then the loss; returns the batch's mean loss and, when `outputs` is given,
-  // the outputs (B x outputs). With `backward`, the gradients (=, not +=) of the mean loss times `grad_scale`.
-  double loss(bool training, std::mt19937_64* rng, bool backward, MatF* outputs, float grad_scale = 1.0f) {
+  // the outputs (B x outputs). With `backward`, the gradients (=, not +=) of the mean loss times `grad_scale`, handed
+  // to `buckets` (data parallel) as each layer's are final. An empty batch (clear_batch) has loss 0.
+  double loss(bool training, std::mt19937_64* rng, bool backward, MatF* outputs, float grad_scale = 1.0f,
+              device::GradientBuckets* buckets = nullptr) {
     forward(training, rng);
     loss_g_.resize(B_);
     d_out_.resize(static_cast<size_t>(B_) * c_.outputs);
@@ -163,15 +180,15 @@ class GraphitDevicePass {
                                       c_.classification() ? nullptr : values_.data(), loss_g_.data(), d_out_.data(),
                                       c_.outputs, B_, grad_scale});
     std::vector<double> lg(B_);
-    exec_.download(lg.data(), loss_g_.data(), lg.size() * sizeof(double));
+    if (B_ > 0) exec_.download(lg.data(), loss_g_.data(), lg.size() * sizeof(double));
     if (outputs) {
       outputs->resize(B_, c_.outputs);
-      exec_.download(outputs->data(), output_.data(), outputs->size() * sizeof(float));
+      if (B_ > 0) exec_.download(outputs->data(), output_.data(), outputs->size() * sizeof(float));
     }
     double total = 0;
     for (double l : lg) total += l;
-    if (backward) this->backward();
-    return total / B_;
+    if (backward) this->backward(buckets);
+    return B_ > 0 ? total / B_ : 0.0;
   }
 
   // Evaluation-mode outputs of the uploaded batch (no targets needed), B x outputs.
@@ -208,6 +225,7 @@ class GraphitDevicePass {
  private:
   struct Norm {
     Buf<float> xhat, rstd, mean;
+    Buf<double> sums, sq;  // training BatchNorm: column sums and node count (d + 1), centred squares (d)
   };
   struct Layer {
     Buf<float> x_in, q, v, heads, probs, drop_attn, drop1, drop_ffn, drop2, x1, ffn;
@@ -272,7 +290,14 @@ class GraphitDevicePass {
     nc.mean.resize(d);
     const float* mean = eval_mean;
     if (training) {
-      launch(d, graphit_ops::BatchNormStats{y, nc.mean.data(), nc.rstd.data(), running_mean, running_var, N_, d});
+      nc.sums.resize(static_cast<size_t>(d) + 1);
+      nc.sq.resize(d);
+      launch(d, graphit_ops::BatchNormColumnSums{y, nc.sums.data(), N_, d});
+      if (allreduce_) allreduce_->sum(nc.sums.data(), d + 1);
+      launch(d, graphit_ops::BatchNormCentredSums{y, nc.sums.data(), nc.mean.data(), nc.sq.data(), N_, d});
+      if (allreduce_) allreduce_->sum(nc.sq.data(), d);
+      launch(d, graphit_ops::BatchNormFinish{nc.sums.data(), nc.sq.data(), nc.mean.data(), nc.rstd.data(), running_mean,
+                                             running_var, d});
       mean = nc.mean.data();
     } else {
       launch(d, graphit_ops::BatchNormEvalRstd{eval_var, nc.rstd.data()});
@@ -287,8 +312,13 @@ class GraphitDevicePass {
     const bool with_sums = batch_norm() && training;
     m1_.resize(d);
     m2_.resize(d);
+    grad_sums_.resize(2 * static_cast<size_t>(d));
     launch(d, graphit_ops::NormAffineGrad{d_out, nc.xhat.data(), w, grad(prefix + ".weight"), grad(prefix + ".bias"),
-                                          with_sums ? m1_.data() : nullptr, with_sums ? m2_.data() : nullptr, N_, d});
+                                          with_sums ? grad_sums_.data() : nullptr, N_, d});
+    if (with_sums) {
+      if (allreduce_) allreduce_->sum(grad_sums_.data(), 2 * d);
+      launch(d, graphit_ops::BatchNormGradMeans{grad_sums_.data(), nc.sums.data() + d, m1_.data(), m2_.data(), d});
+    }
     if (!batch_norm())
       launch(N_, graphit_ops::LayerNormInputGrad{d_out, nc.xhat.data(), w, nc.rstd.data(), d_y, d});
     else
@@ -395,11 +425,12 @@ class GraphitDevicePass {
            graphit_ops::BiasAdd{output_.data(), param("head.out.bias"), c_.outputs});
   }
 
-  void backward() {
+  void backward(device::GradientBuckets* buckets) {
     const int d = c_.d, H = c_.heads, dh = d / H, L = c_.layers, F = c_.ffn, R = c_.hidden, C = c_.outputs;
     const int64_t Nd = static_cast<int64_t>(N_) * d, NF = static_cast<int64_t>(N_) * F;
     const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
     exec_.zero(grads_.data(), n_params_ * sizeof(float));
+    if (buckets) buckets->begin(grads_.data(), n_params_);
 
     // Head.
     linear_weight_grad(grad("head.out.weight"), d_out_.data(), B_, C, hidden_.data(), R);
@@ -411,6 +442,7 @@ class GraphitDevicePass {
     column_sum_add(grad("head.hidden.bias"), d_hidden_.data(), B_, R);
     d_pooled_.resize(static_cast<size_t>(B_) * d);
     linear_input_grad(d_pooled_.data(), d_hidden_.data(), B_, R, param("head.hidden.weight"), d, 0.0f);
+    if (buckets) buckets->ready(offsets_[index_of("head.hidden.weight")]);
 
     // Pooling.
     dx_.resize(Nd);
@@ -467,6 +499,7 @@ class GraphitDevicePass {
       launch(Nd, graphit_ops::Copy{dx_.data(), dy_.data()});
       linear_input_grad(dx_.data(), dq_.data(), N_, d, param(layer_name(l, "attn.q.weight")), d, 1.0f);
       linear_input_grad(dx_.data(), dv_.data(), N_, d, param(layer_name(l, "attn.v.weight")), d, 1.0f);
+      if (buckets) buckets->ready(offsets_[index_of(layer_name(l, "attn.q.weight"))]);
     }
 
     // Input embedding.
@@ -481,6 +514,7 @@ class GraphitDevicePass {
       linear_weight_grad(grad("path.weight"), dx_.data(), N_, d, path_.data(), c_.path_dim);
       column_sum_add(grad("path.bias"), dx_.data(), N_, d);
     }
+    if (buckets) buckets->finish();
   }
 
   Exec& exec_;
@@ -502,6 +536,8 @@ class GraphitDevicePass {
   Buf<float> y_, work_, x_out_, pooled_, hidden_, output_, d_out_, d_hidden_, d_pooled_;
   Buf<double> loss_g_;
   Buf<float> dx_, dz_, dy_, dg_, dq_, dv_, dheads_, dpre_, ds_, m1_, m2_;
+  Buf<double> grad_sums_;
+  device::DeviceAllreduce* allreduce_ = nullptr;
 };
 
 // GraphitModel::predict through a device pass: the same checks and batches, evaluation-mode outputs.

@@ -1,18 +1,26 @@
 // native/cuda/graphit_device_stepper.h - the GraphitStepper of a device backend (inductive/graphit_stepper.h), over
 // any executor of GraphitDevicePass: the CUDA backend's (graphit_stepper_cuda.cpp) and, in the CPU test suite, the
 // host executor's, so that the stepper's protocol (batches, sign flips, dropout draws, Adam's count and constants,
-// pull/push for checkpoints) is checked through train_graphit against the CPU stepper where there is no GPU.
+// pull/push for checkpoints, shares of a data-parallel step) is checked through train_graphit against the CPU
+// stepper where there is no GPU.
 //
 // Parameters, gradients, Adam's moments and BatchNorm's running statistics live in the executor's memory for the
 // whole run; a step packs its batch on the host (LapPE sign flips and the batch hook as the CPU does), uploads it and
 // brings back one loss per graph and the outputs (for the metric). pull() copies parameters, statistics and moments
 // back in the CPU's layout, so checkpoints and model files are the CPU's files.
+//
+// Data parallel (given a DeviceAllreduce over the run's communicator): each rank takes its contiguous share of the
+// batch with the CPU stepper's protocol (graphit_stepper_cpu.cpp: the serial run's sign-flip draws skipped around
+// the share, the share's loss weighted by its fraction of the batch, BatchNorm over the whole batch, a rank without
+// graphs summing zeros); the gradients are summed bucket by bucket during the backward pass, the loss and metric on
+// the host; then every rank takes the same Adam step.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
+#include "device_allreduce.h"
 #include "graphit_device_pass.h"
 #include "inductive/communicator.h"
 #include "inductive/error.h"
@@ -21,28 +29,35 @@
 
 namespace inductive::graphit_device {
 
-// Data-parallel runs (several ranks) are not supported by the device steppers yet: Error{kBackend} saying so.
-inline void check_device_graphit_options(const GraphitTrainOptions& o) {
-  INDUCTIVE_CHECK(!o.communicator || o.communicator->size() <= 1, ErrorCode::kBackend,
-                  "cuda: data-parallel GraphiT training across ranks does not run on CUDA yet; "
-                  "train with --backend cpu under MPI, or on one GPU without it");
-}
-
 template <class Exec>
 class DeviceGraphitStepper : public GraphitStepper {
  public:
-  // `exec` (which must outlive the stepper) is made current before every call (exec.activate()).
+  // `exec` (which must outlive the stepper) is made current before every call (exec.activate()). `allreduce`
+  // (which must outlive it too) makes the steps data parallel over o.communicator; it is required when that
+  // communicator has several ranks. `bucket`: gradients per bucket of the sum over ranks.
   DeviceGraphitStepper(Exec& exec, GraphitModel& model, Adam& adam, const GraphitDataset& train,
-                       const GraphitTrainOptions& o)
+                       const GraphitTrainOptions& o, device::DeviceAllreduce* allreduce = nullptr,
+                       int64_t bucket = device::kGradientBucketValues)
       : exec_(exec), config_(model.config), train_(train), o_(o), adam_options_(adam.options()) {
-    check_device_graphit_options(o);
+    const bool several = o.communicator && o.communicator->size() > 1;
+    INDUCTIVE_CHECK(!several || allreduce, ErrorCode::kInternal,
+                    "graphit device stepper: a run over several ranks without a device allreduce");
+    INDUCTIVE_CHECK(!allreduce || (o.communicator && allreduce->ranks() == o.communicator->size()),
+                    ErrorCode::kInternal,
+                    "graphit device stepper: the device allreduce and the run's communicator disagree on the ranks");
+    if (allreduce) {
+      comm_ = o.communicator;
+      buckets_ = std::make_unique<device::GradientBuckets>(*allreduce, bucket);
+    }
     exec_.activate();
     pass_ = std::make_unique<GraphitDevicePass<Exec>>(exec_, model);
+    pass_->set_allreduce(allreduce);
     push(model, adam);
   }
 
   GraphitStepSums step(const std::vector<int>& order, int begin, int end, double lr, std::mt19937_64& rng) override {
     exec_.activate();
+    if (comm_) return step_share(order, begin, end, lr, rng);
     const std::vector<int> idx(order.begin() + begin, order.begin() + end);
     GraphitBatch b = pack_graphit_batch(config_, train_, idx);
     if (o_.flip_pe_signs) b.flip_pe_signs(rng);
@@ -52,12 +67,7 @@ class DeviceGraphitStepper : public GraphitStepper {
     s.loss = pass_->loss(true, &rng, true, &out_);
     s.metric = graphit_batch_metric(config_, out_, b);
     s.weight = end - begin;
-    INDUCTIVE_CHECK(std::isfinite(s.loss), ErrorCode::kInternal, "graphit train: loss became non-finite at step ",
-                    steps_ + 1, " (lower the learning rate)");
-    ++steps_;
-    pass_->adam_step(elementwise::adam_coefficients(lr, adam_options_.beta1, adam_options_.beta2, adam_options_.eps,
-                                                    adam_options_.weight_decay, steps_));
-    return s;
+    return adam_step(s, lr);
   }
 
   int64_t steps() const override { return steps_; }
@@ -92,6 +102,48 @@ class DeviceGraphitStepper : public GraphitStepper {
   }
 
  private:
+  // This rank's share of the batch, taken as the CPU stepper takes it.
+  GraphitStepSums step_share(const std::vector<int>& order, int begin, int end, double lr, std::mt19937_64& rng) {
+    const Shard share = shard_of(end - begin, comm_->rank(), comm_->size());
+    const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
+    const float weight = static_cast<float>(static_cast<double>(hi - lo) / (end - begin));
+    const auto flips = static_cast<unsigned long long>(config_.pe_dim);
+    double loss = 0, metric = 0;
+    if (hi > lo) {
+      const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
+      GraphitBatch b = pack_graphit_batch(config_, train_, idx);
+      // The serial run's sign flips: the draws of the graphs before this share are skipped, those after it too.
+      if (o_.flip_pe_signs) rng.discard(flips * (lo - begin));
+      if (o_.flip_pe_signs) b.flip_pe_signs(rng);
+      if (o_.flip_pe_signs) rng.discard(flips * (end - hi));
+      if (o_.batch_hook) o_.batch_hook(b, rng);
+      pass_->upload_batch(b, true);
+      loss = pass_->loss(true, &rng, true, &out_, weight, buckets_.get());
+      metric = graphit_batch_metric(config_, out_, b);
+    } else {
+      if (o_.flip_pe_signs) rng.discard(flips * (end - begin));
+      pass_->clear_batch();  // still takes part in BatchNorm's sums and in the gradients' (zeros)
+      pass_->loss(true, &rng, true, nullptr, weight, buckets_.get());
+    }
+    double sums[2] = {loss * (hi - lo), metric * (hi - lo)};
+    comm_->allreduce_sum(sums, 2);
+    GraphitStepSums s;
+    s.loss = sums[0];
+    s.metric = sums[1];
+    s.weight = 1;
+    return adam_step(s, lr);
+  }
+
+  // Checked on the (summed) loss, so that every rank stops together; then the same Adam step on every rank.
+  GraphitStepSums adam_step(const GraphitStepSums& s, double lr) {
+    INDUCTIVE_CHECK(std::isfinite(s.loss), ErrorCode::kInternal, "graphit train: loss became non-finite at step ",
+                    steps_ + 1, " (lower the learning rate)");
+    ++steps_;
+    pass_->adam_step(elementwise::adam_coefficients(lr, adam_options_.beta1, adam_options_.beta2, adam_options_.eps,
+                                                    adam_options_.weight_decay, steps_));
+    return s;
+  }
+
   Exec& exec_;
   GraphitConfig config_;
   const GraphitDataset& train_;
@@ -99,6 +151,8 @@ class DeviceGraphitStepper : public GraphitStepper {
   AdamOptions adam_options_;
   int64_t steps_ = 0;
   std::unique_ptr<GraphitDevicePass<Exec>> pass_;
+  Communicator* comm_ = nullptr;  // data parallel: the run's ranks
+  std::unique_ptr<device::GradientBuckets> buckets_;
   MatF out_;
 };
 

@@ -5,6 +5,7 @@
 #include "cuda_util.h"
 #include "graphit_device_stepper.h"
 #include "graphit_exec_cuda.h"
+#include "nccl_allreduce.h"
 
 namespace inductive::cuda {
 namespace {
@@ -26,20 +27,32 @@ struct CudaResources {
   CudaExec exec;
 };
 
-class CudaGraphitStepper final : private CudaResources, public graphit_device::DeviceGraphitStepper<CudaExec> {
+// NCCL over the run's ranks, joined after the device is set up and before the stepper (which keeps a pointer).
+struct CudaRanks {
+  CudaRanks(const CudaExec& exec, const GraphitTrainOptions& o, bool nccl_alone) {
+    if (o.communicator && (o.communicator->size() > 1 || nccl_alone))
+      nccl = std::make_unique<NcclAllreduce>(*o.communicator, exec.device, exec.stream);
+  }
+  std::unique_ptr<NcclAllreduce> nccl;
+};
+
+class CudaGraphitStepper final : private CudaResources,
+                                 private CudaRanks,
+                                 public graphit_device::DeviceGraphitStepper<CudaExec> {
  public:
   CudaGraphitStepper(int device, GraphitModel& model, Adam& adam, const GraphitDataset& train,
-                     const GraphitTrainOptions& o)
-      : CudaResources(device), DeviceGraphitStepper<CudaExec>(exec, model, adam, train, o) {}
+                     const GraphitTrainOptions& o, bool nccl_alone)
+      : CudaResources(device),
+        CudaRanks(exec, o, nccl_alone),
+        DeviceGraphitStepper<CudaExec>(exec, model, adam, train, o, nccl.get()) {}
 };
 
 }  // namespace
 
 std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitModel& model, Adam& adam,
                                                           const GraphitDataset& train,
-                                                          const GraphitTrainOptions& options) {
-  graphit_device::check_device_graphit_options(options);  // before any device work
-  return std::make_unique<CudaGraphitStepper>(device, model, adam, train, options);
+                                                          const GraphitTrainOptions& options, bool nccl_alone) {
+  return std::make_unique<CudaGraphitStepper>(device, model, adam, train, options, nccl_alone);
 }
 
 MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,

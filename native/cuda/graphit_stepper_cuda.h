@@ -6,8 +6,9 @@
 // host (LapPE sign flips and the batch hook as the CPU does), uploads it, and brings back one loss per graph and the
 // outputs. Dropout multipliers are drawn on the host from the epoch's generator, in the CPU's order, so a seed gives
 // the CPU's masks. pull() copies parameters, statistics and moments back in the CPU's layout: checkpoints and model
-// files are the CPU's files. Data-parallel runs (a communicator with several ranks) are not supported on CUDA yet:
-// construction throws Error{kBackend} saying so.
+// files are the CPU's files. Data parallel (a communicator with several ranks): one GPU per rank, BatchNorm's sums
+// and the gradients summed over the ranks by NCCL (nccl_allreduce.h), the gradients by buckets during the backward
+// pass.
 #pragma once
 
 #include <memory>
@@ -17,9 +18,10 @@
 namespace inductive::cuda {
 
 // Makes the CUDA stepper on `device` (already validated), or throws Error{kBackend} naming what it cannot run.
+// `nccl_alone`: sum over options.communicator through NCCL even when it has one rank (the 1-GPU NCCL smoke test).
 std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitModel& model, Adam& adam,
                                                           const GraphitDataset& train,
-                                                          const GraphitTrainOptions& options);
+                                                          const GraphitTrainOptions& options, bool nccl_alone = false);
 
 // GraphitModel::predict on `device` (evaluation mode, batches of `batch_size`).
 MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,

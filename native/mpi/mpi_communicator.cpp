@@ -109,6 +109,13 @@ class MpiCommunicator final : public Communicator {
     return all;
   }
 
+  void broadcast_from_writer(void* data, size_t bytes) override {
+    for (size_t at = 0; at < bytes; at += INT_MAX / 2)
+      check(MPI_Bcast(static_cast<char*>(data) + at, static_cast<int>(std::min<size_t>(bytes - at, INT_MAX / 2)),
+                      MPI_BYTE, 0, MPI_COMM_WORLD),
+            "MPI_Bcast");
+  }
+
   std::vector<uint64_t> allgather(uint64_t value) override {
     std::vector<uint64_t> out(size_);
     check(MPI_Allgather(&value, 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD), "MPI_Allgather");

@@ -19,8 +19,12 @@
 #include "cuda_util.h"
 #include "graphit_device_pass.h"
 #include "graphit_exec_cuda.h"
+#include "graphit_stepper_cuda.h"
+#include "inductive/communicator.h"
+#include "nccl_allreduce.h"
 #include "inductive/backend_registry.h"
 #include "inductive/graphit_train.h"
+#include "inductive/otke_stepper.h"
 
 namespace inductive {
 namespace {
@@ -157,6 +161,63 @@ TEST(CudaGraphitTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint
   ASSERT_EQ(rr.history.size(), 3u);
   EXPECT_NEAR(rr.history[2].val_loss, rg.history[2].val_loss, 1e-4);
   std::remove(ck.c_str());
+}
+
+// The CUDA backend, but GraphiT steps summed through NCCL over the run's communicator even with one rank.
+class NcclAloneBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda via nccl"; }
+  void sinkhorn_log(const SinkhornProblem<float>& p, const SinkhornOptions& o,
+                    const SinkhornOutput<float>& out) override {
+    cuda_->sinkhorn_log(p, o, out);
+  }
+  std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel& m, Adam& a, const OtkeLossOptions& l) override {
+    return cuda_->otke_stepper(m, a, l);
+  }
+  std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
+                                                  const GraphitTrainOptions& options) override {
+    return cuda::make_cuda_graphit_stepper(0, model, adam, train, options, true);
+  }
+
+ private:
+  std::unique_ptr<Backend> cuda_ = make_backend("cuda:0");
+};
+
+// The 1-GPU NCCL smoke test of the GPU check: BatchNorm's sums and the gradient buckets go through NCCL's
+// all-reduce on the device (one rank: the identity), and the run is the plain one-GPU run, bit for bit. Several
+// ranks run the same code path on the host executor across MPI processes (tests/device/mpi).
+TEST(CudaGraphitDataParallel, OneGpuThroughNcclTrainsThePlainOneGpuModel) {
+  REQUIRE_CUDA_DEVICE();
+  cuda::register_cuda_backend();
+  try {
+    std::printf("NCCL %s\n", cuda::nccl_version().c_str());
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const GraphitConfig c = config_of(true, GraphitNorm::kBatch, 0.0, 2, 0, GraphitTask::kClassification);
+  const GraphitDataset train = dataset(c, 40, 11), val = dataset(c, 16, 12);
+  const GraphitModel start = GraphitModel::create(c, 3);
+  GraphitModel plain = start, nccl = start;
+  const GraphitTrainReport rp = train_on("cuda:0", plain, train, val, 3);
+  const std::unique_ptr<Communicator> one = make_serial_communicator();
+  NcclAloneBackend backend;
+  GraphitTrainOptions o;
+  o.epochs = 3;
+  o.batch_size = 8;
+  o.seed = 4;
+  o.backend = &backend;
+  o.communicator = one.get();
+  const GraphitTrainReport rn = train_graphit(nccl, train, &val, nullptr, o);
+  ASSERT_EQ(rn.history.size(), 3u);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_EQ(rn.history[e].train_loss, rp.history[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(rn.history[e].val_loss, rp.history[e].val_loss) << "epoch " << e + 1;
+  }
+  const auto a = plain.params.tensors(c), b = nccl.params.tensors(c);
+  for (size_t t = 0; t < a.size(); ++t)
+    EXPECT_EQ(std::vector<float>(a[t].data, a[t].data + a[t].size()),
+              std::vector<float>(b[t].data, b[t].data + b[t].size()))
+        << a[t].name;
 }
 
 TEST(CudaGraphitTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {

@@ -8,36 +8,13 @@
 #include <string>
 
 #include "graphit/graphit_test_util.h"
-#include "graphit_device_stepper.h"
-#include "graphit_exec_host.h"
-#include "inductive/backend_registry.h"
+#include "host_pass_backend.h"
 #include "inductive/graphit_train.h"
 
 namespace inductive {
 namespace {
 
-using graphit_device::DeviceGraphitStepper;
-using graphit_device::HostExec;
-
-// A backend whose GraphiT steps run the device stepper on the host executor (Sinkhorn and OTKE: not its concern).
-class HostPassBackend final : public Backend {
- public:
-  std::string name() const override { return "host-pass"; }
-  void sinkhorn_log(const SinkhornProblem<float>& p, const SinkhornOptions& o,
-                    const SinkhornOutput<float>& out) override {
-    make_cpu_backend()->sinkhorn_log(p, o, out);
-  }
-  std::unique_ptr<OtkeStepper> otke_stepper(OtkeModel&, Adam&, const OtkeLossOptions&) override {
-    INDUCTIVE_FAIL(ErrorCode::kBackend, "host-pass: no OTKE");
-  }
-  std::unique_ptr<GraphitStepper> graphit_stepper(GraphitModel& model, Adam& adam, const GraphitDataset& train,
-                                                  const GraphitTrainOptions& options) override {
-    return std::make_unique<DeviceGraphitStepper<HostExec>>(exec_, model, adam, train, options);
-  }
-
- private:
-  HostExec exec_;
-};
+using testing::HostPassBackend;
 
 GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
   testing::TestGraphOptions o;

@@ -17,7 +17,8 @@ namespace inductive {
 std::unique_ptr<Backend> make_cpu_backend();
 
 // "cpu" or "cuda" / "cuda:<device>". CUDA is available only when the CLI/native build registered it
-// (see register_backend_factory); otherwise Error{kBackend} says why.
+// (see register_backend_factory); otherwise Error{kBackend} says why. A bare "cuda" is cuda:0, or, in a process an MPI
+// launcher started with several ranks, cuda:<local rank> (one GPU per rank on each host, launched_local_rank()).
 std::unique_ptr<Backend> make_backend(const std::string& spec);
 
 // Native builds with CUDA register the "cuda" factory at start-up (core itself has no CUDA code).

@@ -6,6 +6,7 @@
 // core and the wasm build carry no MPI code.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,9 @@ class Communicator {
   virtual std::vector<uint64_t> allgather(uint64_t value) = 0;
   // The writer gets every rank's `mine` concatenated in rank order; the other ranks get an empty vector.
   virtual std::vector<float> gather_to_writer(std::vector<float> mine) = 0;
+  // The writer's `bytes` bytes at `data`, copied to every rank (NCCL's bootstrap id). The default sends them as
+  // doubles through allreduce_sum (the other ranks add zeros: exact); MPI overrides it with MPI_Bcast.
+  virtual void broadcast_from_writer(void* data, size_t bytes);
   // The rank that writes models, checkpoints and reports.
   bool writer() const { return rank() == 0; }
 };
@@ -40,6 +44,8 @@ std::unique_ptr<Communicator> make_communicator(const std::string& spec);
 
 // The number of ranks an MPI launcher (Open MPI, MPICH/PMI, SLURM's srun) says it started; 1 when none did.
 int launched_ranks();
+// This process's rank among the ranks the launcher started on its host (one GPU per local rank); 0 when none did.
+int launched_local_rank();
 
 // Native builds with MPI register the "mpi" factory at start-up (core has no MPI code).
 using CommunicatorFactory = std::unique_ptr<Communicator> (*)();

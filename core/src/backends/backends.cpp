@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "inductive/communicator.h"
 #include "inductive/graphit.h"
 #include "inductive/graphit_stepper.h"
 #include "inductive/otke_stepper.h"
@@ -73,6 +74,19 @@ std::unique_ptr<Backend> make_backend(const std::string& spec) {
     std::lock_guard<std::mutex> lock(factories_mutex());
     const auto it = factories().find(kind);
     if (it != factories().end()) factory = it->second;
+  }
+  // Under an MPI launcher, a bare "cuda" means one GPU per rank: the rank's local rank on its host selects it.
+  const bool by_local_rank = colon == std::string::npos && launched_ranks() > 1;
+  if (by_local_rank) device = launched_local_rank();
+  if (factory && by_local_rank && device > 0) {
+    try {
+      return factory(device);
+    } catch (const Error& e) {
+      INDUCTIVE_FAIL(e.code(), e.what(), " (this rank is local rank ", device,
+                     " of its host, and a bare --backend "
+                     "cuda gives local rank r the device cuda:r: start at most one rank per GPU on each host, or "
+                     "name the device, e.g. cuda:0 with CUDA_VISIBLE_DEVICES set per rank)");
+    }
   }
   if (factory) return factory(device);
   if (kind == "cuda")

@@ -52,6 +52,23 @@ int launched_ranks() {
   return 1;
 }
 
+int launched_local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) return std::max(0, std::atoi(v));
+  }
+  return 0;
+}
+
+void Communicator::broadcast_from_writer(void* data, size_t bytes) {
+  if (size() == 1 || bytes == 0) return;
+  auto* b = static_cast<unsigned char*>(data);
+  std::vector<double> v(bytes, 0.0);
+  if (writer()) std::copy(b, b + bytes, v.begin());
+  allreduce_sum(v.data(), static_cast<int64_t>(bytes));
+  for (size_t i = 0; i < bytes; ++i) b[i] = static_cast<unsigned char>(v[i]);
+}
+
 std::unique_ptr<Communicator> make_communicator(const std::string& spec) {
   CommunicatorFactory factory = nullptr;
   {
