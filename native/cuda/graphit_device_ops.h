@@ -312,6 +312,18 @@ struct LayerNormRow {
   }
 };
 
+// Dropout multipliers, one element: position first + i of the mask stream (inductive/graphit.h,
+// graphit_dropout_mask), so the device draws the CPU's masks without a generator's state.
+struct DropoutMask {
+  float* mask;
+  uint64_t stream;
+  int64_t first;
+  float p, keep;
+  INDUCTIVE_HD void operator()(int64_t i) const {
+    mask[i] = elementwise::dropout_multiplier(stream, static_cast<uint64_t>(first + i), p, keep);
+  }
+};
+
 // BatchNorm's training statistics in three steps of one column each, so that a data-parallel pass can sum the
 // column sums of every rank in between (DeviceAllreduce): core's norm_forward, the same double sums.
 // 1. sums[c] = sum_i y[i, c] over this batch's nodes; sums[d] = their count.

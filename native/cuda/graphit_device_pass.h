@@ -6,8 +6,9 @@
 // a kernel and calls cuBLAS; the host executor (graphit_exec_host.h) runs plain loops, so the CPU test suite checks
 // this file and every functor against the CPU model on machines without a GPU. Parameters, gradients, Adam's moments
 // and BatchNorm's running statistics stay in the executor's memory; a step brings back one loss per graph and the
-// outputs (for the metric). Dropout multipliers are drawn on the host from the epoch's generator in the CPU's order
-// (graphit_dropout_mask), so a device run and a CPU run with one seed draw the same masks.
+// outputs (for the metric). Dropout masks come from the CPU's counter-based generator (graphit_dropout_mask), drawn
+// by a kernel from one key per step taken from the epoch's generator: a seed gives the CPU's masks, and a
+// data-parallel share (set_batch_position) the one-process step's.
 //
 // Data parallel (set_allreduce): training BatchNorm's statistics and their gradient sums are summed over the ranks
 // inside the passes (the batch's statistics, as one process computes them: core's sync_norm), and the backward pass
@@ -132,6 +133,7 @@ class GraphitDevicePass {
 
   // Copies a packed batch (with its targets when `targets`) to the executor.
   void upload_batch(const GraphitBatch& b, bool targets) {
+    node_offset_ = sq_offset_ = 0;
     B_ = b.n_graphs;
     N_ = b.n_nodes;
     sq_total_ = b.sq_offsets.back();
@@ -158,6 +160,13 @@ class GraphitDevicePass {
       else
         put(values_, b.values.data(), b.values.size());
     }
+  }
+
+  // Where the uploaded batch lies in its step's whole batch (a data-parallel share: GraphitRunOptions::node_offset,
+  // sq_offset), for its dropout masks; upload_batch resets it to the start.
+  void set_batch_position(int64_t node_offset, int64_t sq_offset) {
+    node_offset_ = node_offset;
+    sq_offset_ = sq_offset;
   }
 
   // A batch of no graph: this rank's share of a step smaller than the number of ranks (data parallel).
@@ -269,10 +278,12 @@ class GraphitDevicePass {
   void column_sum_add(float* dst, const float* src, int64_t rows, int cols) {
     launch(cols, graphit_ops::ColumnSumAdd{dst, src, rows, cols});
   }
-  void draw(Buf<float>& dst, int64_t count, std::mt19937_64& rng) {
-    host_mask_.resize(static_cast<size_t>(count));
-    graphit_dropout_mask(host_mask_.data(), count, c_.dropout, rng);
-    put(dst, host_mask_.data(), count);
+  // Mask `which` of layer l: `count` elements from position `first` of the step's whole batch.
+  void draw(Buf<float>& dst, int64_t count, int l, GraphitDropoutMask which, int64_t first) {
+    dst.resize(static_cast<size_t>(count));
+    const float keep = static_cast<float>(1.0 / (1.0 - c_.dropout));
+    launch(count, graphit_ops::DropoutMask{dst.data(), graphit_dropout_stream(dropout_key_, l, which), first,
+                                           static_cast<float>(c_.dropout), keep});
   }
 
   void norm_forward(bool training, Norm& nc, const float* y, const std::string& prefix, float* out, float* running_mean,
@@ -332,6 +343,7 @@ class GraphitDevicePass {
     const int64_t Nd = static_cast<int64_t>(N_) * d;
     training_ = training;
     drop_ = training && rng != nullptr && c_.dropout > 0;
+    dropout_key_ = drop_ ? (*rng)() : 0;  // as the CPU's forward pass: one draw keys the step's masks
     layers_.resize(L);
     const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 
@@ -362,9 +374,9 @@ class GraphitDevicePass {
       ly.probs.resize(static_cast<size_t>(H) * sq_total_);
       ly.floored.resize(static_cast<size_t>(N_) * H);
       ly.argmax.resize(static_cast<size_t>(N_) * H);
-      // The CPU's draw order within a layer: the attention masks (graph by graph, head by head: the probabilities'
-      // layout), then the three activation masks.
-      if (drop_) draw(ly.drop_attn, static_cast<int64_t>(H) * sq_total_, *rng);
+      // The attention mask in the probabilities' layout (graph by graph, head by head), as the CPU's.
+      if (drop_)
+        draw(ly.drop_attn, static_cast<int64_t>(H) * sq_total_, l, GraphitDropoutMask::kAttention, H * sq_offset_);
       launch(static_cast<int64_t>(N_) * H,
              graphit_ops::AttentionForwardRow{ly.q.data(), ly.v.data(), c_.kernel ? kernels_.data() : nullptr,
                                               drop_ ? ly.drop_attn.data() : nullptr, graph_of_.data(),
@@ -372,7 +384,7 @@ class GraphitDevicePass {
                                               ly.floored.data(), ly.argmax.data(), H, dh, d, scale});
 
       linear(y_.data(), ly.heads.data(), N_, d, param(layer_name(l, "attn.out.weight")), d);
-      if (drop_) draw(ly.drop1, Nd, *rng);
+      if (drop_) draw(ly.drop1, Nd, l, GraphitDropoutMask::kAttentionOut, node_offset_ * d);
       launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "attn.out.bias")), residual_.data(),
                                                 drop_ ? ly.drop1.data() : nullptr, x, d});
       ly.x1.resize(Nd);
@@ -388,13 +400,13 @@ class GraphitDevicePass {
       launch(NF, graphit_ops::BiasRelu{ly.ffn.data(), param(layer_name(l, "ffn1.bias")), F});
       const float* ffn_in = ly.ffn.data();
       if (drop_) {
-        draw(ly.drop_ffn, NF, *rng);
+        draw(ly.drop_ffn, NF, l, GraphitDropoutMask::kFfnHidden, node_offset_ * F);
         work_.resize(NF);
         launch(NF, graphit_ops::Multiply{work_.data(), ly.ffn.data(), ly.drop_ffn.data()});
         ffn_in = work_.data();
       }
       linear(y_.data(), ffn_in, N_, F, param(layer_name(l, "ffn2.weight")), d);
-      if (drop_) draw(ly.drop2, Nd, *rng);
+      if (drop_) draw(ly.drop2, Nd, l, GraphitDropoutMask::kFfnOut, node_offset_ * d);
       launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "ffn2.bias")), nullptr,
                                                 drop_ ? ly.drop2.data() : nullptr, ly.x1.data(), d});
       float* next = nullptr;
@@ -529,9 +541,11 @@ class GraphitDevicePass {
   Buf<int32_t> graph_of_, offsets_dev_, labels_, classes_;
   Buf<int64_t> sq_off_;
   Buf<float> features_, pe_, path_, residual_, kernels_, values_;
-  std::vector<float> host_kernels_, host_mask_;
+  std::vector<float> host_kernels_;
+  int64_t node_offset_ = 0, sq_offset_ = 0;  // the batch's place in its step (dropout)
   // The forward pass's record and the backward's scratch.
   bool training_ = false, drop_ = false;
+  uint64_t dropout_key_ = 0;
   std::vector<Layer> layers_;
   Buf<float> y_, work_, x_out_, pooled_, hidden_, output_, d_out_, d_hidden_, d_pooled_;
   Buf<double> loss_g_;

@@ -11,9 +11,9 @@
 //
 // Data parallel (given a DeviceAllreduce over the run's communicator): each rank takes its contiguous share of the
 // batch with the CPU stepper's protocol (graphit_stepper_cpu.cpp: the serial run's sign-flip draws skipped around
-// the share, the share's loss weighted by its fraction of the batch, BatchNorm over the whole batch, a rank without
-// graphs summing zeros); the gradients are summed bucket by bucket during the backward pass, the loss and metric on
-// the host; then every rank takes the same Adam step.
+// the share, its dropout masks those of its place in the batch, the share's loss weighted by its fraction of the
+// batch, BatchNorm over the whole batch, a rank without graphs summing zeros); the gradients are summed bucket by
+// bucket during the backward pass, the loss and metric on the host; then every rank takes the same Adam step.
 #pragma once
 
 #include <algorithm>
@@ -118,11 +118,13 @@ class DeviceGraphitStepper : public GraphitStepper {
       if (o_.flip_pe_signs) rng.discard(flips * (end - hi));
       if (o_.batch_hook) o_.batch_hook(b, rng);
       pass_->upload_batch(b, true);
+      const GraphitSharePosition at = graphit_share_position(train_, order, begin, lo);  // one-process masks
+      pass_->set_batch_position(at.nodes, at.squares);
       loss = pass_->loss(true, &rng, true, &out_, weight, buckets_.get());
       metric = graphit_batch_metric(config_, out_, b);
     } else {
       if (o_.flip_pe_signs) rng.discard(flips * (end - begin));
-      pass_->clear_batch();  // still takes part in BatchNorm's sums and in the gradients' (zeros)
+      pass_->clear_batch();  // still takes part in BatchNorm's sums and in the gradients' (zeros); draws the key
       pass_->loss(true, &rng, true, nullptr, weight, buckets_.get());
     }
     double sums[2] = {loss * (hi - lo), metric * (hi - lo)};

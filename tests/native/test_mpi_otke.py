@@ -276,20 +276,22 @@ class DataParallelOtkeTraining(unittest.TestCase):
 
     def test_graphit_training_split_over_ranks_trains_the_one_process_model(self):
         # LapPE (whose random sign flips must follow the serial stream), GCKN paths (their anchors' k-means and
-        # standardisation split over the ranks: the gckn.* tensors are compared too), LayerNorm, 3 epochs.
+        # standardisation split over the ranks: the gckn.* tensors are compared too), LayerNorm, dropout 0.1 (each
+        # rank draws the masks of its share's place in the batch: the one-process masks), 3 epochs.
+        graphit = [*self.GRAPHIT, "--dropout", "0.1"]
         one = self.path("g1.safetensors")
-        self.run_ok([CLI, *self.GRAPHIT, "--epochs", "3", "--out", one])
+        self.run_ok([CLI, *graphit, "--epochs", "3", "--out", one])
         for ranks in (2, 3):
             out, rep = self.path(f"g{ranks}.safetensors"), self.path(f"g{ranks}.json")
-            done = self.run_ok(mpirun(ranks, *self.GRAPHIT, "--epochs", "3", "--out", out, "--report", rep))
+            done = self.run_ok(mpirun(ranks, *graphit, "--epochs", "3", "--out", out, "--report", rep))
             self.assertEqual(done.stdout.strip(), "")
             with open(rep) as f:
                 self.assertEqual(json.load(f)["ranks"], ranks)
             self.assertLessEqual(max_relative_difference(one, out), 1e-5, f"{ranks} ranks")
         # A checkpoint written by 2 ranks (rank 0 alone writes it) resumes in one process to the same model.
         ck, part = self.path("gck.safetensors"), self.path("gpart.safetensors")
-        self.run_ok(mpirun(2, *self.GRAPHIT, "--epochs", "2", "--checkpoint", ck, "--out", part))
-        self.run_ok([CLI, *self.GRAPHIT, "--epochs", "3", "--checkpoint", ck, "--out", part])
+        self.run_ok(mpirun(2, *graphit, "--epochs", "2", "--checkpoint", ck, "--out", part))
+        self.run_ok([CLI, *graphit, "--epochs", "3", "--checkpoint", ck, "--out", part])
         self.assertLessEqual(max_relative_difference(one, part), 1e-5)
 
     def test_graphit_batch_norm_across_ranks_trains_the_one_process_model(self):

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define INDUCTIVE_HD __host__ __device__ __forceinline__
@@ -57,6 +58,27 @@ INDUCTIVE_HD void adam_update(float& value, float& m, float& v, float g, const A
   v = c.beta2 * v + (1 - c.beta2) * g * g;
   if (decay && c.decay > 0) value -= c.decay * value;
   value -= c.step * m / (std::sqrt(v * c.inv_c2) + c.eps);
+}
+
+// Dropout masks from a counter-based generator (Salmon et al., SC 2011): element `index` of a mask stream is
+// SplitMix64's index-th output for the stream as seed (Steele et al., OOPSLA 2014; passes BigCrush), a pure function of
+// (stream, index). Any thread, device or rank computes any element without a generator's state, so the CPU, the GPU
+// and the shares of a data-parallel step all draw the masks one process draws.
+INDUCTIVE_HD uint64_t splitmix64_mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+INDUCTIVE_HD uint64_t splitmix64_at(uint64_t seed, uint64_t index) {
+  return splitmix64_mix(seed + 0x9e3779b97f4a7c15ull * (index + 1));
+}
+// The stream of mask number `which` of a step whose key was drawn once from the epoch's generator.
+INDUCTIVE_HD uint64_t dropout_stream(uint64_t step_key, uint64_t which) { return splitmix64_at(step_key, which); }
+// Inverted dropout's multiplier: 0 with probability p, `keep` = 1 / (1 - p) otherwise, from a uniform in [0, 1) of
+// the hash's top 24 bits (exact in float).
+INDUCTIVE_HD float dropout_multiplier(uint64_t stream, uint64_t index, float p, float keep) {
+  const float u = static_cast<float>(splitmix64_at(stream, index) >> 40) * (1.0f / 16777216.0f);
+  return u < p ? 0.0f : keep;
 }
 
 }  // namespace inductive::elementwise

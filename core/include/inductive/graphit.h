@@ -44,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inductive/elementwise.h"
 #include "inductive/enum_names.h"
 #include "inductive/graph.h"
 #include "inductive/graphit_inputs.h"
@@ -238,8 +239,12 @@ struct GraphitCache {
 };
 
 struct GraphitRunOptions {
-  bool training = false;           // BatchNorm batch statistics; dropout when rng is given and dropout > 0
-  std::mt19937_64* rng = nullptr;  // dropout masks (training only)
+  bool training = false;  // BatchNorm batch statistics; dropout when rng is given and dropout > 0
+  // Dropout (training only): the forward pass draws one key from it, which keys every mask of the pass.
+  std::mt19937_64* rng = nullptr;
+  // Where this batch lies in the step's whole batch (data parallel: the nodes and the sum of n^2 of the graphs of the
+  // shares before it), so that its masks are the elements a one-process step draws there (graphit_dropout_mask).
+  int64_t node_offset = 0, sq_offset = 0;
   std::vector<GraphitNormStats>* running = nullptr;  // updated with the batch statistics (training, BatchNorm)
   // Data parallel training, each rank holding a share of the global batch. `sync_norm`: BatchNorm's batch statistics
   // (forward) and their gradient sums (backward) are all-reduced, so they are the global batch's: every rank makes
@@ -256,10 +261,18 @@ struct GraphitRunOptions {
 void graphit_norm_sync_idle(const GraphitConfig& config, Communicator& comm,
                             std::vector<GraphitNormStats>* running = nullptr);
 
-// Inverted dropout multipliers as the forward pass draws them from its generator: 0 with probability p, 1 / (1 - p)
-// otherwise (PyTorch's nn.Dropout), one uniform draw per element in order. Device backends draw theirs with it on
-// the host, so that a seed gives the same masks on every backend.
-void graphit_dropout_mask(float* m, int64_t size, double p, std::mt19937_64& rng);
+// Dropout's masks: a step draws one key from the epoch's generator; mask `which` of layer l is the stream
+// graphit_dropout_stream(key, l, which), and its element at position i of the step's whole batch (a node tensor's
+// row-major index, or the attention's H sq_offset + h n n + r n + j layout) is
+// elementwise::dropout_multiplier(stream, i): a counter-based generator, so that device backends draw the CPU's
+// masks in their own kernels and data-parallel shares draw the one-process step's.
+enum class GraphitDropoutMask : int { kAttention = 0, kAttentionOut = 1, kFfnHidden = 2, kFfnOut = 3 };
+inline uint64_t graphit_dropout_stream(uint64_t key, int layer, GraphitDropoutMask which) {
+  return elementwise::dropout_stream(key, 4 * static_cast<uint64_t>(layer) + static_cast<uint64_t>(which));
+}
+// Inverted dropout multipliers (PyTorch's nn.Dropout: 0 with probability p, 1 / (1 - p) otherwise) of `size`
+// elements of `stream` from position `first` on.
+void graphit_dropout_mask(float* m, int64_t size, double p, uint64_t stream, int64_t first);
 
 // The largest graph (nodes, atoms) a GraphiT model prepares and runs, per build. Kernels, LapPE and attention maps
 // are dense: O(n^2) memory per head and layer, O(n^3) time for the eigendecomposition. Measured natively, a

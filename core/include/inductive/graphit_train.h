@@ -31,6 +31,14 @@ struct GraphitDataset {
 // The graphs `index` of a dataset packed with their targets (classes or values, as the config's task says).
 GraphitBatch pack_graphit_batch(const GraphitConfig& config, const GraphitDataset& data, const std::vector<int>& index);
 
+// Where a data-parallel share order[lo, ...) starts in its step's batch order[begin, ...): the nodes, and the sum of
+// n^2, of the graphs before it (GraphitRunOptions::node_offset and sq_offset, for the one-process dropout masks).
+struct GraphitSharePosition {
+  int64_t nodes = 0, squares = 0;
+};
+GraphitSharePosition graphit_share_position(const GraphitDataset& data, const std::vector<int>& order, int begin,
+                                            int lo);
+
 struct GraphitTrainOptions {
   int epochs = 300;
   int batch_size = 32;
@@ -49,10 +57,11 @@ struct GraphitTrainOptions {
   int checkpoint_every = 1;     // and resumed from when it exists
   // Data parallelism (inductive/communicator.h; null: one process). Every rank calls train_graphit with the same
   // model, data and options; each takes a contiguous share of every batch (the serial run's shuffle and LapPE sign
-  // flips), the ranks' gradients and metrics are summed, and every rank takes the same Adam step, so N ranks train
-  // the one-process model up to float rounding when dropout is 0 (with dropout each rank draws its own masks).
-  // Only the writer rank writes the checkpoint; parameters are checked identical across ranks after every epoch.
-  // BatchNorm (batch statistics across the ranks' graphs) is refused with several ranks.
+  // flips, and the dropout masks of its place in the batch), the ranks' gradients and metrics are summed, and every
+  // rank takes the same Adam step, so N ranks train the one-process model up to float rounding. BatchNorm's batch
+  // statistics are summed across the ranks too. Only the writer rank writes the checkpoint; parameters are checked
+  // identical across ranks after every epoch. A batch_hook sees each rank's share only and must not draw from the
+  // generator a number of values that depends on the share.
   class Communicator* communicator = nullptr;
   // Where steps and evaluations run (inductive/backend.h; null: the CPU, in place). A device backend keeps the
   // parameters on the device: `model` is current again when train_graphit returns (and in checkpoints).

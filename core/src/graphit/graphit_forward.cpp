@@ -4,6 +4,7 @@
 
 #include "graphit/graphit_detail.h"
 #include "graphit/graphit_gemm.h"
+#include "inductive/elementwise.h"
 #include "inductive/error.h"
 
 namespace inductive {
@@ -30,10 +31,9 @@ void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
 
 }  // namespace
 
-void graphit_dropout_mask(float* m, int64_t size, double p, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  const float keep = static_cast<float>(1.0 / (1.0 - p));
-  for (int64_t i = 0; i < size; ++i) m[i] = u(rng) < p ? 0.0f : keep;
+void graphit_dropout_mask(float* m, int64_t size, double p, uint64_t stream, int64_t first) {
+  const float keep = static_cast<float>(1.0 / (1.0 - p)), pf = static_cast<float>(p);
+  for (int64_t i = 0; i < size; ++i) m[i] = elementwise::dropout_multiplier(stream, first + i, pf, keep);
 }
 
 MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, GraphitCache* cache_in) const {
@@ -44,6 +44,8 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   const int N = b.n_nodes, d = c.d, H = c.heads, dh = d / H, L = c.layers;
   const bool batch_norm = c.norm == GraphitNorm::kBatch;
   const bool drop = run.training && run.rng != nullptr && c.dropout > 0;
+  // One draw per step from the epoch's generator keys every mask of the step (graphit_dropout_stream).
+  const uint64_t dropout_key = drop ? (*run.rng)() : 0;
   INDUCTIVE_CHECK(!batch_norm || static_cast<int>(norm_stats.size()) == L || run.training, ErrorCode::kInvalidArgument,
                   "graphit: BatchNorm model lacks running statistics");
   INDUCTIVE_CHECK(run.running == nullptr || static_cast<int>(run.running->size()) == L, ErrorCode::kShapeMismatch,
@@ -88,17 +90,17 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     else
       ly.drop_attn.clear();
 
-    // Graphs are independent blocks: without dropout (whose masks come from one sequential generator) they are
-    // split across threads; each writes only its own rows of heads/floored/argmax and its own probs block.
-    parallel_for(b.n_graphs, 4, drop || b.n_graphs < 8 ? 1 : 0, [&](int g, int worker) {
+    // Graphs are independent blocks split across threads; each writes only its own rows of heads/floored/argmax,
+    // its own probs block and its own block of the attention mask (drawn by position: any order gives the same).
+    parallel_for(b.n_graphs, 4, b.n_graphs < 8 ? 1 : 0, [&](int g, int worker) {
       const int o = b.offsets[g], n = b.size(g);
       const int64_t at = H * b.sq_offsets[g];
       float* mask = nullptr;
-      if (drop) {  // head by head, as the masks were always drawn
+      if (drop) {
         mask = ly.drop_attn.data() + at;
-        for (int h = 0; h < H; ++h)
-          graphit_dropout_mask(mask + static_cast<int64_t>(h) * n * n, static_cast<Eigen::Index>(n) * n, c.dropout,
-                               *run.rng);
+        graphit_dropout_mask(mask, H * static_cast<int64_t>(n) * n, c.dropout,
+                             graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kAttention),
+                             H * (run.sq_offset + b.sq_offsets[g]));
       }
       const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
       attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
@@ -118,7 +120,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     rows_product(y, ly.heads, p.out_weight.transpose(), false, &out_epilogue);
     if (drop) {
       ly.drop1.resize(N, d);
-      graphit_dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout,
+                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kAttentionOut),
+                           run.node_offset * d);
       y.array() *= ly.drop1.array();
       y += x;
     }
@@ -138,11 +142,14 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     if (!drop) ffn2_epilogue.residual = ly.x1.data(), ffn2_epilogue.ld_residual = d;
     if (drop) {
       ly.drop_ffn.resize(N, c.ffn);
-      graphit_dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout,
+                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kFfnHidden),
+                           run.node_offset * c.ffn);
       cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
       rows_product(z, cache.work_c, p.ffn2_weight.transpose(), false, &ffn2_epilogue);
       ly.drop2.resize(N, d);
-      graphit_dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout, *run.rng);
+      graphit_dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout,
+                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kFfnOut), run.node_offset * d);
       z.array() *= ly.drop2.array();
       z += ly.x1;
     } else {

@@ -54,11 +54,15 @@ class CpuGraphitStepper final : public GraphitStepper {
       if (comm_) {
         run.sync_norm = comm_;  // BatchNorm over the whole batch, as one process computes it
         run.grad_scale = weight;
+        const GraphitSharePosition at = graphit_share_position(train_, order, begin, lo);  // one-process masks
+        run.node_offset = at.nodes;
+        run.sq_offset = at.squares;
       }
       loss = model_.loss(b, run, &grads_, &out_, &cache_);
       metric = graphit_batch_metric(c, out_, b);
     } else if (comm_) {
       if (o_.flip_pe_signs) rng.discard(static_cast<unsigned long long>(c.pe_dim) * (end - begin));
+      if (c.dropout > 0) rng.discard(1);  // the forward pass's dropout key, drawn by the ranks with graphs
       // A batch with fewer graphs than ranks: still take part in BatchNorm's sums (and its running statistics).
       graphit_norm_sync_idle(c, *comm_, c.norm == GraphitNorm::kBatch ? &model_.norm_stats : nullptr);
     }

@@ -132,6 +132,17 @@ GraphitBatch pack_graphit_batch(const GraphitConfig& c, const GraphitDataset& d,
                             : GraphitBatch::pack(c, d.graphs, index, nullptr, &d.values);
 }
 
+GraphitSharePosition graphit_share_position(const GraphitDataset& data, const std::vector<int>& order, int begin,
+                                            int lo) {
+  GraphitSharePosition at;
+  for (int k = begin; k < lo; ++k) {
+    const int64_t n = data.graphs[order[k]].num_nodes;
+    at.nodes += n;
+    at.squares += n * n;
+  }
+  return at;
+}
+
 GraphitEvaluation evaluate_graphit_batches(const GraphitConfig& c, const GraphitDataset& data, int batch_size,
                                            const std::function<double(const GraphitBatch& b, MatF& out)>& batch_loss) {
   check_targets(c, data, "evaluation");

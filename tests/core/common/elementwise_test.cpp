@@ -65,5 +65,40 @@ TEST(Elementwise, TheAdamClassAppliesExactlyTheSharedUpdate) {
   }
 }
 
+TEST(Elementwise, DropoutDrawsFromSplitMix64ByPositionWithTheRightRateAndScale) {
+  // SplitMix64's published first outputs for seed 0 (Vigna's splitmix64.c).
+  EXPECT_EQ(splitmix64_at(0, 0), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(splitmix64_at(0, 1), 0x6e789e6aa1b965f4ull);
+  EXPECT_EQ(splitmix64_at(0, 2), 0x06c45d188009454full);
+  // Over 10^6 elements the kept fraction is 1 - p within 5 standard deviations; kept elements carry 1 / (1 - p).
+  const float p = 0.3f, keep = static_cast<float>(1.0 / (1.0 - 0.3));
+  const uint64_t stream = dropout_stream(12345, 7);
+  const int n = 1000000;
+  int kept = 0, kept_after_kept = 0, pairs = 0;
+  float previous = 0;
+  for (int i = 0; i < n; ++i) {
+    const float m = dropout_multiplier(stream, static_cast<uint64_t>(i), p, keep);
+    ASSERT_TRUE(m == 0.0f || m == keep);
+    kept += m != 0;
+    if (i > 0 && previous != 0) {
+      ++pairs;
+      kept_after_kept += m != 0;
+    }
+    previous = m;
+  }
+  const double sd = std::sqrt(n * 0.3 * 0.7);
+  EXPECT_NEAR(kept, 0.7 * n, 5 * sd);
+  // Neighbours are independent: P(kept | previous kept) is the rate too.
+  EXPECT_NEAR(static_cast<double>(kept_after_kept) / pairs, 0.7, 5 * std::sqrt(0.21 / pairs));
+  // Another mask of the step, or the same mask of another step, is another stream.
+  int same = 0;
+  for (int i = 0; i < 1000; ++i)
+    same += dropout_multiplier(stream, i, p, keep) == dropout_multiplier(dropout_stream(12345, 8), i, p, keep);
+  EXPECT_LT(same, 700);  // 0.58 expected for independent masks, 1 for a repeated one
+  EXPECT_NE(dropout_stream(12345, 7), dropout_stream(12346, 7));
+  // p = 0 keeps everything; p close to 1 nearly nothing.
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(dropout_multiplier(stream, i, 0.0f, 1.0f), 1.0f);
+}
+
 }  // namespace
 }  // namespace inductive

@@ -3,7 +3,8 @@
 // the ranks through StagedAllreduce, as `mpirun ... graphit train --backend cuda` sums them through NCCL. Every rank
 // also trains the one-process model (the device stepper alone, and the CPU stepper) and holds the ranks' model to it.
 //
-// 26 training graphs in batches of 8 leave a last batch of 2, so with 3 ranks one rank holds no graph in that step
+// Dropout 0.1 and LapPE sign flips: the ranks must draw what one process draws. 26 training graphs in batches of 8
+// leave a last batch of 2, so with 3 ranks one rank holds no graph in that step
 // and takes part in the sums with zeros. Buckets of 300 gradients split the model (1.2 k gradients) in two.
 #include <gtest/gtest.h>
 
@@ -79,6 +80,7 @@ TEST_P(DataParallelDeviceStepper, RanksTrainTheOneProcessModel) {
   c.vocab = 4;
   c.pe_dim = 2;  // LapPE sign flips: the ranks must follow the serial draws
   c.norm = GetParam();
+  c.dropout = 0.1;  // each share draws the masks of its place in the batch: the one-process masks
   c.outputs = 3;
   const GraphitDataset data = dataset(c, 26, 11), val = dataset(c, 12, 12);
   const GraphitModel start = GraphitModel::create(c, 3);
