@@ -193,7 +193,7 @@ struct TrainArgs {
   ModelArgs model;
   FitArgs fit;
   std::string folds, out, report, checkpoint, test_csv, distributed = "auto", backend = "cpu";
-  int fold = 0;
+  int fold = 0, rank_check_every = 0;
   double val_fraction = 0.1;
   bool keep_best = false;
 };
@@ -241,6 +241,7 @@ void run_train(const TrainArgs& a) {
   o.backend = backend.get();
   o.checkpoint_path = a.checkpoint;
   o.communicator = comm.get();
+  o.rank_check_every = a.rank_check_every;
   o.keep_best = a.keep_best;
   NamedGraphs g = load_named_graphs(graph_source(a.data));
   const GraphitRunSplit split = split_for_training(a, g);
@@ -515,6 +516,11 @@ void add_graphit_command(CLI::App& app) {
   train
       ->add_option("--distributed", t->distributed,
                    "Data parallel over MPI ranks: auto (when started by mpirun), none, or mpi")
+      ->capture_default_str();
+  train
+      ->add_option("--rank-check-every", t->rank_check_every,
+                   "Several ranks: compare their parameters' hashes every K steps too (0: after every epoch only)")
+      ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
   train->add_option("--out", t->out, "Output model file (.safetensors)")->required();
   train->add_option("--report", t->report, "Output JSON report (history, best epoch, ...)");

@@ -27,7 +27,7 @@ struct TrainArgs {
   std::string init, out, checkpoint;
   int epochs = train_defaults.epochs, batch_size = train_defaults.batch_size, iters = OtkOptions{}.iters,
       lr_patience = train_defaults.lr_patience, early_stop = train_defaults.early_stop_patience,
-      head_refit_every = train_defaults.head_refit_every;
+      head_refit_every = train_defaults.head_refit_every, rank_check_every = 0;
   double lr = train_defaults.adam.lr, weight_decay = train_defaults.adam.weight_decay,
          val_fraction = kDefaultValidationFraction, head_lambda = train_defaults.head_lambda, eps = 0;
   std::string sinkhorn_gradient = sinkhorn_gradient_name(train_defaults.sinkhorn_gradient), backend = "cpu",
@@ -80,6 +80,7 @@ void run(const TrainArgs& a) {
   o.seed = a.seed;
   o.checkpoint_path = a.checkpoint;
   o.communicator = comm.get();
+  o.rank_check_every = a.rank_check_every;
   const auto say = [&](const std::string& line) {
     if (!a.quiet) std::fprintf(stderr, "otke train: %.1fs %s\n", progress.elapsed(), line.c_str());
   };
@@ -156,6 +157,10 @@ void add_otke_train_command(CLI::App& otke) {
       ->capture_default_str();
   cmd->add_option("--distributed", a->distributed,
                   "Data parallelism: auto (MPI when started by mpirun with several ranks), none, or mpi")
+      ->capture_default_str();
+  cmd->add_option("--rank-check-every", a->rank_check_every,
+                  "Several ranks: compare their parameters' hashes every K steps too (0: after every epoch only)")
+      ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the split and the batch order")->capture_default_str();
   cmd->add_option("--checkpoint", a->checkpoint,

@@ -71,7 +71,10 @@ struct EpochLoop {
   bool checkpoint = false;               // save checkpoints (a path was given)
   int checkpoint_every = 1;              // and the last epoch's
   Communicator* communicator = nullptr;  // null or one rank: no agreement check, this process writes
-  std::string who;                       // names the run in errors ("otke train")
+  // Several ranks: their parameters' hashes are compared after every epoch and, when > 0, every this many steps
+  // (counted over the run), so a divergence stops a long epoch early, naming the step.
+  int rank_check_every = 0;
+  std::string who;  // names the run in errors ("otke train")
 };
 
 void run_epoch_loop(const EpochLoop& loop, const EpochHooks& hooks);

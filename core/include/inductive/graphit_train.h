@@ -63,6 +63,7 @@ struct GraphitTrainOptions {
   // identical across ranks after every epoch. A batch_hook sees each rank's share only and must not draw from the
   // generator a number of values that depends on the share.
   class Communicator* communicator = nullptr;
+  int rank_check_every = 0;  // steps between parameter checks across ranks, besides every epoch's (0: none)
   // Where steps and evaluations run (inductive/backend.h; null: the CPU, in place). A device backend keeps the
   // parameters on the device: `model` is current again when train_graphit returns (and in checkpoints).
   class Backend* backend = nullptr;

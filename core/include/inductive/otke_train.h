@@ -86,8 +86,9 @@ struct OtkeTrainOptions {
   // Data parallelism (inductive/communicator.h; null: one process). Every rank calls train_otke_supervised with the
   // same data and options; each takes its share of every batch and of the validation set, gradients are summed
   // across ranks, rank 0 alone writes the checkpoint and reports progress, and the parameters are checked
-  // identical across ranks after every epoch. CPU backend only for now.
+  // identical across ranks after every epoch (and every `rank_check_every` steps when > 0). CPU backend only for now.
   class Communicator* communicator = nullptr;
+  int rank_check_every = 0;
   std::string checkpoint_path;  // when set: written atomically after every epoch; resumed from when present
   // Progress, structured (the front ends format it): after every epoch, and once on resuming from a checkpoint
   // (the last epoch it holds). Called on the writing rank only; cancel by throwing.

@@ -281,6 +281,7 @@ GraphitTrainReport train_graphit(GraphitModel& model, const GraphitDataset& trai
   loop.checkpoint = !options.checkpoint_path.empty();
   loop.checkpoint_every = options.checkpoint_every;
   loop.communicator = comm;
+  loop.rank_check_every = options.rank_check_every;
   loop.who = "graphit train";
   run_epoch_loop(loop, hooks);
   stepper->pull(model, adam);

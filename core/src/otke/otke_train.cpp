@@ -234,6 +234,7 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   loop.seed_stride = 1000003ull;
   loop.checkpoint = !options.checkpoint_path.empty();
   loop.communicator = comm;
+  loop.rank_check_every = options.rank_check_every;
   loop.who = "otke train";
   run_epoch_loop(loop, hooks);
   model = best;

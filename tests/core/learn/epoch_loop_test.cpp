@@ -180,6 +180,24 @@ TEST(EpochLoop, RanksThatDisagreeStopTheRunBeforeItsCheckpoint) {
   EXPECT_TRUE(t.checkpoints.empty());
 }
 
+TEST(EpochLoop, RanksAreAlsoCheckedEveryKStepsWhenAsked) {
+  // 10 examples in batches of 3: 4 steps an epoch; a check every 3 steps comes at step 3, inside epoch 1.
+  TwoRanks comm(0, 41);
+  Trace t;
+  EpochLoop l = loop_of(1, 3, 10, 3);
+  l.communicator = &comm;
+  l.rank_check_every = 3;
+  EpochHooks h = traced(t);
+  int hashes = 0;
+  h.parameter_hash = [&] { return ++hashes < 3 ? uint64_t{41} : uint64_t{42}; };  // diverges after the first check
+  expect_error([&] { run_epoch_loop(l, h); }, ErrorCode::kInternal,
+               "test train: after step 6 (epoch 2) rank(s) 1 hold different parameters");
+  EXPECT_EQ(hashes, 3);  // step 3, epoch 1's end, step 6
+  l.rank_check_every = -1;
+  expect_error([&] { run_epoch_loop(l, traced(t)); }, ErrorCode::kInvalidArgument,
+               "test train: the ranks' check interval must be >= 0 steps: got -1");
+}
+
 TEST(EpochLoop, RefusesAnEmptyTrainingSet) {
   Trace t;
   expect_error([&] { run_epoch_loop(loop_of(1, 1, 0, 4), traced(t)); }, ErrorCode::kInvalidArgument,
