@@ -6,6 +6,12 @@
 // layers' gradients runs while the backward pass computes the earlier layers'; finish_gradients() makes the compute
 // stream wait for the last one (the Adam step comes next). NCCL's ring sums give every rank the same bits.
 //
+// One NCCL communicator serves both streams, and NCCL runs a communicator's operations in the order they were issued
+// (the same order on every rank, so no deadlock): with BatchNorm, the next statistics' sum of the backward pass waits
+// for the bucket in flight, so BatchNorm models overlap a bucket only with the layers' work up to their next norm.
+// A second communicator for the buckets would lift that, at the price of two communicators running concurrently,
+// which NCCL documents as a deadlock risk when the GPU cannot host both kernels; not done without a GPU to test it.
+//
 // NCCL is loaded when first needed (dlopen of $INDUCTIVE_NCCL_LIBRARY, else libnccl.so.2), not linked: binaries
 // start, and train on one GPU, on machines without it; a data-parallel GPU run there fails with Error{kBackend}
 // saying what to install.

@@ -38,7 +38,7 @@ TEST(GradientBuckets, EverySpanIsSummedOnceLastLayersFirstInBucketsOfAtLeastTheB
   b.ready(40);  // layers 2 and 1: 30 more
   b.ready(30);  // layer 0: 10 pending, and only 30 values to come
   EXPECT_EQ(r.finishes, 0);
-  b.finish();   // the inputs
+  b.finish();  // the inputs
   EXPECT_EQ(r.spans, (std::vector<std::pair<int64_t, int64_t>>{{70, 30}, {40, 30}, {0, 40}}));
   EXPECT_EQ(r.finishes, 1);
 }
