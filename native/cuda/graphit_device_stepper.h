@@ -55,19 +55,46 @@ class DeviceGraphitStepper : public GraphitStepper {
     push(model, adam);
   }
 
+  // This rank's share of the batch (all of it in one process), taken as the CPU stepper takes it.
   GraphitStepSums step(const std::vector<int>& order, int begin, int end, double lr, std::mt19937_64& rng) override {
     exec_.activate();
-    if (comm_) return step_share(order, begin, end, lr, rng);
-    const std::vector<int> idx(order.begin() + begin, order.begin() + end);
-    GraphitBatch b = pack_graphit_batch(config_, train_, idx);
-    if (o_.flip_pe_signs) b.flip_pe_signs(rng);
-    if (o_.batch_hook) o_.batch_hook(b, rng);
-    pass_->upload_batch(b, true);
+    const Shard share = comm_ ? shard_of(end - begin, comm_->rank(), comm_->size()) : Shard{0, end - begin};
+    const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
+    const auto flips = static_cast<unsigned long long>(config_.pe_dim);
+    double loss = 0, metric = 0;
+    if (hi > lo) {
+      const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
+      GraphitBatch b = pack_graphit_batch(config_, train_, idx);
+      // The serial run's sign flips: the draws of the graphs before this share are skipped, those after it too.
+      if (o_.flip_pe_signs) rng.discard(flips * (lo - begin));
+      if (o_.flip_pe_signs) b.flip_pe_signs(rng);
+      if (o_.flip_pe_signs) rng.discard(flips * (end - hi));
+      if (o_.batch_hook) o_.batch_hook(b, rng);
+      pass_->upload_batch(b, true);
+      const GraphitSharePosition at = graphit_share_position(train_, order, begin, lo);  // one-process masks
+      pass_->set_batch_position(at.nodes, at.squares);
+      loss = pass_->loss(true, &rng, true, &out_, static_cast<float>(static_cast<double>(hi - lo) / (end - begin)),
+                         buckets_.get());
+      metric = graphit_batch_metric(config_, out_, b);
+    } else {
+      if (o_.flip_pe_signs) rng.discard(flips * (end - begin));
+      pass_->clear_batch();  // still takes part in BatchNorm's sums and in the gradients' (zeros); draws the key
+      pass_->loss(true, &rng, true, nullptr, 0.0f, buckets_.get());
+    }
+    // The step's sums (loss and metric times graphs; in one process, this share's) on every rank.
+    double sums[2] = {loss * (hi - lo), metric * (hi - lo)};
+    if (comm_) comm_->allreduce_sum(sums, 2);
+    // Checked on the sum, so that every rank stops together; then the same Adam step on every rank.
+    INDUCTIVE_CHECK(std::isfinite(sums[0]), ErrorCode::kInternal, "graphit train: loss became non-finite at step ",
+                    steps_ + 1, " (lower the learning rate)");
+    ++steps_;
+    pass_->adam_step(elementwise::adam_coefficients(lr, adam_options_.beta1, adam_options_.beta2, adam_options_.eps,
+                                                    adam_options_.weight_decay, steps_));
     GraphitStepSums s;
-    s.loss = pass_->loss(true, &rng, true, &out_);
-    s.metric = graphit_batch_metric(config_, out_, b);
-    s.weight = end - begin;
-    return adam_step(s, lr);
+    s.loss = sums[0];
+    s.metric = sums[1];
+    s.weight = 1;
+    return s;
   }
 
   int64_t steps() const override { return steps_; }
@@ -102,50 +129,6 @@ class DeviceGraphitStepper : public GraphitStepper {
   }
 
  private:
-  // This rank's share of the batch, taken as the CPU stepper takes it.
-  GraphitStepSums step_share(const std::vector<int>& order, int begin, int end, double lr, std::mt19937_64& rng) {
-    const Shard share = shard_of(end - begin, comm_->rank(), comm_->size());
-    const int lo = begin + static_cast<int>(share.begin), hi = begin + static_cast<int>(share.end);
-    const float weight = static_cast<float>(static_cast<double>(hi - lo) / (end - begin));
-    const auto flips = static_cast<unsigned long long>(config_.pe_dim);
-    double loss = 0, metric = 0;
-    if (hi > lo) {
-      const std::vector<int> idx(order.begin() + lo, order.begin() + hi);
-      GraphitBatch b = pack_graphit_batch(config_, train_, idx);
-      // The serial run's sign flips: the draws of the graphs before this share are skipped, those after it too.
-      if (o_.flip_pe_signs) rng.discard(flips * (lo - begin));
-      if (o_.flip_pe_signs) b.flip_pe_signs(rng);
-      if (o_.flip_pe_signs) rng.discard(flips * (end - hi));
-      if (o_.batch_hook) o_.batch_hook(b, rng);
-      pass_->upload_batch(b, true);
-      const GraphitSharePosition at = graphit_share_position(train_, order, begin, lo);  // one-process masks
-      pass_->set_batch_position(at.nodes, at.squares);
-      loss = pass_->loss(true, &rng, true, &out_, weight, buckets_.get());
-      metric = graphit_batch_metric(config_, out_, b);
-    } else {
-      if (o_.flip_pe_signs) rng.discard(flips * (end - begin));
-      pass_->clear_batch();  // still takes part in BatchNorm's sums and in the gradients' (zeros); draws the key
-      pass_->loss(true, &rng, true, nullptr, weight, buckets_.get());
-    }
-    double sums[2] = {loss * (hi - lo), metric * (hi - lo)};
-    comm_->allreduce_sum(sums, 2);
-    GraphitStepSums s;
-    s.loss = sums[0];
-    s.metric = sums[1];
-    s.weight = 1;
-    return adam_step(s, lr);
-  }
-
-  // Checked on the (summed) loss, so that every rank stops together; then the same Adam step on every rank.
-  GraphitStepSums adam_step(const GraphitStepSums& s, double lr) {
-    INDUCTIVE_CHECK(std::isfinite(s.loss), ErrorCode::kInternal, "graphit train: loss became non-finite at step ",
-                    steps_ + 1, " (lower the learning rate)");
-    ++steps_;
-    pass_->adam_step(elementwise::adam_coefficients(lr, adam_options_.beta1, adam_options_.beta2, adam_options_.eps,
-                                                    adam_options_.weight_decay, steps_));
-    return s;
-  }
-
   Exec& exec_;
   GraphitConfig config_;
   const GraphitDataset& train_;

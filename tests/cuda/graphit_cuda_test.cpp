@@ -41,19 +41,7 @@ GraphitConfig config_of(bool kernel, GraphitNorm norm, double dropout, int pe, i
 }
 
 GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
-  testing::TestGraphOptions o;
-  o.pe = c.pe_dim;
-  o.path = c.path_dim;
-  GraphitDataset d;
-  d.graphs = testing::random_graphs(count, 4, 30, o, seed);
-  std::mt19937 rng(seed + 1);
-  for (int g = 0; g < count; ++g) {
-    if (c.classification())
-      d.classes.push_back(static_cast<int32_t>(rng() % c.outputs));
-    else
-      for (int k = 0; k < c.outputs; ++k) d.values.push_back(static_cast<float>(rng() % 100) / 25.0f - 2.0f);
-  }
-  return d;
+  return testing::random_dataset(c, count, 4, 30, seed);
 }
 
 // ||a - b|| / ||b||.

@@ -17,13 +17,7 @@ namespace {
 using testing::HostPassBackend;
 
 GraphitDataset dataset(const GraphitConfig& c, int count, uint32_t seed) {
-  testing::TestGraphOptions o;
-  o.pe = c.pe_dim;
-  GraphitDataset d;
-  d.graphs = testing::random_graphs(count, 3, 12, o, seed);
-  std::mt19937 rng(seed + 1);
-  for (int g = 0; g < count; ++g) d.classes.push_back(static_cast<int32_t>(rng() % c.outputs));
-  return d;
+  return testing::random_dataset(c, count, 3, 12, seed);
 }
 
 GraphitTrainReport train_on(Backend* backend, GraphitModel& model, const GraphitDataset& train,

@@ -11,6 +11,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "inductive/graphit.h"
+#include "inductive/graphit_train.h"
 
 namespace inductive::testing {
 
@@ -83,6 +84,24 @@ inline std::vector<GraphitGraph> random_graphs(int count, int n_min, int n_max, 
   for (int k = 0; k < count; ++k)
     gs.push_back(random_graph(n_min + static_cast<int>(rng() % (n_max - n_min + 1)), o, rng));
   return gs;
+}
+
+// A training set of `count` random graphs of n_min..n_max nodes for config `c` (its LapPE and path widths), with
+// random targets of its task: classes, or regression values in [-2, 2).
+inline GraphitDataset random_dataset(const GraphitConfig& c, int count, int n_min, int n_max, uint32_t seed) {
+  TestGraphOptions o;
+  o.pe = c.pe_dim;
+  o.path = c.path_dim;
+  GraphitDataset d;
+  d.graphs = random_graphs(count, n_min, n_max, o, seed);
+  std::mt19937 rng(seed + 1);
+  for (int g = 0; g < count; ++g) {
+    if (c.classification())
+      d.classes.push_back(static_cast<int32_t>(rng() % c.outputs));
+    else
+      for (int k = 0; k < c.outputs; ++k) d.values.push_back(static_cast<float>(rng() % 100) / 25.0f - 2.0f);
+  }
+  return d;
 }
 
 // A small model for the suites that run one check over many shapes: the fields in the order the tables of
