@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
 #include "inductive/error.h"
 
@@ -28,6 +28,52 @@ const std::set<std::string>& elements() {
   return e;
 }
 
+// The bonds read so far, as keys (u << 32) | v with u < v, in one open-addressing table: a std::unordered_set
+// allocated a node per bond, and allocations are what a molecule's parse spent most of its calls on (about 45 of
+// 80 per molecule in the demo's benchmark). In the threaded wasm module they also take emscripten's one malloc
+// lock, which two threads preparing molecules then wait on.
+class BondSet {
+ public:
+  explicit BondSet(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < 2 * expected) capacity *= 2;
+    slots_.assign(capacity, kEmpty);
+  }
+  // False when `key` was already there.
+  bool insert(uint64_t key) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    if (!place(slots_, key)) return false;
+    ++size_;
+    return true;
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // no bond has it: u < v < 2^31
+  static bool place(std::vector<uint64_t>& slots, uint64_t key) {
+    const size_t mask = slots.size() - 1;
+    // Fibonacci hashing spreads the consecutive keys of a chain over the table.
+    for (size_t i = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;; i = (i + 1) & mask) {
+      if (slots[i] == key) return false;
+      if (slots[i] == kEmpty) {
+        slots[i] = key;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<uint64_t> bigger(2 * slots_.size(), kEmpty);
+    for (const uint64_t key : slots_)
+      if (key != kEmpty) place(bigger, key);
+    slots_.swap(bigger);
+  }
+  std::vector<uint64_t> slots_;
+  size_t size_ = 0;
+};
+
+// What a parse reserves up front: one atom and one bond per character at most, capped so that a long string does
+// not reserve its bound (the vectors grow past the cap as usual).
+inline size_t reserve_for(const std::string& s) { return std::min<size_t>(s.size(), 4096); }
+
 struct Atom {
   std::string symbol;
   bool aromatic = false;
@@ -37,13 +83,20 @@ struct Atom {
 
 class Parser {
  public:
-  explicit Parser(const std::string& s) : s_(s) {}
+  explicit Parser(const std::string& s) : s_(s), bond_set_(reserve_for(s)) {
+    const size_t reserve = reserve_for(s);
+    atoms_.reserve(reserve);
+    bonds_.reserve(reserve);
+    orders_.reserve(reserve);
+    directional_.reserve(reserve);
+  }
 
   Molecule run() {
     INDUCTIVE_CHECK(!s_.empty(), ErrorCode::kInvalidArgument, "smiles: empty string");
     int prev = -1;          // atom the next atom bonds to (-1: none, after '.' or at the start)
     int pending_order = 0;  // bond symbol read since the last atom (0: none)
     std::vector<int> branch_stack;
+    branch_stack.reserve(16);
     while (i_ < s_.size()) {
       const char c = s_[i_];
       if (c == '(') {
@@ -334,8 +387,9 @@ class Parser {
     INDUCTIVE_CHECK(u != v, ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": an atom bonded to itself");
     const std::array<int32_t, 2> e{std::min(u, v), std::max(u, v)};
     // A hash set, not a scan of the bonds: the scan made long chains quadratic (200,000 atoms took minutes).
+    // Every bond goes in, not only ring closures: "C1C1" closes a ring over the chain bond it repeats.
     const uint64_t key = (static_cast<uint64_t>(e[0]) << 32) | static_cast<uint32_t>(e[1]);
-    INDUCTIVE_CHECK(bond_set_.insert(key).second, ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": atoms ",
+    INDUCTIVE_CHECK(bond_set_.insert(key), ErrorCode::kInvalidArgument, "smiles: position ", at + 1, ": atoms ",
                     e[0] + 1, " and ", e[1] + 1, " are bonded twice");
     // Unwritten, '/' or '\\' between two aromatic atoms: aromatic (RDKit reads directional bonds so too).
     if (order == 0 || (order == 1 && pending_directional_)) order = atoms_[u].aromatic && atoms_[v].aromatic ? 5 : 1;
@@ -347,9 +401,12 @@ class Parser {
   // Drops explicit hydrogens the way RDKit's RemoveHs does by default, renumbering the other atoms.
   Molecule finish() {
     const int n = static_cast<int>(atoms_.size());
-    std::vector<int> degree(n, 0);
+    // degree, then the new index of each atom (-1: dropped), in one buffer.
+    std::vector<int> scratch(2 * static_cast<size_t>(n), 0);
+    int* degree = scratch.data();
+    int* index = degree + n;
     for (const auto& e : bonds_) ++degree[e[0]], ++degree[e[1]];
-    std::vector<uint8_t> drop(n, 0);
+    std::fill(index, index + n, 0);
     for (size_t k = 0; k < bonds_.size(); ++k) {
       for (int side = 0; side < 2; ++side) {
         const int h = bonds_[k][side], other = bonds_[k][1 - side];
@@ -359,14 +416,18 @@ class Parser {
         // A hydrogen on a dummy atom '*' stays, as in RDKit.
         if (a.symbol == "H" && !a.isotope && degree[h] == 1 && atoms_[other].symbol != "H" &&
             atoms_[other].symbol != "*" && !directional_[k]) {
-          drop[h] = 1;
+          index[h] = -1;
         }
       }
     }
-    std::vector<int> index(n, -1);
     Molecule m;
+    m.symbols.reserve(n);
+    m.aromatic.reserve(n);
+    m.charges.reserve(n);
+    m.bonds.reserve(bonds_.size());
+    m.bond_orders.reserve(bonds_.size());
     for (int i = 0; i < n; ++i) {
-      if (drop[i]) continue;
+      if (index[i] < 0) continue;
       index[i] = m.n_atoms();
       m.symbols.push_back(atoms_[i].symbol);
       m.aromatic.push_back(atoms_[i].aromatic ? 1 : 0);
@@ -385,7 +446,7 @@ class Parser {
   size_t i_ = 0;
   std::vector<Atom> atoms_;
   std::vector<std::array<int32_t, 2>> bonds_;
-  std::unordered_set<uint64_t> bond_set_;  // (u << 32) | v of every bond, u < v
+  BondSet bond_set_;
   std::vector<uint8_t> orders_;
   std::vector<uint8_t> directional_;  // per bond: written with '/' or '\\'
   bool pending_directional_ = false;

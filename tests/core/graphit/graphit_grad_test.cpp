@@ -315,20 +315,22 @@ TEST(GraphitGradient, DropoutMasksAreReusedByBackward) {
   EXPECT_NE(model.loss(batch, a), model.loss(batch, b));
 }
 
-// Threads split the batch's rows and graphs (graphit_gemm.h, parallel.h), never the arithmetic of a sum: the loss
-// and every gradient are the same bits on 1, 2 or 3 threads. A batch of ~960 rows is split into 128-row product
-// blocks and 3 gradient blocks, so on a machine with 2 or more cores the threads do share its products. Two widths:
-// at d 32 Eigen's result for a row can depend on where its block starts. (Before 2026-11-29 the blocks were one per
-// thread, and 1 and 2 threads differed in the last bits.)
+// Threads split the batch's rows and graphs (graphit_gemm.h, parallel.h), never the arithmetic of a sum: the loss,
+// every gradient and the evaluation pass's predictions are the same bits on 1, 2 or 3 threads, with either norm
+// (their row passes are split too). A batch of ~960 rows is split into 128-row product blocks and 3 gradient
+// blocks, so on a machine with 2 or more cores the threads do share its products. Two widths: at d 32 Eigen's
+// result for a row can depend on where its block starts. (Before 2026-11-29 the blocks were one per thread, and 1
+// and 2 threads differed in the last bits.)
 TEST(GraphitGradient, TheSameBitsOnOneThreadAsOnSeveral) {
   struct CapGuard {
     ~CapGuard() { set_parallel_threads(0); }
   } guard;
-  for (int d : {32, 64}) {
+  for (const auto& [d, norm] :
+       {std::pair{32, GraphitNorm::kBatch}, std::pair{64, GraphitNorm::kBatch}, std::pair{64, GraphitNorm::kLayer}}) {
     GraphitConfig c = GraphitConfig::with_dim(d, 2, 4);
     c.vocab = 4;
     c.pe_dim = 2;
-    c.norm = GraphitNorm::kBatch;
+    c.norm = norm;
     c.outputs = 3;
     TestGraphOptions o;
     o.pe = 2;
@@ -347,8 +349,13 @@ TEST(GraphitGradient, TheSameBitsOnOneThreadAsOnSeveral) {
     };
     GraphitParams one, several;
     const double loss1 = run_on(1, one);
+    const MatF predicted1 = model.predict(graphs);
     for (int threads : {2, 3}) {
       const double loss = run_on(threads, several);
+      const MatF predicted = model.predict(graphs);
+      ASSERT_EQ(predicted.size(), predicted1.size());
+      EXPECT_EQ(std::memcmp(predicted.data(), predicted1.data(), sizeof(float) * predicted.size()), 0)
+          << "predictions, d " << d << ", " << threads << " threads";
       EXPECT_EQ(std::memcmp(&loss, &loss1, sizeof loss), 0) << "d " << d << ", " << threads << " threads";
       const auto a = one.tensors(c);
       const auto b = several.tensors(c);
