@@ -10,6 +10,7 @@
 #include "inductive/elementwise.h"
 #include "inductive/parallel.h"
 #include "inductive/sinkhorn.h"
+#include "simd/lse_kernels.h"
 
 namespace inductive::detail {
 
@@ -37,15 +38,32 @@ ProblemSlice<T> slice(const SinkhornProblem<T>& pr, int bi) {
           pr.b ? pr.b + static_cast<int64_t>(bi) * pr.p_max : nullptr};
 }
 
-// K = -C/eps (or S/eps for similarities), clamped, computed in double; rows of stride ld.
+// K = -C/eps (or S/eps for similarities), clamped to +-kMaxLogit, in rows of stride ld (k may be the cost itself),
+// and K's range when asked (`lo`, `hi`: the scaling domain's check). Each entry is elementwise::logit's (the
+// product in double, rounded once, clamped); clamping the rounded value to the rounded limit gives the same number,
+// rounding being monotonic, so the clamp and the range run in T as one vector pass (clamp_range), after products in
+// blocks the compiler vectorises. As one scalar loop with the clamp's branches, then a scalar range scan, they were
+// 30 % of a 10-iteration batch.
 template <typename T>
-void fill_logits(const ProblemSlice<T>& s, const SinkhornOptions& o, T* k) {
+void fill_logits(const ProblemSlice<T>& s, const SinkhornOptions& o, T* k, T* lo = nullptr, T* hi = nullptr) {
   const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
-  for (int i = 0; i < s.n; ++i)
-    for (int j = 0; j < s.p; ++j) {
-      const double v = scale * static_cast<double>(s.cost[static_cast<int64_t>(i) * s.ld + j]);
-      k[static_cast<int64_t>(i) * s.ld + j] = static_cast<T>(std::clamp(v, -kMaxLogit, kMaxLogit));
+  const auto& kern = simd::best_kernels<T>();
+  T l = std::numeric_limits<T>::infinity(), h = -l;
+  constexpr int kBlock = 16;
+  for (int i = 0; i < s.n; ++i) {
+    const T* c = s.cost + static_cast<int64_t>(i) * s.ld;
+    T* ki = k + static_cast<int64_t>(i) * s.ld;
+    int j = 0;
+    for (; j + kBlock <= s.p; j += kBlock) {
+      T block[kBlock];  // through a copy, so that an in-place fill (ki == c) vectorises too
+      for (int u = 0; u < kBlock; ++u) block[u] = static_cast<T>(scale * static_cast<double>(c[j + u]));
+      std::copy(block, block + kBlock, ki + j);
     }
+    for (; j < s.p; ++j) ki[j] = static_cast<T>(scale * static_cast<double>(c[j]));
+    kern.clamp_range(ki, static_cast<T>(kMaxLogit), s.p, &l, &h);
+  }
+  if (lo) *lo = l;
+  if (hi) *hi = h;
 }
 
 // log of a marginal (log 1/len when uniform); log 0 = -inf marks points that carry no mass.
@@ -146,11 +164,15 @@ void summarise_plan(const ProblemSlice<T>& s, const SinkhornOptions& o, const T*
   double err = 0, value = 0, mass = 0;
   for (int i = 0; i < n; ++i) {
     const T* row = plan + static_cast<int64_t>(i) * s.ld;
-    double rs = 0;
-    for (int j = 0; j < p; ++j) {
-      colsum[j] += row[j];
-      rs += row[j];
-    }
+    // The row sum as 8 interleaved partial sums and the column sums: loops the compiler vectorises. One serial
+    // chain of double adds per row made this summary 12 % of a 10-iteration batch.
+    double part[8] = {};
+    int j = 0;
+    for (; j + 8 <= p; j += 8)
+      for (int u = 0; u < 8; ++u) part[u] += static_cast<double>(row[j + u]);
+    for (int u = 0; j < p; ++j, ++u) part[u] += static_cast<double>(row[j]);
+    const double rs = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    for (j = 0; j < p; ++j) colsum[j] += static_cast<double>(row[j]);
     err += std::fabs(rs - marginal_at(s.a, n, i));
     if (rs > 0) value += static_cast<double>(F[i]) * rs;
     mass += rs;

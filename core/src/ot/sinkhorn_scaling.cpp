@@ -35,18 +35,10 @@ struct ScalingLimits<double> {
   static constexpr double kMinWeightRatio = 1e-60;
 };
 
-// Whether the problem's logits (already in k, rows of stride ld) and marginals are inside the proven range;
+// Whether the problem's logits (their range lo..hi, from fill_logits) and marginals are inside the proven range;
 // sets kmax.
 template <typename T>
-bool scaling_is_safe(const ProblemSlice<T>& s, const T* k, T& kmax) {
-  T lo = std::numeric_limits<T>::infinity(), hi = -lo;
-  for (int i = 0; i < s.n; ++i) {
-    const T* row = k + static_cast<int64_t>(i) * s.ld;
-    for (int j = 0; j < s.p; ++j) {
-      lo = std::min(lo, row[j]);
-      hi = std::max(hi, row[j]);
-    }
-  }
+bool scaling_is_safe(const ProblemSlice<T>& s, T lo, T hi, T& kmax) {
   if (!(hi - lo <= static_cast<T>(ScalingLimits<T>::kMaxRange))) return false;
   for (const auto& [w, len] : {std::pair<const T*, int>{s.a, s.n}, std::pair<const T*, int>{s.b, s.p}}) {
     if (!w) continue;
@@ -70,9 +62,9 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p;
   const int64_t ld = s.ld;
-  fill_logits(s, o, plan);
-  T kmax;
-  if (!scaling_is_safe(s, plan, kmax)) return false;
+  T lo, hi, kmax;
+  fill_logits(s, o, plan, &lo, &hi);
+  if (!scaling_is_safe(s, lo, hi, kmax)) return false;
   for (int i = 0; i < n; ++i) kern.exp_shift(plan + i * ld, kmax, plan + i * ld, p);  // E, in the plan buffer
 
   // Narrow problems (solve_narrow) stream along n instead: E^T [p, n] in a scratch copy.
@@ -171,9 +163,9 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
   const int n = s.n, p = s.p;
   const int64_t ld = s.ld;
   std::vector<T> e(static_cast<size_t>(n) * ld);
-  fill_logits(s, o, e.data());
-  T kmax;
-  if (!scaling_is_safe(s, e.data(), kmax)) return false;
+  T lo, hi, kmax;
+  fill_logits(s, o, e.data(), &lo, &hi);
+  if (!scaling_is_safe(s, lo, hi, kmax)) return false;
   for (int i = 0; i < n; ++i) kern.exp_shift(e.data() + i * ld, kmax, e.data() + i * ld, p);
   std::vector<T> la, lb;
   log_marginal(s.a, n, la);

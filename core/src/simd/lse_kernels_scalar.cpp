@@ -106,13 +106,33 @@ void log_plus(const T* x, const T* add, T c, T* out, int len) {
     out[j] = x[j] > 0 ? std::log(x[j]) + (add ? add[j] : T(0)) + c : -std::numeric_limits<T>::infinity();
 }
 
+template <typename T>
+void clamp_range(T* x, T limit, int len, T* lo, T* hi) {
+  for (int j = 0; j < len; ++j) {
+    x[j] = std::min(std::max(x[j], -limit), limit);
+    *lo = std::min(*lo, x[j]);
+    *hi = std::max(*hi, x[j]);
+  }
+}
+
 }  // namespace
 
 template <typename T>
 const LseKernels<T>& scalar_kernels() {
-  static const LseKernels<T> table{
-      "scalar",      &row_lse<T>, &col_max<T>, &col_sumexp<T>, &row_softmax_bwd<T>, &col_softmax_bwd<T>, &plan_row<T>,
-      &exp_shift<T>, &dot<T>,     &axpy<T>,    &gemv<T>,       &gemv_t<T>,          &log_plus<T>};
+  static const LseKernels<T> table{"scalar",
+                                   &row_lse<T>,
+                                   &col_max<T>,
+                                   &col_sumexp<T>,
+                                   &row_softmax_bwd<T>,
+                                   &col_softmax_bwd<T>,
+                                   &plan_row<T>,
+                                   &exp_shift<T>,
+                                   &dot<T>,
+                                   &axpy<T>,
+                                   &gemv<T>,
+                                   &gemv_t<T>,
+                                   &log_plus<T>,
+                                   &clamp_range<T>};
   return table;
 }
 

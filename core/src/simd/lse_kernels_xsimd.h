@@ -275,10 +275,30 @@ struct XsimdKernels {
       store_tail(one(load_tail(x + j, r, T(1)), add ? load_tail(add + j, r, T(0)) : zero), out + j, r);
   }
 
+  static void clamp_range(T* x, T limit, int len, T* lo, T* hi) {
+    const B up(limit), down(-limit);
+    B l(*lo), h(*hi);
+    int j = 0;
+    for (; j + W <= len; j += W) {
+      const B v = xsimd::min(xsimd::max(B::load_unaligned(x + j), down), up);
+      v.store_unaligned(x + j);
+      l = xsimd::min(l, v);
+      h = xsimd::max(h, v);
+    }
+    T lmin = -hmax(-l), hmx = hmax(h);
+    for (; j < len; ++j) {
+      x[j] = std::min(std::max(x[j], -limit), limit);
+      lmin = std::min(lmin, x[j]);
+      hmx = std::max(hmx, x[j]);
+    }
+    *lo = lmin;
+    *hi = hmx;
+  }
+
   static const LseKernels<T>& table(const char* name) {
     static const LseKernels<T> t{
         name,       &row_lse, &col_max, &col_sumexp, &row_softmax_bwd, &col_softmax_bwd, &plan_row,
-        &exp_shift, &dot,     &axpy,    &gemv,       &gemv_t,          &log_plus};
+        &exp_shift, &dot,     &axpy,    &gemv,       &gemv_t,          &log_plus,        &clamp_range};
     return t;
   }
 };

@@ -1,12 +1,17 @@
 // Specification of inductive::sinkhorn_log (forward): closed forms, an independent double-precision reference,
 // batching with masks, stopping rules, numerical safety, and one precise error per kind of bad input.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "inductive/elementwise.h"
+#include "inductive/parallel.h"
 #include "inductive/sinkhorn.h"
+#include "ot/sinkhorn_detail.h"
 #include "../test_util.h"
 
 namespace inductive {
@@ -301,6 +306,89 @@ TEST(Sinkhorn, RejectsBadInputWithPreciseErrors) {
   expect_error([&] { sinkhorn_log(pr, o, SinkhornOutput<float>{plan.data()}); }, ErrorCode::kShapeMismatch,
                "length n of problem 0 out of range: got 4, expected 1..3");
   for (float x : plan) EXPECT_EQ(x, 7.0f) << "an error must leave outputs untouched";
+}
+
+// The batch's costs are scanned on the threads before the problems are checked in order (sinkhorn_validate.cpp), so
+// the error is still the first problem's, entry and all: a bad cost in problem 5 of 9 with another in problem 7 names
+// problem 5; a bad length in problem 2 comes before a bad cost in problem 3, and a bad cost in problem 1 before a bad
+// length in problem 2. Nothing is written.
+TEST(Sinkhorn, ABatchNamesItsFirstBadProblemWhateverTheThreadsScanFirst) {
+  struct CapGuard {
+    ~CapGuard() { set_parallel_threads(0); }
+  } guard;
+  const int B = 9, n = 40, p = 33;
+  auto c = random_cost<float>(B * n, p, 5);
+  std::vector<int32_t> lengths(B, n);
+  SinkhornOptions o;
+  std::vector<float> plan(c.size(), 7.0f);
+  auto run = [&] {
+    SinkhornProblem<float> pr{c.data(), B, n, p, lengths.data(), nullptr, nullptr, nullptr};
+    sinkhorn_log(pr, o, SinkhornOutput<float>{plan.data()});
+  };
+  for (int threads : {1, 2, 3}) {
+    set_parallel_threads(threads);
+    auto cost = c;
+    c[(7 * n + 3) * p + 30] = std::numeric_limits<float>::infinity();
+    c[(5 * n + 39) * p + 32] = std::nanf("");
+    expect_error(run, ErrorCode::kInvalidArgument, "cost matrix of problem 5 has a non-finite value at (39, 32)");
+    c = cost;
+    c[(3 * n + 1) * p + 2] = -std::numeric_limits<float>::infinity();
+    lengths[2] = n + 1;
+    expect_error(run, ErrorCode::kShapeMismatch, "length n of problem 2 out of range: got 41");
+    c[(1 * n) * p] = std::nanf("");
+    expect_error(run, ErrorCode::kInvalidArgument, "cost matrix of problem 1 has a non-finite value at (0, 0)");
+    c = cost;
+    lengths[2] = n;
+    // A bad entry in the padding is never read: problem 4 holds 10 rows.
+    lengths[4] = 10;
+    c[(4 * n + 20) * p + 5] = std::nanf("");
+    EXPECT_NO_THROW(run());
+    c = cost;
+    lengths[4] = n;
+    for (size_t e = 0; e < plan.size(); ++e) plan[e] = 7.0f;
+    c[(8 * n + 39) * p + 32] = std::numeric_limits<float>::infinity();  // the batch's very last entry
+    expect_error(run, ErrorCode::kInvalidArgument, "cost matrix of problem 8 has a non-finite value at (39, 32)");
+    for (float x : plan) ASSERT_EQ(x, 7.0f) << "an error must leave outputs untouched";
+    c = cost;
+  }
+}
+
+// K = -C/eps (or S/eps) as elementwise::logit forms it, bit for bit: the product in double rounded once, clamped to
+// +-kMaxLogit, in place too, and K's range: fill_logits clamps in float, after rounding, on a vector pass.
+TEST(Sinkhorn, LogitsAreTheElementwiseLogitBitForBitWithTheirRange) {
+  const int n = 5, p = 37, ld = 40;
+  std::vector<float> cost(static_cast<size_t>(n) * ld, 123.0f);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-2, 2);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) cost[i * ld + j] = u(rng);
+  cost[0] = 3e38f, cost[1] = -3e38f, cost[ld + 17] = 1.1e29f, cost[2 * ld + 36] = -9.9999e28f;
+  for (const bool similarity : {false, true})
+    for (const double eps : {0.5, 0.1, 1e-9}) {
+      SinkhornOptions o;
+      o.eps = eps;
+      o.similarity = similarity;
+      const detail::ProblemSlice<float> s{cost.data(), n, p, ld, nullptr, nullptr};
+      std::vector<float> k(cost.size(), -5.0f);
+      float lo = 0, hi = 0;
+      detail::fill_logits(s, o, k.data(), &lo, &hi);
+      auto in_place = cost;
+      const detail::ProblemSlice<float> t{in_place.data(), n, p, ld, nullptr, nullptr};
+      detail::fill_logits(t, o, in_place.data());
+      const double scale = (similarity ? 1.0 : -1.0) / eps;
+      float want_lo = std::numeric_limits<float>::infinity(), want_hi = -want_lo;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < p; ++j) {
+          const float want = elementwise::logit(scale, cost[i * ld + j]);
+          EXPECT_EQ(k[i * ld + j], want) << "eps " << eps << " at (" << i << ", " << j << ")";
+          EXPECT_EQ(in_place[i * ld + j], want) << "in place, eps " << eps << " at (" << i << ", " << j << ")";
+          want_lo = std::min(want_lo, want);
+          want_hi = std::max(want_hi, want);
+        }
+      EXPECT_EQ(lo, want_lo);
+      EXPECT_EQ(hi, want_hi);
+      EXPECT_EQ(k[p], -5.0f) << "the padding is not written";
+    }
 }
 
 TEST(Sinkhorn, ReportsItsKernelName) {

@@ -1,5 +1,6 @@
 // Every SIMD kernel table the CPU supports agrees with the scalar twin, on lengths that exercise the vector body
 // and the tail, with -inf entries (zero-weight points) mixed in.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -136,6 +137,36 @@ TYPED_TEST(LseKernelsTest, LogPlusMatchesTheScalarTwinAndIsMinusInfinityOffThePo
         auto in_place = x;
         tables[t]->log_plus(in_place.data(), a, T(0.25), in_place.data(), len);
         for (int j = 0; j < len; ++j) EXPECT_EQ(in_place[j], got[j]) << "out may alias x";
+      }
+    }
+}
+
+// clamp_range: the values clamped to [-limit, limit] in place, exactly (a min and a max), and the range of the
+// clamped values folded into the running lo / hi, on the vector body and the tail, with +-inf and out-of-range values.
+TYPED_TEST(LseKernelsTest, ClampRangeClampsExactlyAndFoldsTheClampedRangeIn) {
+  using T = TypeParam;
+  const LseKernels<T>* tables[8];
+  const int count = available_kernels<T>(tables, 8);
+  const T inf = std::numeric_limits<T>::infinity(), limit = T(50);
+  for (int t = 0; t < count; ++t)
+    for (int len : {1, 3, 8, 17, 100}) {
+      SCOPED_TRACE(std::string(tables[t]->name) + " len " + std::to_string(len));
+      auto x = random_vector<T>(len, len + 9, T(-40), T(40));
+      if (len > 2) x[0] = inf, x[1] = -inf, x[2] = T(-75);
+      if (len > 16) x[16] = T(60);           // past the first 16-lane body
+      for (const T seed : {T(0), T(-45)}) {  // lo / hi start inside the values' range, or below it
+        auto got = x;
+        T lo = seed, hi = seed;
+        tables[t]->clamp_range(got.data(), limit, len, &lo, &hi);
+        T want_lo = seed, want_hi = seed;
+        for (int j = 0; j < len; ++j) {
+          const T want = x[j] < -limit ? -limit : (x[j] > limit ? limit : x[j]);
+          EXPECT_EQ(got[j], want) << "at " << j;
+          want_lo = std::min(want_lo, want);
+          want_hi = std::max(want_hi, want);
+        }
+        EXPECT_EQ(lo, want_lo);
+        EXPECT_EQ(hi, want_hi);
       }
     }
 }
