@@ -285,14 +285,15 @@ struct XsimdKernels {
       l = xsimd::min(l, v);
       h = xsimd::max(h, v);
     }
-    T lmin = -hmax(-l), hmx = hmax(h);
-    for (; j < len; ++j) {
-      x[j] = std::min(std::max(x[j], -limit), limit);
-      lmin = std::min(lmin, x[j]);
-      hmx = std::max(hmx, x[j]);
+    if (const int r = len - j) {
+      // The padding repeats a value of the tail, which leaves its min and max as they are (p = 10 is all tail).
+      const B v = xsimd::min(xsimd::max(load_tail(x + j, r, x[j]), down), up);
+      store_tail(v, x + j, r);
+      l = xsimd::min(l, v);
+      h = xsimd::max(h, v);
     }
-    *lo = lmin;
-    *hi = hmx;
+    *lo = -hmax(-l);
+    *hi = hmax(h);
   }
 
   static const LseKernels<T>& table(const char* name) {
