@@ -60,8 +60,8 @@ void fill_logits(const ProblemSlice<T>& s, const SinkhornOptions& o, T* k, T* lo
       std::copy(block, block + kBlock, ki + j);
     }
     for (; j < s.p; ++j) ki[j] = static_cast<T>(scale * static_cast<double>(c[j]));
-    kern.clamp_range(ki, static_cast<T>(kMaxLogit), s.p, &l, &h);
   }
+  kern.clamp_range(k, s.n, s.p, s.ld, static_cast<T>(kMaxLogit), &l, &h);
   if (lo) *lo = l;
   if (hi) *hi = h;
 }

@@ -47,10 +47,11 @@ struct LseKernels {
   // (the columns layout's n row LSEs per iteration) and of the scaling domain's tape: a scalar log each was 5 % of a
   // k512 p10 training step. `out` may alias `x`.
   void (*log_plus)(const T* x, const T* add, T c, T* out, int len);
-  // x[j] = clamp(x[j], -limit, limit) in place, and *lo / *hi lowered / raised to the clamped values' min / max: the
-  // logits' clamp and the scaling domain's range check in one vector pass (as two scalar loops, with the clamp's
-  // branches, they were 30 % of a 10-iteration batch).
-  void (*clamp_range)(T* x, T limit, int len, T* lo, T* hi);
+  // x = clamp(x, -limit, limit) in place over rows x + r ld (r < rows) of `cols` values, and *lo / *hi lowered /
+  // raised to the clamped values' min / max: the logits' clamp and the scaling domain's range check in one vector
+  // pass over a problem (as two scalar loops, with the clamp's branches, they were 30 % of a 10-iteration batch; a
+  // call per row, with its lanes' reduction, was still 12 %).
+  void (*clamp_range)(T* x, int rows, int cols, long ld, T limit, T* lo, T* hi);
 };
 
 // The fastest kernels this process can run (chosen on first use, thread-safe).

@@ -107,12 +107,14 @@ void log_plus(const T* x, const T* add, T c, T* out, int len) {
 }
 
 template <typename T>
-void clamp_range(T* x, T limit, int len, T* lo, T* hi) {
-  for (int j = 0; j < len; ++j) {
-    x[j] = std::min(std::max(x[j], -limit), limit);
-    *lo = std::min(*lo, x[j]);
-    *hi = std::max(*hi, x[j]);
-  }
+void clamp_range(T* x, int rows, int cols, long ld, T limit, T* lo, T* hi) {
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < cols; ++j) {
+      T& v = x[r * ld + j];
+      v = std::min(std::max(v, -limit), limit);
+      *lo = std::min(*lo, v);
+      *hi = std::max(*hi, v);
+    }
 }
 
 }  // namespace

@@ -275,22 +275,25 @@ struct XsimdKernels {
       store_tail(one(load_tail(x + j, r, T(1)), add ? load_tail(add + j, r, T(0)) : zero), out + j, r);
   }
 
-  static void clamp_range(T* x, T limit, int len, T* lo, T* hi) {
+  static void clamp_range(T* x, int rows, int cols, long ld, T limit, T* lo, T* hi) {
     const B up(limit), down(-limit);
     B l(*lo), h(*hi);
-    int j = 0;
-    for (; j + W <= len; j += W) {
-      const B v = xsimd::min(xsimd::max(B::load_unaligned(x + j), down), up);
-      v.store_unaligned(x + j);
-      l = xsimd::min(l, v);
-      h = xsimd::max(h, v);
-    }
-    if (const int r = len - j) {
-      // The padding repeats a value of the tail, which leaves its min and max as they are (p = 10 is all tail).
-      const B v = xsimd::min(xsimd::max(load_tail(x + j, r, x[j]), down), up);
-      store_tail(v, x + j, r);
-      l = xsimd::min(l, v);
-      h = xsimd::max(h, v);
+    for (int r = 0; r < rows; ++r) {
+      T* row = x + r * ld;
+      int j = 0;
+      for (; j + W <= cols; j += W) {
+        const B v = xsimd::min(xsimd::max(B::load_unaligned(row + j), down), up);
+        v.store_unaligned(row + j);
+        l = xsimd::min(l, v);
+        h = xsimd::max(h, v);
+      }
+      if (const int rest = cols - j) {
+        // The padding repeats a value of the tail, which leaves its min and max as they are (p = 10 is all tail).
+        const B v = xsimd::min(xsimd::max(load_tail(row + j, rest, row[j]), down), up);
+        store_tail(v, row + j, rest);
+        l = xsimd::min(l, v);
+        h = xsimd::max(h, v);
+      }
     }
     *lo = -hmax(-l);
     *hi = hmax(h);

@@ -142,33 +142,40 @@ TYPED_TEST(LseKernelsTest, LogPlusMatchesTheScalarTwinAndIsMinusInfinityOffThePo
 }
 
 // clamp_range: the values clamped to [-limit, limit] in place, exactly (a min and a max), and the range of the
-// clamped values folded into the running lo / hi, on the vector body and the tail, with +-inf and out-of-range values.
+// clamped values folded into the running lo / hi, over rows of a stride (the padding between them untouched), on
+// the vector body and the tail, with +-inf and out-of-range values.
 TYPED_TEST(LseKernelsTest, ClampRangeClampsExactlyAndFoldsTheClampedRangeIn) {
   using T = TypeParam;
   const LseKernels<T>* tables[8];
   const int count = available_kernels<T>(tables, 8);
-  const T inf = std::numeric_limits<T>::infinity(), limit = T(50);
+  const T inf = std::numeric_limits<T>::infinity(), limit = T(50), pad = T(1e6);
   for (int t = 0; t < count; ++t)
-    for (int len : {1, 3, 8, 17, 100}) {
-      SCOPED_TRACE(std::string(tables[t]->name) + " len " + std::to_string(len));
-      auto x = random_vector<T>(len, len + 9, T(-40), T(40));
-      if (len > 2) x[0] = inf, x[1] = -inf, x[2] = T(-75);
-      if (len > 16) x[16] = T(60);           // past the first 16-lane body
-      for (const T seed : {T(0), T(-45)}) {  // lo / hi start inside the values' range, or below it
-        auto got = x;
-        T lo = seed, hi = seed;
-        tables[t]->clamp_range(got.data(), limit, len, &lo, &hi);
-        T want_lo = seed, want_hi = seed;
-        for (int j = 0; j < len; ++j) {
-          const T want = x[j] < -limit ? -limit : (x[j] > limit ? limit : x[j]);
-          EXPECT_EQ(got[j], want) << "at " << j;
-          want_lo = std::min(want_lo, want);
-          want_hi = std::max(want_hi, want);
+    for (int cols : {1, 3, 8, 17, 100})
+      for (int rows : {1, 3}) {
+        SCOPED_TRACE(std::string(tables[t]->name) + " " + std::to_string(rows) + " x " + std::to_string(cols));
+        const int ld = cols + 2;
+        auto x = random_vector<T>(rows * ld, cols + 9, T(-40), T(40));
+        for (int r = 0; r < rows; ++r) x[r * ld + cols] = x[r * ld + cols + 1] = pad;
+        if (cols > 2) x[0] = inf, x[1] = -inf, x[(rows - 1) * ld + 2] = T(-75);
+        if (cols > 16) x[16] = T(60);          // past the first 16-lane body
+        for (const T seed : {T(0), T(-45)}) {  // lo / hi start inside the values' range, or below it
+          auto got = x;
+          T lo = seed, hi = seed;
+          tables[t]->clamp_range(got.data(), rows, cols, ld, limit, &lo, &hi);
+          T want_lo = seed, want_hi = seed;
+          for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < cols; ++j) {
+              const T v = x[r * ld + j], want = v < -limit ? -limit : (v > limit ? limit : v);
+              EXPECT_EQ(got[r * ld + j], want) << "at (" << r << ", " << j << ")";
+              want_lo = std::min(want_lo, want);
+              want_hi = std::max(want_hi, want);
+            }
+            EXPECT_EQ(got[r * ld + cols], pad) << "the padding of row " << r << " is not written";
+          }
+          EXPECT_EQ(lo, want_lo);
+          EXPECT_EQ(hi, want_hi);
         }
-        EXPECT_EQ(lo, want_lo);
-        EXPECT_EQ(hi, want_hi);
       }
-    }
 }
 
 TYPED_TEST(LseKernelsTest, AllMinusInfinityRowIsMinusInfinityNotNaN) {
