@@ -93,14 +93,10 @@ inline void batch_input_grad(const float* __restrict g, const float* __restrict 
 }
 }  // namespace norm_rows
 
-// out = Norm(y) (n x d). LayerNorm: per row. BatchNorm: per column over the real nodes of the batch (training)
-// or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does. `comm`
-// (training BatchNorm, data parallel): the statistics are those of every rank's nodes (GraphitRunOptions::sync_norm).
-//
 // row(i) for each of n rows, in the products' kChunkRows blocks over the threads they would use (graphit_gemm.h).
 // For passes whose rows are computed alone, so the bits do not depend on the threads. The norms were the largest
-// part of an evaluation pass left on one thread: with the products and the attention shared, 2 threads ran a
-// 64-molecule batch 1.1-1.3x faster than one in the browser.
+// part of an evaluation pass left on one thread: with only the products and the attention shared, 2 threads
+// predicted the browser benchmark's molecules 0.94-1.18x as fast as one (1.17-1.56x with the norms shared too).
 template <typename F>
 void for_each_row(Eigen::Index n, const F& row) {
   const int blocks = static_cast<int>((n + kChunkRows - 1) / kChunkRows);
@@ -110,6 +106,10 @@ void for_each_row(Eigen::Index n, const F& row) {
   });
 }
 
+// out = Norm(y) (n x d). LayerNorm: per row. BatchNorm: per column over the real nodes of the batch (training)
+// or with the running statistics (evaluation); `running` (training only) is updated as PyTorch does. `comm`
+// (training BatchNorm, data parallel): the statistics are those of every rank's nodes (GraphitRunOptions::sync_norm).
+//
 // Each variant reads y and writes xhat and out in as few passes over the n x d matrices as its statistics allow
 // (LayerNorm and evaluation BatchNorm: one; training BatchNorm: three, as its column statistics need two reductions
 // before any output): at ZINC's batch sizes the matrices live in L3, and the pass count, not arithmetic, set the cost.
