@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
+#include "common/finite.h"
 #include "inductive/parallel.h"
 
 namespace inductive {
@@ -16,30 +16,13 @@ SetBatch::SetBatch(int batch_, int n_max_, int dim_) : batch(batch_), n_max(n_ma
   n.assign(batch_, n_max_);
 }
 
-namespace {
-
-// NaN and +-Inf are the floats whose exponent bits are all ones. An OR over integer tests vectorises (a branch per
-// value, or a float reduction without -ffast-math, would not), and this check runs on every batch the library
-// embeds; the slow search for the culprit runs only when it fails.
-bool all_finite(const float* x, int64_t count) {
-  uint32_t bad = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    uint32_t bits;
-    std::memcpy(&bits, x + k, sizeof bits);
-    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad == 0;
-}
-
-}  // namespace
-
 void SetBatch::validate(const char* where) const {
   validate_shape(where);
   // The sets are checked in parallel (this pass reads every feature once: at k 512 it was 5-13 % of an OTK embedding
   // on one thread, and all of it serial on two); the message names the first bad set, as a serial loop would.
   std::vector<char> finite(static_cast<size_t>(batch));
   parallel_for(batch, 1, 0, [&](int b, int) {
-    finite[static_cast<size_t>(b)] = all_finite(row(b, 0), static_cast<int64_t>(n[b]) * dim);
+    finite[static_cast<size_t>(b)] = detail::all_finite(row(b, 0), static_cast<int64_t>(n[b]) * dim);
   });
   for (int b = 0; b < batch; ++b) {
     if (finite[static_cast<size_t>(b)]) continue;

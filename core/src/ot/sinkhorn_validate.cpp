@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/finite.h"
 #include "inductive/parallel.h"
 #include "inductive/sinkhorn.h"
 
@@ -36,16 +37,11 @@ double check_marginal(const char* where, const char* name, int b, const T* w, in
   return mass;
 }
 
-// Whether every entry of an nb x pb block (rows of stride ld) is finite. No early exit inside a row, so that the loop
-// vectorises: x - x is 0 for a finite x and NaN for +-inf and NaN.
+// Whether every entry of an nb x pb block (rows of stride ld) is finite.
 template <typename T>
-bool all_finite(const T* c, int nb, int pb, int64_t ld) {
-  for (int i = 0; i < nb; ++i) {
-    const T* row = c + i * ld;
-    int bad = 0;
-    for (int j = 0; j < pb; ++j) bad |= !(row[j] - row[j] == T(0));
-    if (bad) return false;
-  }
+bool block_finite(const T* c, int nb, int pb, int64_t ld) {
+  for (int i = 0; i < nb; ++i)
+    if (!detail::all_finite(c + i * ld, pb)) return false;
   return true;
 }
 
@@ -67,7 +63,7 @@ void SinkhornProblem<T>::validate(const char* where) const {
     const int nb = n ? n[bi] : n_max;
     const int pb = p ? p[bi] : p_max;
     if (nb >= 1 && nb <= n_max && pb >= 1 && pb <= p_max)
-      clean[bi] = all_finite(cost + static_cast<int64_t>(bi) * n_max * p_max, nb, pb, p_max) ? 1 : 0;
+      clean[bi] = block_finite(cost + static_cast<int64_t>(bi) * n_max * p_max, nb, pb, p_max) ? 1 : 0;
   });
   for (int bi = 0; bi < batch; ++bi) {
     const int nb = n ? n[bi] : n_max;
