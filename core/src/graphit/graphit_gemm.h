@@ -100,6 +100,16 @@ inline int row_threads(Eigen::Index rows) {
       std::max<Eigen::Index>(1, std::min<Eigen::Index>(parallel_threads(), rows / kMinRowsPerThread)));
 }
 
+// body(r0, r1) for each kChunkRows block [r0, r1) of `rows` rows, dealt to the threads row_threads allows.
+template <typename F>
+void for_each_row_block(Eigen::Index rows, const F& body) {
+  const int blocks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
+  parallel_for(blocks, 1, row_threads(rows), [&](int t, int) {
+    const Eigen::Index r0 = t * kChunkRows;
+    body(r0, std::min(rows, r0 + kChunkRows));
+  });
+}
+
 // Rows [begin, end) of block t of T blocks over `rows` rows.
 inline std::pair<Eigen::Index, Eigen::Index> row_block(Eigen::Index rows, int t, int T) {
   return {rows * t / T, rows * (t + 1) / T};
@@ -119,12 +129,8 @@ void rows_product(MatF& out, const A& a, const B& b, bool accumulate = false,
     return;
   }
   if (!accumulate) out.resize(a.rows(), b.cols());
-  const Eigen::Index rows = a.rows();
-  const int blocks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
-  parallel_for(blocks, 1, row_threads(rows), [&](int t, int) {
-    const Eigen::Index r0 = t * kChunkRows;
-    product_rows(out, a, b, r0, std::min(rows, r0 + kChunkRows), accumulate, epilogue);
-  });
+  for_each_row_block(a.rows(),
+                     [&](Eigen::Index r0, Eigen::Index r1) { product_rows(out, a, b, r0, r1, accumulate, epilogue); });
 }
 
 // The row blocks of a weight gradient's sum: a function of the row count alone (never of the threads), so that the
