@@ -29,6 +29,10 @@ CsrDesign::CsrDesign(int rows, int cols, std::vector<int64_t> row_ptr, std::vect
                       ": value must be finite: got ", val_[k]);
     }
   }
+  sq_norms_.assign(static_cast<size_t>(rows), 0.0);
+  for (int i = 0; i < rows; ++i)
+    for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k)
+      sq_norms_[static_cast<size_t>(i)] += static_cast<double>(val_[k]) * val_[k];
 }
 
 CsrDesign CsrDesign::from_dense(const MatF& dense) {
@@ -55,12 +59,6 @@ double CsrDesign::row_dot(int i, const double* x) const {
 
 void CsrDesign::row_axpy(int i, double alpha, double* x) const {
   for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) x[col_[k]] += alpha * static_cast<double>(val_[k]);
-}
-
-double CsrDesign::row_sq_norm(int i) const {
-  double s = 0;
-  for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k) s += static_cast<double>(val_[k]) * val_[k];
-  return s;
 }
 
 void CsrDesign::rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& out) const {
@@ -92,8 +90,11 @@ std::unique_ptr<DesignMatrix> CsrDesign::select_rows(const std::vector<int>& row
     val.insert(val.end(), val_.begin() + row_ptr_[i], val_.begin() + row_ptr_[i + 1]);
     ptr.push_back(static_cast<int64_t>(val.size()));
   }
-  return std::make_unique<CsrDesign>(static_cast<int>(rows.size()), cols_, std::move(ptr), std::move(col),
-                                     std::move(val));
+  std::vector<double> norms;
+  norms.reserve(rows.size());
+  for (int i : rows) norms.push_back(sq_norms_[static_cast<size_t>(i)]);
+  return std::unique_ptr<DesignMatrix>(new CsrDesign(Checked{}, static_cast<int>(rows.size()), cols_, std::move(ptr),
+                                                     std::move(col), std::move(val), std::move(norms)));
 }
 
 MatF CsrDesign::to_dense() const {

@@ -11,6 +11,9 @@ template <typename Scalar>
 DenseDesignT<Scalar>::DenseDesignT(Matrix values) : values_(std::move(values)) {
   INDUCTIVE_CHECK(values_.allFinite(), ErrorCode::kInvalidArgument,
                   "design matrix: values must be finite: got NaN or Inf");
+  sq_norms_.resize(static_cast<size_t>(values_.rows()));
+  for (Eigen::Index i = 0; i < values_.rows(); ++i)
+    sq_norms_[static_cast<size_t>(i)] = values_.row(i).template cast<double>().squaredNorm();
 }
 
 // The two kernels of coordinate ascent, written as plain loops: Eigen's row().cast<double>() expressions run about
@@ -37,11 +40,6 @@ void DenseDesignT<Scalar>::row_axpy(int i, double alpha, double* x) const {
 }
 
 template <typename Scalar>
-double DenseDesignT<Scalar>::row_sq_norm(int i) const {
-  return values_.row(i).template cast<double>().squaredNorm();
-}
-
-template <typename Scalar>
 void DenseDesignT<Scalar>::rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& out) const {
   INDUCTIVE_CHECK(v.rows() == values_.cols(), ErrorCode::kShapeMismatch, "design matrix: rows_times: V has ", v.rows(),
                   " rows, expected ", values_.cols());
@@ -60,13 +58,17 @@ void DenseDesignT<Scalar>::rows_times(const std::vector<int>& rows, const MatDc&
 
 template <typename Scalar>
 std::unique_ptr<DesignMatrix> DenseDesignT<Scalar>::select_rows(const std::vector<int>& rows) const {
+  for (int i : rows)
+    INDUCTIVE_CHECK(i >= 0 && i < values_.rows(), ErrorCode::kInvalidArgument, "design matrix: select_rows: row ", i,
+                    " out of range 0..", values_.rows() - 1);
+  const auto p = static_cast<size_t>(values_.cols());
   Matrix sub(static_cast<Eigen::Index>(rows.size()), values_.cols());
+  std::vector<double> norms(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) {
-    INDUCTIVE_CHECK(rows[k] >= 0 && rows[k] < values_.rows(), ErrorCode::kInvalidArgument,
-                    "design matrix: select_rows: row ", rows[k], " out of range 0..", values_.rows() - 1);
-    sub.row(static_cast<Eigen::Index>(k)) = values_.row(rows[k]);
+    std::copy_n(values_.data() + static_cast<size_t>(rows[k]) * p, p, sub.data() + k * p);
+    norms[k] = sq_norms_[static_cast<size_t>(rows[k])];
   }
-  return std::make_unique<DenseDesignT<Scalar>>(std::move(sub));
+  return std::unique_ptr<DesignMatrix>(new DenseDesignT<Scalar>(Checked{}, std::move(sub), std::move(norms)));
 }
 
 template class DenseDesignT<float>;

@@ -2,6 +2,7 @@
 // so solvers and screening tests see one vector per sample. Internal to core.
 #pragma once
 
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -24,7 +25,7 @@ class ProblemRows {
   double sign(int i) const { return classification_ ? y_[i] : 1.0; }
   // r_i^T w
   double dot(int i, const double* w) const {
-    double s = x_.row_dot(i, w);
+    double s = row(i).row_dot(slot(i), w);
     if (c_ != 0.0) s += c_ * w[p_];
     return sign(i) * s;
   }
@@ -33,11 +34,22 @@ class ProblemRows {
   // w += alpha r_i
   void axpy(int i, double alpha, double* w) const {
     const double s = alpha * sign(i);
-    x_.row_axpy(i, s, w);
+    row(i).row_axpy(slot(i), s, w);
     if (c_ != 0.0) w[p_] += s * c_;
   }
   // ||r_i||^2 (labels are +-1, so the sign does not change it)
   double sq_norm(int i) const { return x_.row_sq_norm(i) + c_ * c_; }
+  // Copies the samples `rows` into one contiguous matrix that dot and axpy read from then on (the others still come
+  // from the problem's), so a working set's passes stream its rows instead of hopping over the samples left out.
+  // Hopping costs more than reading them: on this project's 2-core EPYC VM a pass over every other row of MNIST 10k
+  // took 0.48-0.53 us a row, against 0.12-0.13 us for all rows in order, and a working set's margin pass over 60 %
+  // of the samples cost as much as the plain solver's over all. The copy holds the same floats and the row kernels
+  // are the same code, so every dot and axpy is bit for bit what it was.
+  void pack(const std::vector<int>& rows) {
+    packed_ = x_.select_rows(rows);
+    slot_.assign(static_cast<size_t>(x_.rows()), -1);
+    for (size_t k = 0; k < rows.size(); ++k) slot_[static_cast<size_t>(rows[k])] = static_cast<int>(k);
+  }
   // out(k, :) = r_{rows[k]}^T V for V: dim() x m.
   void rows_times(const std::vector<int>& rows, const MatDc& v, MatDc& out) const {
     x_.rows_times(rows, v.topRows(p_), out);
@@ -49,7 +61,12 @@ class ProblemRows {
   }
 
  private:
+  const DesignMatrix& row(int i) const { return slot_.empty() || slot_[i] < 0 ? x_ : *packed_; }
+  int slot(int i) const { return slot_.empty() || slot_[i] < 0 ? i : slot_[i]; }
+
   const DesignMatrix& x_;
+  std::unique_ptr<DesignMatrix> packed_;  // pack()'s copy; slot_[i] is sample i's row there, -1 when not there
+  std::vector<int> slot_;
   const double* y_;
   bool classification_;
   double c_;

@@ -121,7 +121,7 @@ std::vector<int> SolverRun::screen_ball(const std::vector<double>& t, double rad
 bool WorkingSet::due(const SolverRun& run, const DualityGap& own, int epoch) {
   const double rel = own.gap / std::max(std::abs(own.primal), 1e-300);
   if (rel > verify_at && !run.meets_tolerance(own) && epoch < run.options.max_epochs) return false;
-  verify_at = std::max(run.options.tol, std::min(verify_at, rel) / 10);
+  verify_at = std::max(tol, std::min(verify_at, rel) / stride);
   return true;
 }
 
@@ -135,6 +135,14 @@ void drop(std::vector<int>& sub, const std::vector<int>& gone) {
 }  // namespace
 
 void WorkingSet::bring_back(const std::vector<int>& back) {
+  // A look that found every outside sample still flat makes the next one wait for a gap 10 times lower than
+  // planned, and the one after for 100 times; one that brings samples back returns to looking every decade.
+  if (back.empty()) {
+    stride *= 10;
+    verify_at = std::max(tol, verify_at / 10);
+  } else {
+    stride = 10;
+  }
   drop(outside, back);
   work.insert(work.end(), back.begin(), back.end());
   std::sort(work.begin(), work.end());

@@ -53,6 +53,33 @@ TEST(DesignMatrix, DenseSparseAndDoubleAgreeOnEveryOperation) {
   EXPECT_TRUE(csr.to_dense() == m);
 }
 
+// The squared norms are computed once, when the matrix is built, and a row selection carries them with its rows.
+TEST(DesignMatrix, ASelectionHoldsItsRowsAndTheirNormsBitForBit) {
+  const MatF m = sparse_matrix();
+  const DenseDesign dense(m);
+  const CsrDesign csr = CsrDesign::from_dense(m);
+  const DenseDesignD dbl(m.cast<double>());
+  VecD x(5);
+  x << 1.0, -1.0, 0.5, 2.0, 0.25;
+  const std::vector<int> rows = {3, 1, 2, 2, 0};
+  for (const DesignMatrix* d : std::vector<const DesignMatrix*>{&dense, &csr, &dbl}) {
+    const auto sub = d->select_rows(rows);
+    ASSERT_EQ(sub->rows(), 5);
+    EXPECT_EQ(sub->cols(), 5);
+    EXPECT_EQ(sub->is_sparse(), d->is_sparse());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const int i = rows[k], r = static_cast<int>(k);
+      EXPECT_EQ(sub->row_sq_norm(r), d->row_sq_norm(i));
+      EXPECT_EQ(sub->row_dot(r, x.data()), d->row_dot(i, x.data()));
+      VecD a = x, b = x;
+      sub->row_axpy(r, 0.3, a.data());
+      d->row_axpy(i, 0.3, b.data());
+      EXPECT_TRUE(a == b);
+    }
+    expect_error([&] { d->select_rows({0, 4}); }, ErrorCode::kInvalidArgument, "out of range 0..3");
+  }
+}
+
 TEST(DesignMatrix, ManyRowsTimesCrossesTheGatherBlocks) {
   // More rows than one gather block (256) of the dense implementation.
   auto rp = testing::random_problem(3, 700, 9, Loss::squared_hinge(), Penalty::l2(), 1.0);

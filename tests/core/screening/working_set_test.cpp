@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "inductive/screening.h"
+#include "screening/rows.h"
 #include "../test_util.h"
 #include "screening_test_util.h"
 
@@ -69,6 +70,26 @@ TEST(WorkingSet, ReachesThePlainSolversCertifiedOptimumFromAnyWarmStart) {
         EXPECT_NEAR(ws.gap.primal, g.primal, 1e-12 * (1 + std::abs(g.primal))) << what;
         EXPECT_NEAR(g.primal, plain.gap.primal, 2e-9 * std::abs(plain.gap.primal) + 1e-14) << what;
       }
+}
+
+// A working set's rows are copied into one matrix (ProblemRows::pack) so its passes stream them; every margin and
+// update reads the same floats through the same kernels, so nothing moves by a bit, packed sample or not.
+TEST(WorkingSet, PackedRowsGiveTheSameBitsAsTheProblemsOwn) {
+  for (bool intercept : {false, true}) {
+    auto rp = random_problem(5, 40, 13, Loss::squared_hinge(), Penalty::l2(), 0.1, false, intercept);
+    const detail::ProblemRows plain(rp.problem);
+    detail::ProblemRows packed(rp.problem);
+    packed.pack({1, 4, 5, 17, 39});
+    VecD w = VecD::LinSpaced(rp.problem.dim(), -1.0, 2.0);
+    for (int i = 0; i < 40; ++i) {
+      EXPECT_EQ(packed.margin(i, w.data()), plain.margin(i, w.data())) << i;
+      EXPECT_EQ(packed.sq_norm(i), plain.sq_norm(i)) << i;
+      VecD a = w, b = w;
+      packed.axpy(i, -0.7, a.data());
+      plain.axpy(i, -0.7, b.data());
+      EXPECT_TRUE(a == b) << i;
+    }
+  }
 }
 
 // A run stopped by the epoch cap with samples still outside the set reports the full problem's gap, not the set's.
