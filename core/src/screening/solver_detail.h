@@ -72,6 +72,10 @@ struct WorkingSet {
   double verify_at;                // the relative gap over the set at which the next look is due
   double stride = 10;              // how far the gap falls between looks: 10, and 10 times more after each quiet look
 
+  // The largest copy a working set makes of its rows: past it, packing would add too much to a large problem's
+  // memory (a browser tab's wasm heap, too), and the set reads the rows where they are.
+  static constexpr double kMaxPackBytes = 256.0 * (1 << 20);
+
   // All active samples work, or with `on` those for which `leave_out(i)` is true stay outside. When a tenth or more
   // of dense rows stay outside, the set's rows are packed into one matrix (ProblemRows::pack); those brought back
   // later are read where they are. Sparse rows are not packed: a9a's have 14 entries, the hops between them cost
@@ -81,7 +85,9 @@ struct WorkingSet {
   WorkingSet(SolverRun& run, bool on, LeaveOut leave_out)
       : tol(run.options.tol), verify_at(std::max(run.options.tol, 1e-2)) {
     for (int i : run.active) (on && leave_out(i) ? outside : work).push_back(i);
-    if (!outside.empty() && outside.size() * 10 >= run.active.size() && !run.problem.x->is_sparse())
+    const DesignMatrix& x = *run.problem.x;
+    const double copy_bytes = static_cast<double>(work.size()) * x.cols() * sizeof(double);  // at most
+    if (!outside.empty() && outside.size() * 10 >= run.active.size() && !x.is_sparse() && copy_bytes <= kMaxPackBytes)
       run.rows.pack(work);
   }
   bool partial() const { return !outside.empty(); }
