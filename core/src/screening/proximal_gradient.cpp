@@ -135,7 +135,8 @@ SolveResult solve_proximal_gradient(const ErmProblem& problem, const SolverOptio
       full_fx = fx + s / n;
       gap = {full_fx, best_dual, full_fx - best_dual};
       if (!back.empty()) {
-        // They join the working set (the best dual point stays one of the new problem: it is 0 on them).
+        // They join the working set (the best dual point stays one of the new problem: it is 0 on them). A quiet
+        // look does not call bring_back, so the looks stay a decade apart here (WorkingSet::bring_back).
         for (int i : back) {
           y.t[i] = run.rows.margin(i, y.x.data());
           y.smooth += loss.value(y.t[i]) / n;

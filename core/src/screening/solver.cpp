@@ -135,8 +135,10 @@ void drop(std::vector<int>& sub, const std::vector<int>& gone) {
 }  // namespace
 
 void WorkingSet::bring_back(const std::vector<int>& back) {
-  // A look that found every outside sample still flat makes the next one wait for a gap 10 times lower than
-  // planned, and the one after for 100 times; one that brings samples back returns to looking every decade.
+  // A look that found every outside sample still flat (`back` empty) makes the next one wait for a gap 10 times lower
+  // than planned, and the one after for 100 times; one that brings samples back returns to looking every decade.
+  // Dual coordinate ascent calls this after every look. Proximal gradient calls it only when samples come back, so
+  // its looks stay a decade apart: spacing them was not measured there.
   if (back.empty()) {
     stride *= 10;
     verify_at = std::max(tol, verify_at / 10);

@@ -70,7 +70,7 @@ struct WorkingSet {
   std::vector<int> work, outside;  // sorted; together the run's active samples
   double tol;                      // the solver's: no look is due below it
   double verify_at;                // the relative gap over the set at which the next look is due
-  double stride = 10;              // how far the gap falls between looks: 10, and 10 times more after each quiet look
+  double stride = 10;              // how far the gap falls between looks: 10, more after quiet looks (see bring_back)
 
   // The largest copy a working set makes of its rows: past it, packing would add too much to a large problem's
   // memory (a browser tab's wasm heap, too), and the set reads the rows where they are.
