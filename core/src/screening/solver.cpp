@@ -138,7 +138,8 @@ void WorkingSet::bring_back(const std::vector<int>& back) {
   // A look that found every outside sample still flat (`back` empty) makes the next one wait for a gap 10 times lower
   // than planned, and the one after for 100 times; one that brings samples back returns to looking every decade.
   // Dual coordinate ascent calls this after every look. Proximal gradient calls it only when samples come back, so
-  // its looks stay a decade apart: spacing them was not measured there.
+  // its looks stay a decade apart: spaced there too, MNIST's elastic-net path at 1e-6 took 26 more epochs and gained
+  // nothing (2.10-2.13x against 2.08-2.12x, two alternations).
   if (back.empty()) {
     stride *= 10;
     verify_at = std::max(tol, verify_at / 10);
