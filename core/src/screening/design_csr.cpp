@@ -17,6 +17,7 @@ CsrDesign::CsrDesign(int rows, int cols, std::vector<int64_t> row_ptr, std::vect
   INDUCTIVE_CHECK(row_ptr_.front() == 0 && row_ptr_.back() == static_cast<int64_t>(val_.size()),
                   ErrorCode::kInvalidArgument, "csr matrix: row_ptr must run from 0 to nnz = ", val_.size(), ": got ",
                   row_ptr_.front(), " .. ", row_ptr_.back());
+  sq_norms_.assign(static_cast<size_t>(rows), 0.0);
   for (int i = 0; i < rows; ++i) {
     INDUCTIVE_CHECK(row_ptr_[i] <= row_ptr_[i + 1], ErrorCode::kInvalidArgument,
                     "csr matrix: row_ptr decreases at row ", i);
@@ -27,12 +28,9 @@ CsrDesign::CsrDesign(int rows, int cols, std::vector<int64_t> row_ptr, std::vect
                       ": column indices must increase strictly: got ", col_[k - 1], " then ", col_[k]);
       INDUCTIVE_CHECK(std::isfinite(val_[k]), ErrorCode::kInvalidArgument, "csr matrix: row ", i, ", column ", col_[k],
                       ": value must be finite: got ", val_[k]);
+      sq_norms_[static_cast<size_t>(i)] += static_cast<double>(val_[k]) * val_[k];  // in the same pass
     }
   }
-  sq_norms_.assign(static_cast<size_t>(rows), 0.0);
-  for (int i = 0; i < rows; ++i)
-    for (int64_t k = row_ptr_[i]; k < row_ptr_[i + 1]; ++k)
-      sq_norms_[static_cast<size_t>(i)] += static_cast<double>(val_[k]) * val_[k];
 }
 
 CsrDesign CsrDesign::from_dense(const MatF& dense) {

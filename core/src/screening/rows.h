@@ -25,7 +25,8 @@ class ProblemRows {
   double sign(int i) const { return classification_ ? y_[i] : 1.0; }
   // r_i^T w
   double dot(int i, const double* w) const {
-    double s = row(i).row_dot(slot(i), w);
+    const RowRef at = row_ref(i);
+    double s = at.matrix.row_dot(at.row, w);
     if (c_ != 0.0) s += c_ * w[p_];
     return sign(i) * s;
   }
@@ -34,7 +35,8 @@ class ProblemRows {
   // w += alpha r_i
   void axpy(int i, double alpha, double* w) const {
     const double s = alpha * sign(i);
-    row(i).row_axpy(slot(i), s, w);
+    const RowRef at = row_ref(i);
+    at.matrix.row_axpy(at.row, s, w);
     if (c_ != 0.0) w[p_] += s * c_;
   }
   // ||r_i||^2 (labels are +-1, so the sign does not change it)
@@ -61,8 +63,15 @@ class ProblemRows {
   }
 
  private:
-  const DesignMatrix& row(int i) const { return slot_.empty() || slot_[i] < 0 ? x_ : *packed_; }
-  int slot(int i) const { return slot_.empty() || slot_[i] < 0 ? i : slot_[i]; }
+  // Where sample i's row is: in the packed copy when it holds it, else in the problem's matrix (one lookup).
+  struct RowRef {
+    const DesignMatrix& matrix;
+    int row;
+  };
+  RowRef row_ref(int i) const {
+    const int r = slot_.empty() ? -1 : slot_[i];
+    return r < 0 ? RowRef{x_, i} : RowRef{*packed_, r};
+  }
 
   const DesignMatrix& x_;
   std::unique_ptr<DesignMatrix> packed_;  // pack()'s copy; slot_[i] is sample i's row there, -1 when not there
