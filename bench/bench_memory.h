@@ -10,11 +10,16 @@
 namespace inductive::bench {
 
 inline long proc_status_kb(const char* key) {
+#if defined(__EMSCRIPTEN__)
+  (void)key;  // under NODERAWFS /proc/self is Node's own process, not the wasm instance's memory
+  return -1;
+#else
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line))
     if (line.compare(0, std::strlen(key), key) == 0) return std::stol(line.substr(std::strlen(key) + 1));
   return -1;
+#endif
 }
 
 inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }

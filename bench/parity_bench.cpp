@@ -28,6 +28,12 @@ namespace {
 
 using nlohmann::json;
 
+#if defined(__EMSCRIPTEN__)
+constexpr const char* kBuild = "wasm (Node)";  // bench/CMakeLists.txt: the same workloads under Node, for profiles
+#else
+constexpr const char* kBuild = "native";
+#endif
+
 // xorshift32, as web/demo/src/bench/inputs.ts writes it: floats in [0, 1) from the top 24 bits.
 struct Xorshift {
   uint32_t x;
@@ -50,10 +56,12 @@ std::vector<uint8_t> read_file(const std::string& path) {
 
 int main(int argc, char** argv) {
   std::string workloads_path, models, threads_arg;
+  bool phases = false;
   inductive::bench::BenchArgs args("parity_bench", "the browser benchmark's workloads natively (JSON on stdout)");
   args.option("--workloads", "FILE", "web/demo/src/bench/workloads.json", &workloads_path);
   args.option("--models", "DIR", "folder of the model files it names (data/models)", &models);
   args.option("--threads", "LIST", "thread counts, comma-separated (default 1,2)", &threads_arg);
+  args.flag("--phases", "also time GraphiT's three phases apart (parse, prepare, predict: graphit_phases_s)", &phases);
   if (const int rc = args.parse(argc, argv); rc >= 0) return rc;
   std::vector<int> thread_counts = {1, 2};
   if (!threads_arg.empty() && !inductive::bench::BenchArgs::int_list("--threads", threads_arg, 1, 256, &thread_counts))
@@ -134,14 +142,33 @@ int main(int argc, char** argv) {
         const inductive::MatF out = inductive::softmax_rows(graphit.predict(graphs));
         (void)out;
       });
+      json row_phases = nullptr;
+      if (phases) {  // the same work as t_graphit, one phase at a time (where the time goes, natively and in wasm)
+        std::vector<inductive::Graph> parsed;
+        std::vector<inductive::GraphitGraph> prepared;
+        const int count = static_cast<int>(molecules.size());
+        const double t_parse = inductive::bench::median_seconds(repeats, [&] {
+          parsed.clear();
+          for (const std::string& m : molecules) parsed.push_back(graphit.molecule_graph(inductive::parse_smiles(m)));
+        });
+        const double t_prepare = inductive::bench::median_seconds(repeats, [&] {
+          prepared = graphit.prepare_many(
+              count, [&](int i) { return parsed[static_cast<size_t>(i)]; },
+              [&](int i) { return molecules[static_cast<size_t>(i)]; });
+        });
+        const double t_predict = inductive::bench::median_seconds(
+            repeats, [&] { (void)inductive::softmax_rows(graphit.predict(prepared)); });
+        row_phases = {{"parse", t_parse}, {"prepare", t_prepare}, {"predict", t_predict}};
+      }
       rows.push_back({{"threads", threads},
+                      {"graphit_phases_s", row_phases},
                       {"sinkhorn_problems_per_s", B / t_sinkhorn},
                       {"otke_sequences_per_s", static_cast<double>(sequences.size()) / t_otke},
                       {"graphit_molecules_per_s", static_cast<double>(molecules.size()) / t_graphit},
                       {"peak_rss_bytes", inductive::bench::peak_rss_bytes()}});
     }
     std::printf("%s\n",
-                json{{"build", "native"}, {"runtime", inductive::parallel_runtime()}, {"rows", rows}}.dump().c_str());
+                json{{"build", kBuild}, {"runtime", inductive::parallel_runtime()}, {"rows", rows}}.dump().c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
