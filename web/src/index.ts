@@ -8,6 +8,7 @@
 //   const g = ind.loadGraphitModel(bytes);  const { layers, meanSaliency } = g.attention('O=[N+]([O-])c1ccccc1');
 export { init, type Inductive, type Limits } from './inductive.js';
 export type { InitOptions } from './load.js';
+export { relaxedSimdSupported, type SimdLevel } from './simd.js';
 export type { OptionDefaults } from './defaults.js';
 export { InductiveError, type ErrorCodeName } from './errors.js';
 export type { SinkhornOptions, SinkhornResult, SinkhornBatchShape, SinkhornBatchResult } from './sinkhorn.js';

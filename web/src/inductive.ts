@@ -26,7 +26,10 @@ import {
 export interface Inductive {
   /** Library version, e.g. "0.1.0". */
   readonly version: string;
-  /** The SIMD kernel set Sinkhorn runs on ("wasm-simd128"). */
+  /**
+   * The SIMD kernel set the core runs on: "wasm-relaxed-simd" (fused multiply-adds: the engine validates relaxed
+   * SIMD and InitOptions.simd is 'auto') or "wasm-simd128".
+   */
   readonly simd: string;
   /** What this build writes into model files: "inductive <version> wasm". */
   readonly producer: string;
@@ -111,7 +114,10 @@ export interface Inductive {
  */
 export async function init(options?: InitOptions): Promise<Inductive> {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw new InductiveError('invalid_argument', 'init: options must be an object { wasmUrl?, wasmBinary?, threads? }');
+    throw new InductiveError(
+      'invalid_argument',
+      'init: options must be an object { wasmUrl?, wasmBinary?, threads?, simd? }',
+    );
   }
   const loaded = await loadModule(options);
   return new Instance(loaded.module, loaded.threads, loaded.threadsNote);

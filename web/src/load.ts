@@ -7,6 +7,7 @@
 import createInductiveModule, { type InductiveModule, type ModuleOptions, wasmUrl } from '../wasm/inductive.mjs';
 import { typeName } from './checks.js';
 import { InductiveError } from './errors.js';
+import { relaxedSimdSupported, type SimdLevel } from './simd.js';
 
 export interface InitOptions {
   /** Where to fetch `inductive.wasm` from (browser/Worker), or a file path/URL to read it from (Node). */
@@ -22,6 +23,13 @@ export interface InitOptions {
    * `threadsNote` says why.
    */
   threads?: number | 'auto';
+  /**
+   * Which modules run the core. 'auto' (the default): the ones with relaxed SIMD's fused multiply-add where the
+   * engine validates it (Chromium 114 and later), the SIMD128 ones elsewhere. 'simd128': the SIMD128 ones
+   * everywhere (a multiply and an add; the same results on every engine). `wasmUrl`/`wasmBinary` name the one-thread
+   * SIMD128 module.
+   */
+  simd?: 'auto' | 'simd128';
 }
 
 /** A loaded module and how many threads it runs the core on (with the reason when fewer than asked). */
@@ -38,13 +46,27 @@ const isNode =
 
 export async function loadModule(options: InitOptions = {}): Promise<LoadedModule> {
   const asked = checkThreads(options.threads);
+  const simd = simdPlan(checkSimd(options.simd), options);
   const plan = threadPlan(asked, options);
   if (plan.threads > 1) {
-    return { module: await loadThreadedModule(plan.threads), threads: plan.threads, threadsNote: plan.note };
+    return { module: await loadThreadedModule(plan.threads, simd), threads: plan.threads, threadsNote: plan.note };
   }
-  const module = await loadSingleModule(options);
+  const module = await loadSingleModule(options, simd);
   module.setThreads(1);
   return { module, threads: 1, threadsNote: plan.note };
+}
+
+function checkSimd(simd: unknown): 'auto' | 'simd128' {
+  if (simd === undefined || simd === 'auto' || simd === 'simd128') return simd ?? 'auto';
+  throw new InductiveError(
+    'invalid_argument',
+    `init: simd must be 'auto' or 'simd128': got ${typeof simd === 'string' ? `'${simd}'` : typeName(simd)}`,
+  );
+}
+
+function simdPlan(asked: 'auto' | 'simd128', options: InitOptions): SimdLevel {
+  if (asked === 'simd128' || options.wasmUrl !== undefined || options.wasmBinary !== undefined) return 'simd128';
+  return relaxedSimdSupported() ? 'relaxed' : 'simd128';
 }
 
 function checkThreads(threads: unknown): number | 'auto' {
@@ -85,15 +107,21 @@ function threadPlan(asked: number | 'auto', options: InitOptions): { threads: nu
   return { threads: asked, note: '' };
 }
 
-// The threaded module: `threads - 1` pool workers start with it (each imports inductive-mt.mjs), and the core may
-// then use `threads` threads, the caller's included. Both URLs use the `new URL(..., import.meta.url)` pattern so
-// that bundlers emit the files and rewrite the addresses.
-async function loadThreadedModule(threads: number): Promise<InductiveModule> {
-  const scriptUrl = new URL('../wasm/inductive-mt.mjs', import.meta.url).href;
+// The threaded module: `threads - 1` pool workers start with it (each imports the module's .mjs), and the core may
+// then use `threads` threads, the caller's included. The URLs and imports are literals in the
+// `new URL(..., import.meta.url)` and `import(...)` patterns so that bundlers emit the files and rewrite the addresses.
+async function loadThreadedModule(threads: number, simd: SimdLevel): Promise<InductiveModule> {
+  const name = simd === 'relaxed' ? 'inductive-mt-relaxed' : 'inductive-mt';
+  const scriptUrl = (
+    simd === 'relaxed'
+      ? new URL('../wasm/inductive-mt-relaxed.mjs', import.meta.url)
+      : new URL('../wasm/inductive-mt.mjs', import.meta.url)
+  ).href;
   let factory: typeof createInductiveModule;
   let threadedWasmUrl: string;
   try {
-    ({ default: factory, wasmUrl: threadedWasmUrl } = await import('../wasm/inductive-mt.mjs'));
+    ({ default: factory, wasmUrl: threadedWasmUrl } =
+      simd === 'relaxed' ? await import('../wasm/inductive-mt-relaxed.mjs') : await import('../wasm/inductive-mt.mjs'));
   } catch (e) {
     throw new InductiveError('io', `init: cannot load the threaded module ${scriptUrl}: ${describe(e)}`);
   }
@@ -104,34 +132,50 @@ async function loadThreadedModule(threads: number): Promise<InductiveModule> {
     await explainFetchFailure(threadedWasmUrl);
     throw new InductiveError(
       'backend',
-      `init: cannot instantiate inductive-mt.wasm with ${threads} threads: ${describe(e)}`,
+      `init: cannot instantiate ${name}.wasm with ${threads} threads: ${describe(e)}`,
     );
   }
   module.setThreads(threads);
   return module;
 }
 
-async function loadSingleModule(options: InitOptions): Promise<InductiveModule> {
+async function loadSingleModule(options: InitOptions, simd: SimdLevel): Promise<InductiveModule> {
+  let factory = createInductiveModule;
+  let defaultUrl = wasmUrl;
+  if (simd === 'relaxed') {
+    try {
+      ({ default: factory, wasmUrl: defaultUrl } = await import('../wasm/inductive-relaxed.mjs'));
+    } catch (e) {
+      const url = new URL('../wasm/inductive-relaxed.mjs', import.meta.url).href;
+      throw new InductiveError('io', `init: cannot load the module ${url}: ${describe(e)}`);
+    }
+  }
+  const name = simd === 'relaxed' ? 'inductive-relaxed' : 'inductive';
   const moduleOptions: ModuleOptions = {};
   if (options.wasmBinary !== undefined) {
     moduleOptions.wasmBinary = checkBinary(options.wasmBinary);
   } else if (isNode) {
-    moduleOptions.wasmBinary = await readWasmInNode(options.wasmUrl);
+    moduleOptions.wasmBinary = await readWasmInNode(
+      options.wasmUrl ??
+        (simd === 'relaxed'
+          ? new URL('../wasm/inductive-relaxed.wasm', import.meta.url)
+          : new URL('../wasm/inductive.wasm', import.meta.url)),
+    );
   } else if (options.wasmUrl !== undefined) {
     const url = String(options.wasmUrl);
     moduleOptions.locateFile = () => url;
   }
   try {
-    return await createInductiveModule(moduleOptions);
+    return await factory(moduleOptions);
   } catch (e) {
     // emscripten 3.1.6 does not report the HTTP status of a failed fetch (it compiles the error page instead):
     // find out whether the file was missing (io) before blaming its contents (backend).
     if (moduleOptions.wasmBinary === undefined) {
-      await explainFetchFailure(options.wasmUrl === undefined ? wasmUrl : String(options.wasmUrl));
+      await explainFetchFailure(options.wasmUrl === undefined ? defaultUrl : String(options.wasmUrl));
     }
     throw new InductiveError(
       'backend',
-      'init: cannot instantiate inductive.wasm (a wrong or damaged file, ' +
+      `init: cannot instantiate ${name}.wasm (a wrong or damaged file, ` +
         `or a runtime without WebAssembly SIMD): ${describe(e)}`,
     );
   }
@@ -157,9 +201,8 @@ function checkBinary(bytes: unknown): Uint8Array {
   );
 }
 
-// Node: the package's own wasm/inductive.wasm by default; a wasmUrl may name another file, or an http(s) URL.
-async function readWasmInNode(wasmUrl: string | URL | undefined): Promise<Uint8Array> {
-  const where = wasmUrl === undefined ? new URL('../wasm/inductive.wasm', import.meta.url) : wasmUrl;
+// Node: the package's own module file, or a wasmUrl naming another file or an http(s) URL.
+async function readWasmInNode(where: string | URL): Promise<Uint8Array> {
   const text = String(where);
   if (/^https?:/i.test(text)) {
     const response = await fetch(text);

@@ -1,7 +1,7 @@
 // Loading, memory growth and disposal.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { init, InductiveError } from '../src/index.js';
+import { init, InductiveError, relaxedSimdSupported } from '../src/index.js';
 import { referenceSinkhorn } from './support/reference-sinkhorn.js';
 import { marginal, rng, squaredDistances } from './support/random.js';
 import { expectInductiveError, relativeError } from './support/expect.js';
@@ -14,8 +14,20 @@ describe('init', () => {
     const ind = await init();
     expect(ind.version).toBe(versionOf('../../package.json'));
     expect(versionOf('../package.json')).toBe(ind.version);
-    expect(ind.simd).toBe('wasm-simd128');
+    // The relaxed modules where this Node validates relaxed SIMD (Node 20: only with a V8 flag, test/relaxed-simd).
+    expect(ind.simd).toBe(relaxedSimdSupported() ? 'wasm-relaxed-simd' : 'wasm-simd128');
     expect(ind.producer).toBe(`inductive ${ind.version} wasm`);
+    expect((await init({ simd: 'simd128' })).simd).toBe('wasm-simd128');
+  });
+
+  it('takes simd: auto or simd128; anything else is an invalid_argument', async () => {
+    expect((await init({ simd: 'auto' })).simd).toMatch(/^wasm-(relaxed-)?simd(128)?$/);
+    for (const simd of ['relaxed', 'SIMD128', '', 1, null]) {
+      await expect(init({ simd: simd as never })).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: expect.stringMatching(/simd must be 'auto' or 'simd128'/),
+      });
+    }
   });
 
   it('runs one thread in Node and says why; a bad threads option is an invalid_argument', async () => {

@@ -60,8 +60,8 @@ float score_row(const float* a, const float* t, int n, int np, int dh_runtime, f
     for (int k = 0; k < dh; ++k) {
       const B ak(a[k]);
       const float* tk = t + static_cast<size_t>(k) * np + j;
-      s0 = xsimd::fma(ak, B::load_unaligned(tk), s0);
-      s1 = xsimd::fma(ak, B::load_unaligned(tk + W), s1);
+      s0 = simd::madd(ak, B::load_unaligned(tk), s0);
+      s1 = simd::madd(ak, B::load_unaligned(tk + W), s1);
     }
     if (j + 2 * W > n) {
       s0 = xsimd::select(past_end(j, n), B(kNegInf), s0);
@@ -73,7 +73,7 @@ float score_row(const float* a, const float* t, int n, int np, int dh_runtime, f
   }
   if (j < np) {
     B s0(0.0f);
-    for (int k = 0; k < dh; ++k) s0 = xsimd::fma(B(a[k]), B::load_unaligned(t + static_cast<size_t>(k) * np + j), s0);
+    for (int k = 0; k < dh; ++k) s0 = simd::madd(B(a[k]), B::load_unaligned(t + static_cast<size_t>(k) * np + j), s0);
     s0 = xsimd::select(past_end(j, n), B(kNegInf), s0);
     m = xsimd::max(m, s0);
     s0.store_unaligned(row + j);
@@ -94,7 +94,7 @@ void combine_rows(const float* a, int lda, const float* v, int ld, int n, float*
     for (int u = 0; u < V; ++u) vj[u] = N::load_unaligned(v + static_cast<size_t>(j) * ld + u * NW);
     for (int r = 0; r < R; ++r) {
       const N arj(a[static_cast<size_t>(r) * lda + j]);
-      for (int u = 0; u < V; ++u) acc[r][u] = xsimd::fma(arj, vj[u], acc[r][u]);
+      for (int u = 0; u < V; ++u) acc[r][u] = simd::madd(arj, vj[u], acc[r][u]);
     }
   }
   for (int r = 0; r < R; ++r)

@@ -6,7 +6,9 @@
 namespace inductive::simd {
 template <typename T>
 const LseKernels<T>& kernels_default() {
-#ifdef __EMSCRIPTEN__
+#if defined(INDUCTIVE_RELAXED_SIMD)  // the relaxed modules (simd/madd.h): what Inductive.simd reports there
+  return XsimdKernels<T, xsimd::default_arch>::table("wasm-relaxed-simd");
+#elif defined(__EMSCRIPTEN__)
   return XsimdKernels<T, xsimd::default_arch>::table("wasm-simd128");
 #else
   return XsimdKernels<T, xsimd::default_arch>::table("default");

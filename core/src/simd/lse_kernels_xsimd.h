@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "simd/lse_kernels.h"
+#include "simd/madd.h"
 
 namespace inductive::simd {
 
@@ -189,11 +190,11 @@ struct XsimdKernels {
     B s0(T(0)), s1(T(0));
     int j = 0;
     for (; j + 2 * W <= len; j += 2 * W) {
-      s0 = xsimd::fma(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
-      s1 = xsimd::fma(B::load_unaligned(e + j + W), B::load_unaligned(v + j + W), s1);
+      s0 = madd(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
+      s1 = madd(B::load_unaligned(e + j + W), B::load_unaligned(v + j + W), s1);
     }
-    for (; j + W <= len; j += W) s0 = xsimd::fma(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
-    if (const int r = len - j) s1 = xsimd::fma(load_tail(e + j, r, T(0)), load_tail(v + j, r, T(0)), s1);
+    for (; j + W <= len; j += W) s0 = madd(B::load_unaligned(e + j), B::load_unaligned(v + j), s0);
+    if (const int r = len - j) s1 = madd(load_tail(e + j, r, T(0)), load_tail(v + j, r, T(0)), s1);
     return xsimd::hadd(s0 + s1);
   }
 
@@ -201,9 +202,8 @@ struct XsimdKernels {
     const B ba(alpha);
     int j = 0;
     for (; j + W <= len; j += W)
-      xsimd::fma(ba, B::load_unaligned(e + j), B::load_unaligned(acc + j)).store_unaligned(acc + j);
-    if (const int r = len - j)
-      store_tail(xsimd::fma(ba, load_tail(e + j, r, T(0)), load_tail(acc + j, r, T(0))), acc + j, r);
+      madd(ba, B::load_unaligned(e + j), B::load_unaligned(acc + j)).store_unaligned(acc + j);
+    if (const int r = len - j) store_tail(madd(ba, load_tail(e + j, r, T(0)), load_tail(acc + j, r, T(0))), acc + j, r);
   }
 
   // dot's exact operations (two accumulators over 2W chunks, one more W chunk into the first, the tail into the
@@ -216,17 +216,17 @@ struct XsimdKernels {
     for (; j + 2 * W <= len; j += 2 * W) {
       const B x0 = B::load_unaligned(x + j), x1 = B::load_unaligned(x + j + W);
       for (int r = 0; r < R; ++r) {
-        s0[r] = xsimd::fma(B::load_unaligned(m + r * ld + j), x0, s0[r]);
-        s1[r] = xsimd::fma(B::load_unaligned(m + r * ld + j + W), x1, s1[r]);
+        s0[r] = madd(B::load_unaligned(m + r * ld + j), x0, s0[r]);
+        s1[r] = madd(B::load_unaligned(m + r * ld + j + W), x1, s1[r]);
       }
     }
     for (; j + W <= len; j += W) {
       const B x0 = B::load_unaligned(x + j);
-      for (int r = 0; r < R; ++r) s0[r] = xsimd::fma(B::load_unaligned(m + r * ld + j), x0, s0[r]);
+      for (int r = 0; r < R; ++r) s0[r] = madd(B::load_unaligned(m + r * ld + j), x0, s0[r]);
     }
     if (const int rest = len - j) {
       const B x0 = load_tail(x + j, rest, T(0));
-      for (int r = 0; r < R; ++r) s1[r] = xsimd::fma(load_tail(m + r * ld + j, rest, T(0)), x0, s1[r]);
+      for (int r = 0; r < R; ++r) s1[r] = madd(load_tail(m + r * ld + j, rest, T(0)), x0, s1[r]);
     }
     for (int r = 0; r < R; ++r) y[r] = xsimd::hadd(s0[r] + s1[r]);
   }
@@ -248,7 +248,7 @@ struct XsimdKernels {
       const B bw(w[r]);
       const T* row = m + r * ld;
       for (int v = 0; v < V; ++v)
-        acc[v] = xsimd::fma(bw, tail ? load_tail(row, count, T(0)) : B::load_unaligned(row + v * W), acc[v]);
+        acc[v] = madd(bw, tail ? load_tail(row, count, T(0)) : B::load_unaligned(row + v * W), acc[v]);
     }
     for (int v = 0; v < V; ++v) {
       if constexpr (tail)

@@ -6,6 +6,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "simd/madd.h"
+
 namespace inductive::simd {
 
 namespace {
@@ -25,7 +27,7 @@ void dot_block(const float* a, int lda, const float* b, int ldb, float* c, int l
     for (int j = 0; j < S; ++j) vb[j] = B::load_unaligned(b + static_cast<long>(j) * ldb + t);
     for (int i = 0; i < R; ++i) {
       const B va = B::load_unaligned(a + static_cast<long>(i) * lda + t);
-      for (int j = 0; j < S; ++j) acc[i][j] = xsimd::fma(va, vb[j], acc[i][j]);
+      for (int j = 0; j < S; ++j) acc[i][j] = madd(va, vb[j], acc[i][j]);
     }
   }
   for (int i = 0; i < R; ++i)
@@ -79,7 +81,7 @@ void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, fl
     for (int v = 0; v < V; ++v) vb[v] = B::load_unaligned(brow + v * W);
     for (int i = 0; i < R; ++i) {
       const B s(a[t * a_t + i * a_i]);
-      for (int v = 0; v < V; ++v) acc[i][v] = xsimd::fma(s, vb[v], acc[i][v]);
+      for (int v = 0; v < V; ++v) acc[i][v] = madd(s, vb[v], acc[i][v]);
     }
   }
   const B va(ends.alpha);
@@ -99,7 +101,9 @@ void outer_block(const float* a, long a_t, long a_i, const float* b, int ldb, fl
 // `bin/otke_bench --products`), with no packing of A and no memset of C. In wasm 4: V8 keeps one of x64's 16 vector
 // registers for itself, and with 6 rows the kernel spilled and ran 20-30 % slower than with 4 (Node 20, a
 // micro-benchmark of the kernels compiled both ways).
-#if defined(__EMSCRIPTEN__)
+#if defined(INDUCTIVE_RELAXED_SIMD)
+constexpr int kRows = 2;  // x kStrip = 4 vectors (below)
+#elif defined(__EMSCRIPTEN__)
 constexpr int kRows = 4;
 #else
 constexpr int kRows = 6;
@@ -127,11 +131,37 @@ void row_block(const float* a, long a_t, long a_i, const float* b, int ldb, floa
   }
 }
 
-// The vector columns [0, single) of rows [0, rows): 2W-wide strips up to `whole`, then one W-wide strip.
+// Vectors of C's columns per strip of a row block (kRows x kStrip accumulators). 2, except in the relaxed-SIMD
+// wasm modules (simd/madd.h), whose fused multiply-adds ran faster on 2 rows x 4 vectors than on 4 x 2
+// (bench/wasm_fma_probe.py): the same 8 accumulators, half the broadcasts per multiply-add.
+#if defined(INDUCTIVE_RELAXED_SIMD)
+constexpr int kStrip = 4;
+#else
+constexpr int kStrip = 2;
+#endif
+
+// Rows [0, rows) of C for the vector columns [col, col + vectors W), vectors <= kStrip.
+void strip_block(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int rows, int t0,
+                 int t1, int col, int vectors, Ends ends) {
+  while (vectors > 0) {
+    if constexpr (kStrip == 4) {
+      if (vectors == 4) return row_block<4>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, col, ends);
+    }
+    const int v = vectors >= 2 ? 2 : 1;
+    if (v == 2)
+      row_block<2>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, col, ends);
+    else
+      row_block<1>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, col, ends);
+    col += v * W;
+    vectors -= v;
+  }
+}
+
+// The vector columns [0, vectors W) of rows [0, rows), in strips of kStrip vectors.
 void row_block_columns(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int rows, int t0,
-                       int t1, int whole, int single, Ends ends) {
-  for (int col = 0; col < whole; col += 2 * W) row_block<2>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, col, ends);
-  if (single > whole) row_block<1>(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, whole, ends);
+                       int t1, int vectors, Ends ends) {
+  for (int v = 0; v < vectors; v += kStrip)
+    strip_block(a, a_t, a_i, b, ldb, c, ldc, rows, t0, t1, v * W, std::min(kStrip, vectors - v), ends);
 }
 
 // The columns past the last whole vector, one dot product each.
@@ -157,23 +187,16 @@ constexpr int kDepth = 128;
 // where B is a small weight matrix and A the long operand): a row block of A stays in L1 while B streams past it.
 void outer_product(const float* a, long a_t, long a_i, const float* b, int ldb, float* c, int ldc, int m, int n, int r,
                    float alpha, bool accumulate, bool by_columns, const RowEpilogue* epilogue = nullptr) {
-  const int whole = n / (2 * W) * (2 * W), single = whole + (n - whole >= W ? W : 0);
+  const int vectors = n / W, single = vectors * W;
   if (by_columns && r > kDepth && (!accumulate || alpha == 1.0f) && !epilogue) {
     // Accumulating with alpha 1, the chain starts from C's old value; else the last chunk applies alpha.
     for (int t0 = 0; t0 < r; t0 += kDepth) {
       const int t1 = std::min(r, t0 + kDepth);
       const Ends ends{t0 > 0 || accumulate, t1 == r ? alpha : 1.0f, false};
-      for (int col = 0; col < single; col += 2 * W) {
-        const bool pair = col < whole;
-        for (int i = 0; i < m; i += kRows) {
-          const int rows = std::min(kRows, m - i);
-          float* ci = c + static_cast<long>(i) * ldc;
-          if (pair)
-            row_block<2>(a + i * a_i, a_t, a_i, b, ldb, ci, ldc, rows, t0, t1, col, ends);
-          else
-            row_block<1>(a + i * a_i, a_t, a_i, b, ldb, ci, ldc, rows, t0, t1, col, ends);
-        }
-      }
+      for (int v = 0; v < vectors; v += kStrip)
+        for (int i = 0; i < m; i += kRows)
+          strip_block(a + i * a_i, a_t, a_i, b, ldb, c + static_cast<long>(i) * ldc, ldc, std::min(kRows, m - i), t0,
+                      t1, v * W, std::min(kStrip, vectors - v), ends);
     }
   } else {
     for (int i = 0; i < m; i += kRows) {
@@ -185,7 +208,7 @@ void outer_product(const float* a, long a_t, long a_i, const float* b, int ldb, 
       }
       const Ends ends{false, alpha, accumulate, epilogue ? &rows_epilogue : nullptr};
       row_block_columns(a + i * a_i, a_t, a_i, b, ldb, c + static_cast<long>(i) * ldc, ldc, std::min(kRows, m - i), 0,
-                        r, whole, single, ends);
+                        r, vectors, ends);
     }
   }
   scalar_columns(a, a_t, a_i, b, ldb, c, ldc, m, r, single, n, alpha, accumulate, epilogue);

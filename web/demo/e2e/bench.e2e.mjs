@@ -4,7 +4,10 @@
 // checks that the page runs, on the threads it should (every core up to 8 when cross-origin isolated), and reports
 // numbers that make sense (finite, > 0).
 //
-//   npm run build --workspace web/demo && node web/demo/e2e/bench.e2e.mjs
+//   npm run build --workspace web/demo && node web/demo/e2e/bench.e2e.mjs [--simd128]
+//
+// --simd128 times the SIMD128 modules (the page's `?bench&simd=simd128`) instead of the relaxed-SIMD ones Chromium
+// gets by default; build/browser-bench.json (or browser-bench-simd128.json) records which ran.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -20,6 +23,7 @@ const KEYS = [
   ['graphit_molecules_per_s', 'GraphiT molecules/s'],
 ];
 const log = (msg) => console.log(`bench e2e: ${msg}`);
+const simd128 = process.argv.includes('--simd128');
 
 // Threads need a cross-origin-isolated page: served here with the COOP/COEP headers, as `npm start` serves it.
 const isolated = process.env.DEMO_URL ? process.env.DEMO_EXPECT_ISOLATED === '1' : true;
@@ -32,7 +36,7 @@ await runDemoTest({
   timeoutMs: 240_000,
   isolated,
   body: async ({ page, url }) => {
-    await page.goto(`${url}?bench`);
+    await page.goto(`${url}?bench${simd128 ? '&simd=simd128' : ''}`);
     await page.waitForSelector('body[data-bench-done]');
     const status = await page.textContent('[data-testid="bench-status"]');
     check((await page.getAttribute('body', 'data-bench-done')) === 'ok', `the benchmark failed: ${status}`);
@@ -43,6 +47,12 @@ await runDemoTest({
       JSON.stringify(browser.rows.map((r) => r.threads)) === JSON.stringify(expected),
       `rows for ${browser.rows.map((r) => r.threads)} threads, expected ${expected}`,
     );
+    // Chromium validates relaxed SIMD (114+): by default the relaxed modules run.
+    for (const row of browser.rows)
+      check(
+        row.simd === (simd128 ? 'wasm-simd128' : 'wasm-relaxed-simd'),
+        `the ${row.threads}-thread row ran ${row.simd}`,
+      );
     for (const row of browser.rows) {
       for (const [key] of [...KEYS, ['wasm_memory_bytes']])
         check(Number.isFinite(row[key]) && row[key] > 0, `${key} = ${row[key]} at ${row.threads} threads`);
@@ -95,11 +105,12 @@ if (result) {
     }
     console.log(lines.join('\n'));
     mkdirSync(join(repoRoot, 'build'), { recursive: true });
+    const out = simd128 ? 'browser-bench-simd128.json' : 'browser-bench.json';
     writeFileSync(
-      join(repoRoot, 'build', 'browser-bench.json'),
+      join(repoRoot, 'build', out),
       JSON.stringify({ cores, browser, native, table, memory }, null, 2) + '\n',
     );
-    log(`figures in build/browser-bench.json (Chromium ${browser.userAgent})`);
+    log(`figures in build/${out} (Chromium ${browser.userAgent}, ${browser.rows[0].simd})`);
   } catch (e) {
     console.error(`bench e2e: FAIL: ${e.message}`);
     process.exitCode = 1;

@@ -1,7 +1,7 @@
 // (a) A Node ESM script, as a user writes one after `npm install inductive`. Prints one JSON line of results;
 // tests/package/package.e2e.mjs checks them. argv[2]: an OTKE model file written by the native CLI.
 import { readFile } from 'node:fs/promises';
-import { init, InductiveError } from 'inductive';
+import { init, InductiveError, relaxedSimdSupported } from 'inductive';
 
 const ind = await init();
 // 2 x 2, cost [[0, 1], [1, 0]], uniform marginals: P11 = e^(1/eps) / (2 (1 + e^(1/eps))) in closed form.
@@ -23,6 +23,8 @@ console.log(
   JSON.stringify({
     version: ind.version,
     simd: ind.simd,
+    relaxedSupported: relaxedSimdSupported(),
+    probabilities: Array.from(prediction.probabilities),
     planError: Math.abs(r.plan[0] - closedForm),
     converged: r.converged,
     labels: prediction.labels,

@@ -8,6 +8,8 @@ import { modelUrl as graphitModelUrl } from '../graphit/model_asset';
 export interface BenchRow {
   threads: number;
   threadsNote: string;
+  /** The kernel set that ran (Inductive.simd): 'wasm-relaxed-simd' or 'wasm-simd128'. */
+  simd: string;
   sinkhorn_problems_per_s: number;
   otke_sequences_per_s: number;
   graphit_molecules_per_s: number;
@@ -32,9 +34,9 @@ async function bytes(url: string): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-self.onmessage = async ({ data }: MessageEvent<{ threads: number }>) => {
+self.onmessage = async ({ data }: MessageEvent<{ threads: number; simd: 'auto' | 'simd128' }>) => {
   try {
-    const ind = await init({ threads: data.threads });
+    const ind = await init({ threads: data.threads, simd: data.simd });
     const w = workloads;
     const cost = sinkhornCosts(w.sinkhorn);
     const sequences = dnaSequences(w.otke);
@@ -50,6 +52,7 @@ self.onmessage = async ({ data }: MessageEvent<{ threads: number }>) => {
     const row: BenchRow = {
       threads: ind.threads,
       threadsNote: ind.threadsNote,
+      simd: ind.simd,
       sinkhorn_problems_per_s: s.batch / tSinkhorn,
       otke_sequences_per_s: sequences.length / tOtke,
       graphit_molecules_per_s: smiles.length / tGraphit,

@@ -5,7 +5,9 @@
 import type { BenchRow } from './bench_worker';
 import { workloads } from './inputs';
 
-function runInWorker(threads: number): Promise<BenchRow> {
+// `?bench&simd=simd128` runs the SIMD128 modules even where relaxed SIMD is there (init's `simd` option), so that
+// bench.e2e.mjs can time both builds in the same browser.
+function runInWorker(threads: number, simd: 'auto' | 'simd128'): Promise<BenchRow> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./bench_worker.ts', import.meta.url), {
       type: 'module',
@@ -20,7 +22,7 @@ function runInWorker(threads: number): Promise<BenchRow> {
       worker.terminate();
       reject(new Error(`the benchmark worker failed to start: ${e.message}`));
     };
-    worker.postMessage({ threads });
+    worker.postMessage({ threads, simd });
   });
 }
 
@@ -44,12 +46,13 @@ export async function mountBenchPage(root: HTMLElement): Promise<void> {
   const status = root.querySelector<HTMLElement>('#bench-status')!;
   const body = root.querySelector<HTMLElement>('#bench-table tbody')!;
   const rows: BenchRow[] = [];
+  const simd = new URLSearchParams(location.search).get('simd') === 'simd128' ? 'simd128' : 'auto';
   try {
     const cores = Math.max(1, Math.min(navigator.hardwareConcurrency || 1, 8));
     const counts = globalThis.crossOriginIsolated && cores > 1 ? [1, cores] : [1];
     for (const threads of counts) {
       status.textContent = `running on ${threads} thread(s)…`;
-      const row = await runInWorker(threads);
+      const row = await runInWorker(threads, simd);
       rows.push(row);
       const tr = document.createElement('tr');
       for (const v of [
@@ -63,7 +66,7 @@ export async function mountBenchPage(root: HTMLElement): Promise<void> {
         td.textContent = v;
         tr.append(td);
       }
-      if (row.threadsNote) tr.title = row.threadsNote;
+      tr.title = [row.simd, row.threadsNote].filter(Boolean).join('; ');
       body.append(tr);
     }
     status.textContent = counts.length > 1 ? 'done' : `done (one thread only: ${rows[0]?.threadsNote ?? ''})`;
