@@ -3,8 +3,7 @@
 
 Compiles bench/wasm_fma_probe.cpp twice with the project's emscripten (a multiply and an add; relaxed SIMD's
 f32x4.fma), rewrites the relaxed build's prototype opcode (0xfd 0xaf 0x01, what clang 14 emits) to the final
-proposal's f32x4.relaxed_madd (0xfd 0x85 0x02) after checking that llvm-objdump finds exactly as many f32x4.fma
-instructions as there are byte matches, then runs the two under Node alternately and prints GFLOP/s. Node 20 runs
+proposal's f32x4.relaxed_madd (0xfd 0x85 0x02) with wasm/relaxed_simd.mjs, the build's own checked rewrite, then runs the two under Node alternately and prints GFLOP/s. Node 20 runs
 relaxed SIMD behind --experimental-wasm-relaxed-simd; Chromium has shipped it since 114.
 
   /usr/bin/python3 bench/wasm_fma_probe.py [--rounds 4]
@@ -19,8 +18,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROTOTYPE_FMA = bytes([0xFD, 0xAF, 0x01])  # f32x4.fma, relaxed SIMD's prototype encoding (LLVM 14)
-RELAXED_MADD = bytes([0xFD, 0x85, 0x02])  # f32x4.relaxed_madd (opcode 0x105), the final encoding
 
 
 def fail(message):
@@ -41,24 +38,20 @@ def build(work, relaxed):
         fail(f"{' '.join(cmd)} failed:\n{done.stderr}")
     wasm = os.path.join(work, f"{name}.wasm")
     if relaxed:
-        rewrite(wasm)
+        rewrite(wasm, out)
     return out, wasm
 
 
-def rewrite(wasm):
-    """The prototype fma's bytes to relaxed_madd's, only when every match is that instruction."""
+def rewrite(wasm, js):
+    """The prototype fma's bytes to relaxed_madd's, checked: wasm/relaxed_simd.mjs, as the build rewrites the
+    package's relaxed modules."""
     objdump = shutil.which("llvm-objdump-14") or shutil.which("llvm-objdump")
     if not objdump:
         fail("llvm-objdump is missing (apt-get install llvm-14): it checks the opcode rewrite")
-    listing = subprocess.run([objdump, "-d", wasm], capture_output=True, text=True, check=True).stdout
-    instructions = sum(1 for line in listing.splitlines() if "f32x4.fma" in line)
-    data = open(wasm, "rb").read()
-    matches = data.count(PROTOTYPE_FMA)
-    if instructions == 0 or matches != instructions:
-        fail(f"{matches} byte matches of the prototype fma against {instructions} instructions: not rewritten")
-    with open(wasm, "wb") as f:
-        f.write(data.replace(PROTOTYPE_FMA, RELAXED_MADD))
-    return instructions
+    done = subprocess.run(["node", os.path.join(HERE, "..", "wasm", "relaxed_simd.mjs"), "--objdump", objdump,
+                           "--wasm", wasm, "--js", js], capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"the opcode rewrite failed:\n{done.stderr.strip()}")
 
 
 def node_flags():
