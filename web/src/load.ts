@@ -107,32 +107,56 @@ function threadPlan(asked: number | 'auto', options: InitOptions): { threads: nu
   return { threads: asked, note: '' };
 }
 
+// Each module's files. The imports and URLs are written out as literals, in the `import(...)` and
+// `new URL(..., import.meta.url)` patterns, because bundlers emit the files and rewrite the addresses only for those.
+interface ModuleExports {
+  default: typeof createInductiveModule;
+  wasmUrl: string;
+}
+const SINGLE: Record<SimdLevel, { name: string; load: () => Promise<ModuleExports>; nodeWasm: () => URL }> = {
+  simd128: {
+    name: 'inductive',
+    load: async () => ({ default: createInductiveModule, wasmUrl }),
+    nodeWasm: () => new URL('../wasm/inductive.wasm', import.meta.url),
+  },
+  relaxed: {
+    name: 'inductive-relaxed',
+    load: () => import('../wasm/inductive-relaxed.mjs'),
+    nodeWasm: () => new URL('../wasm/inductive-relaxed.wasm', import.meta.url),
+  },
+};
+const THREADED: Record<SimdLevel, { name: string; load: () => Promise<ModuleExports>; script: () => URL }> = {
+  simd128: {
+    name: 'inductive-mt',
+    load: () => import('../wasm/inductive-mt.mjs'),
+    script: () => new URL('../wasm/inductive-mt.mjs', import.meta.url),
+  },
+  relaxed: {
+    name: 'inductive-mt-relaxed',
+    load: () => import('../wasm/inductive-mt-relaxed.mjs'),
+    script: () => new URL('../wasm/inductive-mt-relaxed.mjs', import.meta.url),
+  },
+};
+
 // The threaded module: `threads - 1` pool workers start with it (each imports the module's .mjs), and the core may
-// then use `threads` threads, the caller's included. The URLs and imports are literals in the
-// `new URL(..., import.meta.url)` and `import(...)` patterns so that bundlers emit the files and rewrite the addresses.
+// then use `threads` threads, the caller's included.
 async function loadThreadedModule(threads: number, simd: SimdLevel): Promise<InductiveModule> {
-  const name = simd === 'relaxed' ? 'inductive-mt-relaxed' : 'inductive-mt';
-  const scriptUrl = (
-    simd === 'relaxed'
-      ? new URL('../wasm/inductive-mt-relaxed.mjs', import.meta.url)
-      : new URL('../wasm/inductive-mt.mjs', import.meta.url)
-  ).href;
-  let factory: typeof createInductiveModule;
-  let threadedWasmUrl: string;
+  const files = THREADED[simd];
+  const scriptUrl = files.script().href;
+  let exports: ModuleExports;
   try {
-    ({ default: factory, wasmUrl: threadedWasmUrl } =
-      simd === 'relaxed' ? await import('../wasm/inductive-mt-relaxed.mjs') : await import('../wasm/inductive-mt.mjs'));
+    exports = await files.load();
   } catch (e) {
     throw new InductiveError('io', `init: cannot load the threaded module ${scriptUrl}: ${describe(e)}`);
   }
   let module: InductiveModule;
   try {
-    module = await factory({ pthreadPoolSize: threads - 1, mainScriptUrlOrBlob: scriptUrl });
+    module = await exports.default({ pthreadPoolSize: threads - 1, mainScriptUrlOrBlob: scriptUrl });
   } catch (e) {
-    await explainFetchFailure(threadedWasmUrl);
+    await explainFetchFailure(exports.wasmUrl);
     throw new InductiveError(
       'backend',
-      `init: cannot instantiate ${name}.wasm with ${threads} threads: ${describe(e)}`,
+      `init: cannot instantiate ${files.name}.wasm with ${threads} threads: ${describe(e)}`,
     );
   }
   module.setThreads(threads);
@@ -140,42 +164,33 @@ async function loadThreadedModule(threads: number, simd: SimdLevel): Promise<Ind
 }
 
 async function loadSingleModule(options: InitOptions, simd: SimdLevel): Promise<InductiveModule> {
-  let factory = createInductiveModule;
-  let defaultUrl = wasmUrl;
-  if (simd === 'relaxed') {
-    try {
-      ({ default: factory, wasmUrl: defaultUrl } = await import('../wasm/inductive-relaxed.mjs'));
-    } catch (e) {
-      const url = new URL('../wasm/inductive-relaxed.mjs', import.meta.url).href;
-      throw new InductiveError('io', `init: cannot load the module ${url}: ${describe(e)}`);
-    }
+  const files = SINGLE[simd];
+  let exports: ModuleExports;
+  try {
+    exports = await files.load();
+  } catch (e) {
+    throw new InductiveError('io', `init: cannot load the module ${files.name}.mjs: ${describe(e)}`);
   }
-  const name = simd === 'relaxed' ? 'inductive-relaxed' : 'inductive';
   const moduleOptions: ModuleOptions = {};
   if (options.wasmBinary !== undefined) {
     moduleOptions.wasmBinary = checkBinary(options.wasmBinary);
   } else if (isNode) {
-    moduleOptions.wasmBinary = await readWasmInNode(
-      options.wasmUrl ??
-        (simd === 'relaxed'
-          ? new URL('../wasm/inductive-relaxed.wasm', import.meta.url)
-          : new URL('../wasm/inductive.wasm', import.meta.url)),
-    );
+    moduleOptions.wasmBinary = await readWasmInNode(options.wasmUrl ?? files.nodeWasm());
   } else if (options.wasmUrl !== undefined) {
     const url = String(options.wasmUrl);
     moduleOptions.locateFile = () => url;
   }
   try {
-    return await factory(moduleOptions);
+    return await exports.default(moduleOptions);
   } catch (e) {
     // emscripten 3.1.6 does not report the HTTP status of a failed fetch (it compiles the error page instead):
     // find out whether the file was missing (io) before blaming its contents (backend).
     if (moduleOptions.wasmBinary === undefined) {
-      await explainFetchFailure(options.wasmUrl === undefined ? defaultUrl : String(options.wasmUrl));
+      await explainFetchFailure(options.wasmUrl === undefined ? exports.wasmUrl : String(options.wasmUrl));
     }
     throw new InductiveError(
       'backend',
-      `init: cannot instantiate ${name}.wasm (a wrong or damaged file, ` +
+      `init: cannot instantiate ${files.name}.wasm (a wrong or damaged file, ` +
         `or a runtime without WebAssembly SIMD): ${describe(e)}`,
     );
   }
