@@ -22,8 +22,11 @@ build_wasm() { step "wasm build (build/wasm-release -> web/wasm)"; build_preset 
 # Rebuilds a web workspace (folder, package name) only when a source is newer than its output stamp.
 build_web_workspace() {
   local ws="$1" pkg="$2" stamp="$3"; shift 3
-  if [[ -f "$stamp" ]] && [[ -z "$(find "$ws" "$@" -newer "$stamp" -type f \
-        -not -path '*/node_modules/*' -not -path '*/dist/*' -print -quit 2>/dev/null)" ]]; then
+  # The workspace's sources (not its own or a nested workspace's dist/), then what it builds from (which may be
+  # another workspace's dist/: the demo is built from the package's).
+  if [[ -f "$stamp" ]] && [[ -z "$(find "$ws" -newer "$stamp" -type f \
+        -not -path '*/node_modules/*' -not -path '*/dist/*' -print -quit 2>/dev/null)" ]] &&
+     { (($# == 0)) || [[ -z "$(find "$@" -newer "$stamp" -type f -not -path '*/node_modules/*' -print -quit 2>/dev/null)" ]]; }; then
     return 0
   fi
   step "npm run build -w $pkg"
