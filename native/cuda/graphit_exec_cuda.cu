@@ -1,25 +1,13 @@
 // CudaExec::launch: one thread per item of a graphit_device_ops.h functor, and its instantiation for each of them
 // (the device pass, host C++ in graphit_stepper_cuda.cpp, links against these).
 #include "graphit_exec_cuda.h"
+#include "launch_items.cuh"
 
 namespace inductive::cuda {
-namespace {
-
-constexpr int kItemThreads = 128;
-
-template <typename F>
-__global__ void each_item(F functor, int64_t count) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) functor(i);
-}
-
-}  // namespace
 
 template <typename F>
 void CudaExec::launch(int64_t count, const F& functor) {
-  const int64_t blocks = (count + kItemThreads - 1) / kItemThreads;
-  each_item<F><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kItemThreads, 0, stream>>>(functor, count);
-  check(cudaGetLastError(), "GraphiT kernel launch");
+  launch_items(count, functor, stream, "GraphiT kernel launch");
 }
 
 #define INDUCTIVE_GRAPHIT_FUNCTOR(F) template void CudaExec::launch<graphit_ops::F>(int64_t, const graphit_ops::F&);

@@ -1,6 +1,7 @@
 // Supervised OTKE steps on a CUDA device (see otke_stepper_cuda.h). The maths is core's otke_loss, operation by
-// operation: S = psi z^T (cuBLAS), Sinkhorn with a tape (sinkhorn_kernels.h), positional weighting, Phi = c W^T psi,
-// the head, softmax cross-entropy; backward in reverse through the same operations; Adam (elementwise.h).
+// operation: S = psi z^T (cuBLAS), Sinkhorn (sinkhorn_kernels.h; with a tape for the unrolled gradient, without for
+// the implicit one), positional weighting, Phi = c W^T psi, the head, softmax cross-entropy; backward in reverse
+// through the same operations; Adam (elementwise.h).
 #include "otke_stepper_cuda.h"
 
 #include <algorithm>
@@ -19,8 +20,7 @@ namespace inductive::cuda {
 
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
-      " yet (it trains Nystrom and identity embeddings with OT pooling and the unrolled Sinkhorn "
-      "gradient); "
+      " yet (it trains Nystrom and identity embeddings with OT pooling and either Sinkhorn gradient); "
       "train this model with --backend cpu";
   INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens, ErrorCode::kBackend,
                   "cuda: OTKE training does not support token inputs", plan);
@@ -31,8 +31,6 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   INDUCTIVE_CHECK(c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal, ErrorCode::kBackend,
                   "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)",
                   plan);
-  INDUCTIVE_CHECK(lo.sinkhorn_gradient == SinkhornGradient::kUnrolled, ErrorCode::kBackend,
-                  "cuda: OTKE training does not support the implicit Sinkhorn gradient", plan);
   INDUCTIVE_CHECK(c.hidden == 0 && !c.multilabel, ErrorCode::kBackend,
                   "cuda: OTKE does not support MLP or multilabel heads (the DeepSEA-style model)", plan);
 }
@@ -78,6 +76,7 @@ struct CudaOtkeStepper::State {
   float sigma = 0.6f;
   bool keep_norm = false;
   bool has_head = true;
+  bool implicit = false;  // the implicit Sinkhorn gradient: no tape, a workspace independent of the iterations
   float scale = 1;
   SinkhornOptions so;
   std::unique_ptr<Stream> stream;
@@ -94,6 +93,8 @@ struct CudaOtkeStepper::State {
   // Batch buffers, sized for the largest batch x n_max seen.
   int cap_batch = 0, cap_n = 0;
   DeviceBuffer x, n, labels, sim, plan, wplan, tape, phi, logits, dlogits, dphi, gplan, dsim, loss, workspace;
+  DeviceBuffer implicit_work, implicit_ok;  // the implicit gradient's workspace and per-problem flags [q, batch]
+  std::vector<int32_t> implicit_ok_host;
   DeviceBuffer psi, xhat, norm, kx, dpsi, da;  // Nystrom: [rows, K] except xhat [rows, d], norm [rows]
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
@@ -105,7 +106,7 @@ struct CudaOtkeStepper::State {
 
   cudaStream_t s() const { return stream->get(); }
   size_t matrix() const { return static_cast<size_t>(batch) * n_max * p; }  // one [batch, n_max, p] buffer
-  size_t tape_floats() const { return static_cast<size_t>(batch) * so.max_iter * (p + n_max); }
+  size_t tape_floats() const { return implicit ? 0 : static_cast<size_t>(batch) * so.max_iter * (p + n_max); }
   float* at(const DeviceBuffer& b, size_t offset) const { return b.as<float>() + offset; }
 
   // Grows the batch buffers to hold `b` sets of up to `nm` elements. Allocates everything first and commits after,
@@ -120,14 +121,18 @@ struct CudaOtkeStepper::State {
     DeviceBuffer npsi(ny * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_anchors ? ny * k : 0),
         nda(train_anchors ? ny * k : 0);
     DeviceBuffer nx(rows * d * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
-        nw(host.config.otk.sigma_pos > 0 ? mat : 0), nt(static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
+        nw(host.config.otk.sigma_pos > 0 ? mat : 0),
+        nt(implicit ? 0 : static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
         nphi(static_cast<size_t>(cb) * dim * f), ndphi(static_cast<size_t>(cb) * dim * f),
         nlog(static_cast<size_t>(cb) * classes * f), ndlog(static_cast<size_t>(cb) * classes * f), ngp(rows * p * f),
-        nds(rows * p * f), nws(sinkhorn_workspace_bytes(cb, cn, p, launch));
+        nds(rows * p * f), nws(sinkhorn_workspace_bytes(cb, cn, p, launch)),
+        niw(implicit ? sinkhorn_implicit_workspace_bytes(cb, cn, p) : 0),
+        nio(implicit ? static_cast<size_t>(q) * cb * sizeof(int32_t) : 0);
     x = std::move(nx), n = std::move(nn), labels = std::move(nl), sim = std::move(ns), plan = std::move(np);
     wplan = std::move(nw), tape = std::move(nt), phi = std::move(nphi), dphi = std::move(ndphi);
     logits = std::move(nlog), dlogits = std::move(ndlog), gplan = std::move(ngp), dsim = std::move(nds);
     workspace = std::move(nws);
+    implicit_work = std::move(niw), implicit_ok = std::move(nio);
     psi = std::move(npsi), xhat = std::move(nxhat), norm = std::move(nnorm), kx = std::move(nkx);
     dpsi = std::move(ndpsi), da = std::move(nda);
     cap_batch = cb;
@@ -203,7 +208,7 @@ struct CudaOtkeStepper::State {
       // S_b = psi_b z_r^T  [n_max x p]
       blas->gemm(n_max, p, k, 1.f, {xf, k, false, nk}, {at(refs, r * p * k), k, true, 0}, 0.f, sim_r, p, np, batch);
       SinkhornLaunch launch{s(), true};
-      if (train) launch.tape = at(tape, r * tape_floats());
+      if (train && !implicit) launch.tape = at(tape, r * tape_floats());
       sinkhorn_log_device(problem(r), so, SinkhornOutput<float>{plan_r}, workspace.data(), workspace.bytes(), launch);
       const float* weights = plan_r;
       if (sigma > 0) {
@@ -238,8 +243,13 @@ struct CudaOtkeStepper::State {
         if (host.config.otk.sigma_pos > 0)
           positional_weighting(gplan.as<float>(), gplan.as<float>(), n.as<int32_t>(), batch, n_max, p,
                                host.config.otk.sigma_pos, s());
-        sinkhorn_log_backward_device(problem(r), so, at(tape, r * tape_floats()), at(plan, r * matrix()),
-                                     gplan.as<float>(), dsim.as<float>(), s());
+        if (implicit)
+          sinkhorn_implicit_backward_device(problem(r), so, at(plan, r * matrix()), gplan.as<float>(), dsim.as<float>(),
+                                            implicit_work.data(), implicit_work.bytes(),
+                                            implicit_ok.as<int32_t>() + static_cast<size_t>(r) * batch, s());
+        else
+          sinkhorn_log_backward_device(problem(r), so, at(tape, r * tape_floats()), at(plan, r * matrix()),
+                                       gplan.as<float>(), dsim.as<float>(), s());
         // dz_r = sum_b dS_b^T psi_b: one product over every (padded) row of the batch, padding rows being 0
         if (lo.references)
           blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {xf, k}, 0.f,
@@ -257,8 +267,20 @@ struct CudaOtkeStepper::State {
       if (train_anchors) nystrom_backward();
     }
     double sum = 0;
+    const bool flags = implicit && (lo.references || train_anchors);
+    if (flags) {
+      implicit_ok_host.resize(static_cast<size_t>(q) * batch);
+      check(cudaMemcpyAsync(implicit_ok_host.data(), implicit_ok.data(), implicit_ok_host.size() * sizeof(int32_t),
+                            cudaMemcpyDeviceToHost, s()),
+            "cudaMemcpyAsync");
+    }
     check(cudaMemcpyAsync(&sum, loss.data(), sizeof sum, cudaMemcpyDeviceToHost, s()), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(s()), "otke step");
+    if (flags)
+      for (size_t e = 0; e < implicit_ok_host.size(); ++e)
+        INDUCTIVE_CHECK(implicit_ok_host[e] == 1, ErrorCode::kInvalidArgument, "otke train (cuda): set ", e % batch,
+                        " of the batch has a degenerate plan for reference ", e / batch,
+                        " (its Schur complement is singular or the gradient is not finite); use the unrolled gradient");
     return sum / batch;
   }
 
@@ -324,6 +346,7 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.device = device;
   s.host = model;
   s.lo = learning_layers(c, lo);  // tokens and conv were refused above: anchors are Nystrom's
+  s.implicit = lo.sinkhorn_gradient == SinkhornGradient::kImplicit;
   s.q = c.otk.q;
   s.p = c.otk.p;
   s.k = model.pooling.dim();
@@ -559,11 +582,11 @@ size_t CudaOtkeStepper::device_bytes() const {
   size_t total = 0;
   const State& s = *s_;
   for (const DeviceBuffer* b :
-       {&s.refs,     &s.weight,   &s.bias,      &s.g_refs, &s.g_weight,  &s.g_bias,  &s.m_refs, &s.v_refs,
-        &s.m_weight, &s.v_weight, &s.m_bias,    &s.v_bias, &s.x,         &s.n,       &s.labels, &s.sim,
-        &s.plan,     &s.wplan,    &s.tape,      &s.phi,    &s.logits,    &s.dlogits, &s.dphi,   &s.gplan,
-        &s.dsim,     &s.loss,     &s.workspace, &s.index,  &s.psi,       &s.xhat,    &s.norm,   &s.kx,
-        &s.dpsi,     &s.da,       &s.anchors,   &s.factor, &s.g_wdirect, &s.g_factor})
+       {&s.refs,     &s.weight,   &s.bias,      &s.g_refs, &s.g_weight,  &s.g_bias,   &s.m_refs,        &s.v_refs,
+        &s.m_weight, &s.v_weight, &s.m_bias,    &s.v_bias, &s.x,         &s.n,        &s.labels,        &s.sim,
+        &s.plan,     &s.wplan,    &s.tape,      &s.phi,    &s.logits,    &s.dlogits,  &s.dphi,          &s.gplan,
+        &s.dsim,     &s.loss,     &s.workspace, &s.index,  &s.psi,       &s.xhat,     &s.norm,          &s.kx,
+        &s.dpsi,     &s.da,       &s.anchors,   &s.factor, &s.g_wdirect, &s.g_factor, &s.implicit_work, &s.implicit_ok})
     total += b->bytes();
   return total;
 }

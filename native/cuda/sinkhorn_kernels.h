@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime_api.h>
 
@@ -56,5 +57,20 @@ void sinkhorn_log_device(const SinkhornProblem<float>& problem, const SinkhornOp
 void sinkhorn_log_backward_device(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
                                   const float* tape, const float* plan, const float* grad_plan, float* grad_cost,
                                   cudaStream_t stream);
+
+// Device bytes of workspace sinkhorn_implicit_backward_device needs: batch (3 n_max + 3 p_max + 1 + p_max^2)
+// doubles, whatever the number of iterations.
+size_t sinkhorn_implicit_workspace_bytes(int batch, int n_max, int p_max);
+
+// Gradient of a loss L(P) w.r.t. the cost (or similarity) matrix by implicit differentiation at the fixed point: the
+// device twin of inductive::sinkhorn_implicit_backward (core/src/ot/sinkhorn_implicit.cpp), the same equations in
+// double (sinkhorn_implicit_ops.h). No tape: `plan` is the forward pass's output for `problem` (any iteration count,
+// tolerance mode included), `grad_plan` = dL/dP, `grad_cost` gets dL/dC with padding 0. `ok` (device, [batch]) gets
+// 1 per problem, or 0 where the problem's plan is degenerate (singular Schur complement, non-finite gradient): the
+// caller reads it after synchronising and reports the error the CPU raises. Pointers are device memory; enqueued on
+// `stream`, nothing synchronised. Throws Error{kInvalidArgument} for bad shapes, options or a short workspace.
+void sinkhorn_implicit_backward_device(const SinkhornProblem<float>& problem, const SinkhornOptions& options,
+                                       const float* plan, const float* grad_plan, float* grad_cost, void* workspace,
+                                       size_t workspace_bytes, int32_t* ok, cudaStream_t stream);
 
 }  // namespace inductive::cuda

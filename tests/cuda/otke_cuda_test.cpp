@@ -1,9 +1,9 @@
-// OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward on masked
-// batches of every work-split class, the whole step's loss and gradients for each supported variant (identity and
-// Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam, logits, a 3-epoch training run and
-// its checkpoint/resume, and the errors (unsupported configurations, no device, out of device memory with the
-// checkpoint left intact). Tests that need a device skip with a message when there is none; the error tests without a
-// device run everywhere.
+// OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward, and the
+// implicit backward, on masked batches of every work-split class, the whole step's loss and gradients for each
+// supported variant (identity and Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam,
+// logits, a 3-epoch training run and its checkpoint/resume, and the errors (unsupported configurations, no device, out
+// of device memory with the checkpoint left intact). Tests that need a device skip with a message when there is none;
+// the error tests without a device run everywhere.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "../core/test_util.h"
+#include "../device/sinkhorn_implicit_case.h"
 #include "cuda_backend.h"
 #include "cuda_test_util.h"
 #include "cuda_util.h"
@@ -153,6 +154,46 @@ TEST(CudaSinkhornBackward, RefusesToleranceModeAndMissingBuffers) {
                "must all be given");
 }
 
+// ---- Sinkhorn: implicit backward -------------------------------------------------------------------------------
+
+// The device's implicit gradient on the CPU forward's plan, against the CPU's implicit gradient (the cases the
+// host-executor test of the same functors runs: tests/device/sinkhorn_implicit_pass_test.cpp).
+TEST(CudaSinkhornImplicit, MatchesTheCpuImplicitGradientOnMaskedBatchesOfEveryShape) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 300;
+  for (const testing::ImplicitShape& shape : testing::implicit_shapes()) {
+    const testing::ImplicitCase c = testing::implicit_case(shape, seed += 10);
+    cuda::DeviceBuffer ds = to_device(c.sim), dplan = to_device(c.plan), ddp = to_device(c.dplan);
+    cuda::DeviceBuffer dn = to_device(c.n), dp = to_device(c.p), dgrad(c.size() * sizeof(float));
+    cuda::DeviceBuffer ok(shape.batch * sizeof(int32_t));
+    cuda::check(cudaMemset(dgrad.data(), 0xff, dgrad.bytes()), "cudaMemset");  // NaN: unwritten entries show
+    SinkhornProblem<float> pr = c.problem();
+    pr.cost = ds.as<float>();
+    pr.n = dn.as<int32_t>();
+    pr.p = dp.as<int32_t>();
+    cuda::DeviceBuffer work(cuda::sinkhorn_implicit_workspace_bytes(shape.batch, shape.n_max, shape.p_max));
+    cuda::sinkhorn_implicit_backward_device(pr, c.options, dplan.as<float>(), ddp.as<float>(), dgrad.as<float>(),
+                                            work.data(), work.bytes(), ok.as<int32_t>(), nullptr);
+    cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const std::vector<int32_t> flags = to_host<int32_t>(ok, shape.batch);
+    for (int b = 0; b < shape.batch; ++b) EXPECT_EQ(flags[b], 1) << c.name() << ", problem " << b;
+    testing::expect_matches_cpu(c, to_host<float>(dgrad, c.size()), 1e-5);
+  }
+}
+
+TEST(CudaSinkhornImplicit, RefusesAShortWorkspaceAndMissingBuffers) {
+  REQUIRE_CUDA_DEVICE();
+  SinkhornOptions o;
+  o.similarity = true;
+  float x = 0;
+  int32_t ok = 0;
+  const SinkhornProblem<float> pr{&x, 1, 4, 4, nullptr, nullptr, nullptr, nullptr};
+  expect_error([&] { cuda::sinkhorn_implicit_backward_device(pr, o, &x, &x, &x, &x, 8, &ok, nullptr); },
+               ErrorCode::kInvalidArgument, "are needed");
+  expect_error([&] { cuda::sinkhorn_implicit_backward_device(pr, o, nullptr, &x, &x, &x, 1 << 20, &ok, nullptr); },
+               ErrorCode::kInvalidArgument, "must all be given");
+}
+
 // ---- the OTKE step ----------------------------------------------------------------------------------------------
 
 struct Variant {
@@ -163,6 +204,7 @@ struct Variant {
   int p;
   int anchors = 0;  // > 0: a Nystrom embedding with this many anchors (else identity)
   bool keep_norm = false;
+  SinkhornGradient gradient = SinkhornGradient::kUnrolled;
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
@@ -212,12 +254,15 @@ std::vector<int32_t> make_labels(int batch, int classes, uint32_t seed) {
   return y;
 }
 
-const Variant kVariants[] = {{"q1", 1, 0.0f, OtkScale::kPaper, 5},
-                             {"q3 positional", 3, 0.1f, OtkScale::kPaper, 6},
-                             {"otk-compatible", 2, 0.0f, OtkScale::kOtkCompatible, 4},
-                             {"p64", 1, 0.0f, OtkScale::kPaper, 64},
-                             {"nystrom", 1, 0.0f, OtkScale::kPaper, 5, 7},
-                             {"nystrom q2 positional keep-norm", 2, 0.1f, OtkScale::kPaper, 4, 6, true}};
+const Variant kVariants[] = {
+    {"q1", 1, 0.0f, OtkScale::kPaper, 5},
+    {"q3 positional", 3, 0.1f, OtkScale::kPaper, 6},
+    {"otk-compatible", 2, 0.0f, OtkScale::kOtkCompatible, 4},
+    {"p64", 1, 0.0f, OtkScale::kPaper, 64},
+    {"nystrom", 1, 0.0f, OtkScale::kPaper, 5, 7},
+    {"nystrom q2 positional keep-norm", 2, 0.1f, OtkScale::kPaper, 4, 6, true},
+    {"implicit q2 positional", 2, 0.1f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kImplicit},
+    {"implicit nystrom p64", 1, 0.0f, OtkScale::kPaper, 64, 7, false, SinkhornGradient::kImplicit}};
 
 TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   REQUIRE_CUDA_DEVICE();
@@ -228,9 +273,11 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     const SetBatch x = make_sets(7, 23, 8, seed + 7);
     const std::vector<int32_t> y = make_labels(7, 3, seed + 8);
     OtkeGradients cpu, gpu;
-    const double loss_cpu = otke_loss(model, x, y, &cpu);
+    OtkeLossOptions lo;
+    lo.sinkhorn_gradient = v.gradient;
+    const double loss_cpu = otke_loss(model, x, y, &cpu, lo);
     Adam adam;
-    cuda::CudaOtkeStepper stepper(0, model, adam, OtkeLossOptions{});
+    cuda::CudaOtkeStepper stepper(0, model, adam, lo);
     const double loss_gpu = stepper.loss_and_gradients(x, y, &gpu);
     EXPECT_NEAR(loss_gpu, loss_cpu, 1e-5 * std::max(1.0, std::fabs(loss_cpu)));
     EXPECT_LE(rel_error(gpu.head_weight, cpu.head_weight), 1e-4);
@@ -257,6 +304,33 @@ TEST(CudaOtkeStepper, ModelsWithoutAHeadEmbedButDoNotPredict) {
   expect_error([&] { stepper.logits(x); }, ErrorCode::kInvalidArgument, "no classifier head");
   SetBatch wrong = make_sets(2, 4, 7, 1302);
   expect_error([&] { stepper.embed(wrong); }, ErrorCode::kShapeMismatch, "dimension 7, expected 8");
+}
+
+// The implicit gradient keeps no tape: the stepper's device memory after a step is the same at 10 and 200
+// Sinkhorn iterations (the unrolled gradient's grows with them), and both steps still match the CPU.
+TEST(CudaOtkeStepper, ImplicitGradientDeviceMemoryDoesNotGrowWithTheIterations) {
+  REQUIRE_CUDA_DEVICE();
+  const SetBatch x = make_sets(6, 40, 8, 1400);
+  const std::vector<int32_t> y = make_labels(6, 2, 1401);
+  size_t bytes[2][2] = {};
+  for (int g = 0; g < 2; ++g)
+    for (int it = 0; it < 2; ++it) {
+      OtkeModel model = make_model({"q2", 2, 0.0f, OtkScale::kPaper, 8}, 8, 2, 1402);
+      model.config.otk.iters = it == 0 ? 10 : 200;
+      model.pooling = OtkPooling(model.pooling.references(), model.config.otk);
+      OtkeLossOptions lo;
+      lo.sinkhorn_gradient = g == 0 ? SinkhornGradient::kImplicit : SinkhornGradient::kUnrolled;
+      OtkeGradients cpu, gpu;
+      const double loss_cpu = otke_loss(model, x, y, &cpu, lo);
+      Adam adam;
+      cuda::CudaOtkeStepper stepper(0, model, adam, lo);
+      EXPECT_NEAR(stepper.loss_and_gradients(x, y, &gpu), loss_cpu, 1e-5 * std::max(1.0, std::fabs(loss_cpu)));
+      for (size_t r = 0; r < cpu.references.size(); ++r)
+        EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
+      bytes[g][it] = stepper.device_bytes();
+    }
+  EXPECT_EQ(bytes[0][0], bytes[0][1]) << "implicit: 10 vs 200 iterations";
+  EXPECT_GT(bytes[1][1], bytes[1][0]) << "unrolled: the tape grows with the iterations";
 }
 
 TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
@@ -391,9 +465,6 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   c.pooling = OtkePooling::kMean;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'mean' pooling");
   c.pooling = OtkePooling::kOtk;
-  OtkeLossOptions lo;
-  lo.sinkhorn_gradient = SinkhornGradient::kImplicit;
-  expect_error([&] { cuda::check_cuda_otke_support(c, lo); }, ErrorCode::kBackend, "implicit");
   c.input_type = OtkeInput::kTokens;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "token inputs");
 }
