@@ -30,5 +30,15 @@ void launch_items(int64_t count, const F& functor, cudaStream_t stream, const ch
   check(cudaGetLastError(), what);
 }
 
+// An executor for the functors' passes (`pass(exec, args)`): each launch one kernel on `stream`.
+struct StreamExec {
+  cudaStream_t stream;
+  const char* what;
+  template <typename F>
+  void launch(int64_t count, const F& functor) {
+    launch_items(count, functor, stream, what);
+  }
+};
+
 }  // namespace
 }  // namespace inductive::cuda

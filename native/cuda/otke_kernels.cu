@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "cuda_util.h"
+#include "graphit_device_ops.h"
+#include "launch_items.cuh"
 
 namespace inductive::cuda {
 namespace {
@@ -177,6 +179,24 @@ void adam_step(float* value, float* m, float* v, const float* grad, int64_t size
   if (size == 0) return;
   adam_kernel<<<blocks_for(size), kBlock, 0, stream>>>(value, m, v, grad, size, c, decay);
   check(cudaGetLastError(), "adam kernel launch");
+}
+
+void bias_relu(float* y, const float* bias, int64_t rows, int cols, cudaStream_t stream) {
+  launch_items(rows * cols, graphit_ops::BiasRelu{y, bias, cols}, stream, "conv ReLU kernel launch");
+}
+
+void relu_gate(float* g, const float* y, int64_t count, cudaStream_t stream) {
+  launch_items(count, graphit_ops::GradGate{g, nullptr, nullptr, y, 1}, stream, "conv ReLU backward kernel launch");
+}
+
+void pool_forward(const otke_pool::Args& a, cudaStream_t stream) {
+  StreamExec exec{stream, "pooling kernel launch"};
+  otke_pool::forward(exec, a);
+}
+
+void pool_backward(const otke_pool::Args& a, cudaStream_t stream) {
+  StreamExec exec{stream, "pooling backward kernel launch"};
+  otke_pool::backward(exec, a);
 }
 
 }  // namespace inductive::cuda

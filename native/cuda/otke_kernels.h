@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "inductive/elementwise.h"
+#include "otke_pool_ops.h"
 
 namespace inductive::cuda {
 
@@ -38,6 +39,16 @@ void normalize_rows(const float* x, float* xhat, float* norm, int64_t rows, int 
 void gaussian_on_sphere(float* kx, int64_t count, float sigma, cudaStream_t stream);
 void scale_rows(float* y, const float* s, int64_t rows, int cols, cudaStream_t stream);
 void kappa_backward(float* da, const float* kx, int64_t count, float sigma, cudaStream_t stream);
+
+// The conv embedding's ReLU (graphit_device_ops.h's functors): bias_relu, y = max(y + bias, 0) per row of [rows,
+// cols]; relu_gate, g *= [y > 0] (y the ReLU's output, positive exactly where its input was).
+void bias_relu(float* y, const float* bias, int64_t rows, int cols, cudaStream_t stream);
+void relu_gate(float* g, const float* y, int64_t count, cudaStream_t stream);
+
+// Mean or max pooling over each set's valid elements (otke_pool_ops.h): forward writes a.phi (and a.argmax for max),
+// backward writes a.dpsi from a.dphi.
+void pool_forward(const otke_pool::Args& a, cudaStream_t stream);
+void pool_backward(const otke_pool::Args& a, cudaStream_t stream);
 
 // One Adam / AdamW step over `size` parameters (elementwise::adam_update).
 void adam_step(float* value, float* m, float* v, const float* grad, int64_t size,

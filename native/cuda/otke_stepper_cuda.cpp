@@ -1,7 +1,7 @@
 // Supervised OTKE steps on a CUDA device (see otke_stepper_cuda.h). The maths is core's otke_loss, operation by
 // operation: S = psi z^T (cuBLAS), Sinkhorn (sinkhorn_kernels.h; with a tape for the unrolled gradient, without for
-// the implicit one), positional weighting, Phi = c W^T psi, the head, softmax cross-entropy; backward in reverse
-// through the same operations; Adam (elementwise.h).
+// the implicit one), positional weighting, Phi = c W^T psi (or the mean/max baselines, otke_pool_ops.h), the head,
+// softmax cross-entropy; backward in reverse through the same operations; Adam (elementwise.h).
 #include "otke_stepper_cuda.h"
 
 #include <algorithm>
@@ -20,17 +20,14 @@ namespace inductive::cuda {
 
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
-      " yet (it trains Nystrom and identity embeddings with OT pooling and either Sinkhorn gradient); "
+      " yet (it trains identity, Nystrom and conv embeddings with OT, mean or max pooling, and OT pooling with "
+      "either Sinkhorn gradient); "
       "train this model with --backend cpu";
   INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens, ErrorCode::kBackend,
                   "cuda: OTKE training does not support token inputs", plan);
-  INDUCTIVE_CHECK(c.embedding == OtkeEmbedding::kIdentity || c.embedding == OtkeEmbedding::kNystrom,
-                  ErrorCode::kBackend, "cuda: OTKE training does not support the '", c.embedding, "' embedding", plan);
-  INDUCTIVE_CHECK(c.pooling == OtkePooling::kOtk, ErrorCode::kBackend, "cuda: OTKE training does not support '",
-                  c.pooling, "' pooling", plan);
-  INDUCTIVE_CHECK(c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal, ErrorCode::kBackend,
-                  "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)",
-                  plan);
+  INDUCTIVE_CHECK(
+      c.pooling != OtkePooling::kOtk || (c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal), ErrorCode::kBackend,
+      "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)", plan);
   INDUCTIVE_CHECK(c.hidden == 0 && !c.multilabel, ErrorCode::kBackend,
                   "cuda: OTKE does not support MLP or multilabel heads (the DeepSEA-style model)", plan);
 }
@@ -71,12 +68,18 @@ struct CudaOtkeStepper::State {
   int64_t adam_steps = 0;
   int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // k: the pooled features' dimension; dim = D = q p k
   int d = 1;                                      // the input features' dimension (= k for the identity embedding)
-  bool nystrom = false;                           // embedding: psi = kappa(xhat W^T) factor, else psi = x
-  bool train_anchors = false;
+  bool nystrom = false;                           // embedding: psi = kappa(xhat W^T) factor
+  bool conv = false;                              // embedding: psi = ReLU(x W^T + b); neither: psi = x
+  bool train_anchors = false;                     // Nystrom anchors learn (their Adam step is on the host)
+  bool train_conv = false;                        // conv filters learn (on the device, like the references)
+  bool embedded() const { return nystrom || conv; }
+  bool train_embedding() const { return train_anchors || train_conv; }
   float sigma = 0.6f;
   bool keep_norm = false;
   bool has_head = true;
   bool implicit = false;  // the implicit Sinkhorn gradient: no tape, a workspace independent of the iterations
+  bool otk = true;        // OT pooling; else the mean/max baseline (q = 0: no references, no Sinkhorn)
+  bool max_pool = false;
   float scale = 1;
   SinkhornOptions so;
   std::unique_ptr<Stream> stream;
@@ -88,6 +91,8 @@ struct CudaOtkeStepper::State {
   // factor) for the host, which finishes the anchor gradient (one K x K eigendecomposition, Nystrom::anchor_gradient),
   // steps the anchors with Adam and recomputes the factor, as the CPU does.
   DeviceBuffer anchors, factor, g_wdirect, g_factor;
+  // Conv: filters W [K, d] and bias [K], their gradients and Adam's moments, all on the device.
+  DeviceBuffer conv_w, conv_b, g_conv_w, g_conv_b, m_conv_w, v_conv_w, m_conv_b, v_conv_b;
   std::vector<float> m_anchors, v_anchors;  // Adam's moments of the anchors, on the host with them
   MatF anchor_grad;                         // the last backward's dL/dW (K x d)
   // Batch buffers, sized for the largest batch x n_max seen.
@@ -96,6 +101,7 @@ struct CudaOtkeStepper::State {
   DeviceBuffer implicit_work, implicit_ok;  // the implicit gradient's workspace and per-problem flags [q, batch]
   std::vector<int32_t> implicit_ok_host;
   DeviceBuffer psi, xhat, norm, kx, dpsi, da;  // Nystrom: [rows, K] except xhat [rows, d], norm [rows]
+  DeviceBuffer argmax;                         // max pooling: [batch, K], the element each feature came from
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
   // The bound training set, when resident on the device.
@@ -117,15 +123,17 @@ struct CudaOtkeStepper::State {
     const size_t rows = static_cast<size_t>(cb) * cn, f = sizeof(float);
     const size_t mat = rows * p * f * q;
     const SinkhornLaunch launch{s(), true};
-    const size_t ny = nystrom ? rows * f : 0;
-    DeviceBuffer npsi(ny * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_anchors ? ny * k : 0),
+    const size_t ny = nystrom ? rows * f : 0, em = embedded() ? rows * f : 0;
+    DeviceBuffer npsi(em * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_embedding() ? em * k : 0),
         nda(train_anchors ? ny * k : 0);
     DeviceBuffer nx(rows * d * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
         nw(host.config.otk.sigma_pos > 0 ? mat : 0),
         nt(implicit ? 0 : static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
         nphi(static_cast<size_t>(cb) * dim * f), ndphi(static_cast<size_t>(cb) * dim * f),
-        nlog(static_cast<size_t>(cb) * classes * f), ndlog(static_cast<size_t>(cb) * classes * f), ngp(rows * p * f),
-        nds(rows * p * f), nws(sinkhorn_workspace_bytes(cb, cn, p, launch)),
+        nlog(static_cast<size_t>(cb) * classes * f), ndlog(static_cast<size_t>(cb) * classes * f),
+        ngp(otk ? rows * p * f : 0), nds(otk ? rows * p * f : 0),
+        nws(otk ? sinkhorn_workspace_bytes(cb, cn, p, launch) : 0),
+        nam(max_pool ? static_cast<size_t>(cb) * k * sizeof(int32_t) : 0),
         niw(implicit ? sinkhorn_implicit_workspace_bytes(cb, cn, p) : 0),
         nio(implicit ? static_cast<size_t>(q) * cb * sizeof(int32_t) : 0);
     x = std::move(nx), n = std::move(nn), labels = std::move(nl), sim = std::move(ns), plan = std::move(np);
@@ -134,7 +142,7 @@ struct CudaOtkeStepper::State {
     workspace = std::move(nws);
     implicit_work = std::move(niw), implicit_ok = std::move(nio);
     psi = std::move(npsi), xhat = std::move(nxhat), norm = std::move(nnorm), kx = std::move(nkx);
-    dpsi = std::move(ndpsi), da = std::move(nda);
+    dpsi = std::move(ndpsi), da = std::move(nda), argmax = std::move(nam);
     cap_batch = cb;
     cap_n = cn;
   }
@@ -180,8 +188,8 @@ struct CudaOtkeStepper::State {
     return {at(sim, r * matrix()), batch, n_max, p, n.as<int32_t>(), nullptr, nullptr, nullptr};
   }
 
-  // The pooled features: the Nystrom embedding of the input, or the input itself.
-  const float* features() const { return nystrom ? psi.as<float>() : x.as<float>(); }
+  // The pooled features: the Nystrom or conv embedding of the input, or the input itself.
+  const float* features() const { return embedded() ? psi.as<float>() : x.as<float>(); }
   int64_t rows() const { return static_cast<int64_t>(batch) * n_max; }
 
   // psi = kappa(xhat W^T) factor (times ||x|| with keep_norm), every padded row included (padding rows never reach
@@ -196,9 +204,35 @@ struct CudaOtkeStepper::State {
     if (keep_norm) scale_rows(psi.as<float>(), norm.as<float>(), rows(), k, s());
   }
 
+  // psi = ReLU(x W^T + b) on every padded row (padding rows give ReLU(b), which no output reads: plans, pooling
+  // and gradients are 0 there).
+  void convolve() {
+    blas->gemm(static_cast<int>(rows()), k, d, 1.f, {x.as<float>(), d}, {conv_w.as<float>(), d, true}, 0.f,
+               psi.as<float>(), k);
+    bias_relu(psi.as<float>(), conv_b.as<float>(), rows(), k, s());
+  }
+
+  // The mean/max pooling's arguments over the batch's features; forward writes Phi (and argmax), backward dL/dpsi.
+  otke_pool::Args pool_args() const {
+    otke_pool::Args a;
+    a.psi = features();
+    a.n = n.as<int32_t>();
+    a.batch = batch;
+    a.n_max = n_max;
+    a.k = k;
+    a.max = max_pool;
+    a.phi = phi.as<float>();
+    a.argmax = max_pool ? argmax.as<int32_t>() : nullptr;
+    a.dphi = dphi.as<float>();
+    a.dpsi = dpsi.as<float>();
+    return a;
+  }
+
   // Phi and the logits (bias not yet added) of the uploaded batch; with `train`, the tapes for backward.
   void forward(bool train) {
     if (nystrom) embed();
+    if (conv) convolve();
+    if (!otk) pool_forward(pool_args(), s());
     const float* xf = features();
     const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
     const float sigma = host.config.otk.sigma_pos;
@@ -231,7 +265,7 @@ struct CudaOtkeStepper::State {
     blas->gemm(classes, dim, batch, 1.f, {dlogits.as<float>(), classes, true}, {phi.as<float>(), dim}, 0.f,
                g_weight.as<float>(), dim);
     column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
-    if (lo.references || train_anchors) {
+    if (lo.references || train_embedding()) {
       const float* xf = features();
       const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
       blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
@@ -254,7 +288,7 @@ struct CudaOtkeStepper::State {
         if (lo.references)
           blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {xf, k}, 0.f,
                      at(g_refs, static_cast<size_t>(r) * p * k), k);
-        if (train_anchors) {
+        if (train_embedding()) {
           // dL/dpsi_b += c (P o Spos)_b dPhi_b^r + dS_b z_r (zero on padding rows: P and dS are)
           const float* weights = host.config.otk.sigma_pos > 0 ? at(wplan, r * matrix()) : at(plan, r * matrix());
           blas->gemm(n_max, k, p, scale, {weights, p, false, np},
@@ -264,10 +298,12 @@ struct CudaOtkeStepper::State {
                      dpsi.as<float>(), k);
         }
       }
+      if (!otk) pool_backward(pool_args(), s());  // only the anchors learn below a mean/max pooling
       if (train_anchors) nystrom_backward();
+      if (train_conv) conv_backward();
     }
     double sum = 0;
-    const bool flags = implicit && (lo.references || train_anchors);
+    const bool flags = implicit && (lo.references || train_embedding());
     if (flags) {
       implicit_ok_host.resize(static_cast<size_t>(q) * batch);
       check(cudaMemcpyAsync(implicit_ok_host.data(), implicit_ok.data(), implicit_ok_host.size() * sizeof(int32_t),
@@ -299,6 +335,14 @@ struct CudaOtkeStepper::State {
     anchor_grad = host.nystrom.anchor_gradient(gw, gf);
   }
 
+  // dpre = dL/dpsi o [psi > 0], then dW = dpre^T x and db = the column sums of dpre (padding rows: dpre is 0).
+  void conv_backward() {
+    relu_gate(dpsi.as<float>(), psi.as<float>(), rows() * k, s());
+    blas->gemm(k, d, static_cast<int>(rows()), 1.f, {dpsi.as<float>(), k, true}, {x.as<float>(), d}, 0.f,
+               g_conv_w.as<float>(), d);
+    column_sums(dpsi.as<float>(), g_conv_b.as<float>(), static_cast<int>(rows()), k, s());
+  }
+
   void upload_anchors() {
     copy_in(anchors, host.nystrom.anchors().data(), static_cast<size_t>(k) * d);
     copy_in(factor, host.nystrom.factor().data(), static_cast<size_t>(k) * k);
@@ -314,6 +358,11 @@ struct CudaOtkeStepper::State {
     if (lo.references)
       adam_step(refs.as<float>(), m_refs.as<float>(), v_refs.as<float>(), g_refs.as<float>(),
                 static_cast<int64_t>(q) * p * k, c, false, s());
+    if (train_conv) {
+      adam_step(conv_w.as<float>(), m_conv_w.as<float>(), v_conv_w.as<float>(), g_conv_w.as<float>(),
+                static_cast<int64_t>(k) * d, c, true, s());
+      adam_step(conv_b.as<float>(), m_conv_b.as<float>(), v_conv_b.as<float>(), g_conv_b.as<float>(), k, c, false, s());
+    }
     if (train_anchors) {
       // On the host, like the CPU stepper: Adam on the anchors, then set_anchors renormalises and refactors.
       MatF w = host.nystrom.anchors();
@@ -345,21 +394,25 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   State& s = *s_;
   s.device = device;
   s.host = model;
-  s.lo = learning_layers(c, lo);  // tokens and conv were refused above: anchors are Nystrom's
-  s.implicit = lo.sinkhorn_gradient == SinkhornGradient::kImplicit;
-  s.q = c.otk.q;
+  s.lo = learning_layers(c, lo);  // tokens were refused above; "anchors" are the Nystrom anchors or conv filters
+  s.otk = c.pooling == OtkePooling::kOtk;
+  s.max_pool = c.pooling == OtkePooling::kMax;
+  s.implicit = s.otk && lo.sinkhorn_gradient == SinkhornGradient::kImplicit;
+  s.q = s.otk ? c.otk.q : 0;
   s.p = c.otk.p;
-  s.k = model.pooling.dim();
+  s.k = s.otk ? model.pooling.dim() : c.embed_dim();
   s.d = c.input_width();
   s.nystrom = c.embedding == OtkeEmbedding::kNystrom;
+  s.conv = c.embedding == OtkeEmbedding::kConv;
   s.train_anchors = s.nystrom && s.lo.anchors;
+  s.train_conv = s.conv && s.lo.anchors;
   s.sigma = c.nystrom.sigma;
   s.keep_norm = c.nystrom.keep_norm;
   s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
   s.has_head = c.classes >= 2;
   s.dim = c.output_dim();
   s.scale =
-      c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / s.q)) : static_cast<float>(s.p);
+      c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / c.otk.q)) : static_cast<float>(s.p);
   s.so.eps = c.otk.eps;
   s.so.max_iter = c.otk.iters;
   s.so.similarity = true;
@@ -378,6 +431,13 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     s.factor = DeviceBuffer(kk);
     s.g_wdirect = DeviceBuffer(s.train_anchors ? kd : 0);
     s.g_factor = DeviceBuffer(s.train_anchors ? kk : 0);
+  }
+  if (s.conv) {
+    const size_t kd = static_cast<size_t>(s.k) * s.d * sizeof(float), kb = static_cast<size_t>(s.k) * sizeof(float);
+    s.conv_w = DeviceBuffer(kd);
+    s.conv_b = DeviceBuffer(kb);
+    for (DeviceBuffer* b : {&s.g_conv_w, &s.m_conv_w, &s.v_conv_w}) *b = DeviceBuffer(s.train_conv ? kd : 0);
+    for (DeviceBuffer* b : {&s.g_conv_b, &s.m_conv_b, &s.v_conv_b}) *b = DeviceBuffer(s.train_conv ? kb : 0);
   }
   push(model, adam);
 }
@@ -407,14 +467,26 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
     s.m_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
     s.v_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
   }
+  if (s.conv) {
+    INDUCTIVE_CHECK(model.conv_weight.rows() == s.k && model.conv_weight.cols() == s.d && model.conv_bias.size() == s.k,
+                    ErrorCode::kShapeMismatch, "otke train (cuda): the model's conv filters are ",
+                    model.conv_weight.rows(), " x ", model.conv_weight.cols(), " with ", model.conv_bias.size(),
+                    " biases, expected ", s.k, " x ", s.d, " with ", s.k);
+    s.copy_in(s.conv_w, model.conv_weight.data(), static_cast<size_t>(s.k) * s.d);
+    s.copy_in(s.conv_b, model.conv_bias.data(), s.k);
+  }
   // Moments by the CPU's block names; a block Adam has not seen yet starts at zero.
-  for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias})
-    check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
+  for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias, &s.m_conv_w,
+                          &s.v_conv_w, &s.m_conv_b, &s.v_conv_b})
+    if (b->bytes()) check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
   for (const Adam::Moments& m : adam.moments()) {
     DeviceBuffer *dm = nullptr, *dv = nullptr;
     size_t count = 0, offset = 0;
     if (m.name == "head.weight") dm = &s.m_weight, dv = &s.v_weight, count = head;
     if (m.name == "head.bias") dm = &s.m_bias, dv = &s.v_bias, count = s.classes;
+    if (m.name == "conv.weight" && s.train_conv)
+      dm = &s.m_conv_w, dv = &s.v_conv_w, count = static_cast<size_t>(s.k) * s.d;
+    if (m.name == "conv.bias" && s.train_conv) dm = &s.m_conv_b, dv = &s.v_conv_b, count = s.k;
     if (m.name == "nystrom.anchors" && s.train_anchors) {
       INDUCTIVE_CHECK(m.m.size() == s.m_anchors.size() && m.v.size() == s.v_anchors.size(), ErrorCode::kShapeMismatch,
                       "otke train (cuda): Adam moments of 'nystrom.anchors' have ", m.m.size(), " values, expected ",
@@ -444,7 +516,12 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(s.host.head.weight.data(), s.weight, head);
     s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
   }
-  // The CPU stepper's block order (head, then references), so checkpoints hold the same tensors in the same order.
+  if (s.conv) {
+    s.copy_out(s.host.conv_weight.data(), s.conv_w, static_cast<size_t>(s.k) * s.d);
+    s.copy_out(s.host.conv_bias.data(), s.conv_b, s.k);
+  }
+  // The CPU stepper's block order (head, anchors, conv, then references), so checkpoints hold the same tensors in the
+  // same order.
   std::vector<Adam::Moments> moments;
   if (s.adam_steps > 0) {
     moments.push_back({"head.weight", std::vector<float>(head), std::vector<float>(head)});
@@ -454,6 +531,15 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
     s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
     if (s.train_anchors) moments.push_back({"nystrom.anchors", s.m_anchors, s.v_anchors});
+    if (s.train_conv) {
+      const size_t kd = static_cast<size_t>(s.k) * s.d;
+      moments.push_back({"conv.weight", std::vector<float>(kd), std::vector<float>(kd)});
+      s.copy_out(moments.back().m.data(), s.m_conv_w, kd);
+      s.copy_out(moments.back().v.data(), s.v_conv_w, kd);
+      moments.push_back({"conv.bias", std::vector<float>(s.k), std::vector<float>(s.k)});
+      s.copy_out(moments.back().m.data(), s.m_conv_b, s.k);
+      s.copy_out(moments.back().v.data(), s.v_conv_b, s.k);
+    }
     if (s.lo.references)
       for (int r = 0; r < s.q; ++r) {
         moments.push_back({reference_name(r), std::vector<float>(ref), std::vector<float>(ref)});
@@ -462,10 +548,14 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
       }
   }
   check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
-  s.host.pooling.set_references(std::move(refs));
+  if (s.otk) s.host.pooling.set_references(std::move(refs));
   model.pooling = s.host.pooling;
   model.head = s.host.head;
   if (s.nystrom) model.nystrom = s.host.nystrom;
+  if (s.conv) {
+    model.conv_weight = s.host.conv_weight;
+    model.conv_bias = s.host.conv_bias;
+  }
   adam.restore(std::move(moments), s.adam_steps);
 }
 
@@ -490,6 +580,12 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
     s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.dim);
     s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
     if (s.train_anchors) grads->anchors = s.anchor_grad;
+    if (s.train_conv) {
+      grads->conv_weight.resize(s.k, s.d);
+      grads->conv_bias.resize(s.k);
+      s.copy_out(grads->conv_weight.data(), s.g_conv_w, static_cast<size_t>(s.k) * s.d);
+      s.copy_out(grads->conv_bias.data(), s.g_conv_b, s.k);
+    }
     if (s.lo.references) {
       grads->references.assign(s.q, MatF(s.p, s.k));
       for (int r = 0; r < s.q; ++r)
@@ -581,12 +677,15 @@ MatF CudaOtkeStepper::logits(const SetBatch& features) {
 size_t CudaOtkeStepper::device_bytes() const {
   size_t total = 0;
   const State& s = *s_;
-  for (const DeviceBuffer* b :
-       {&s.refs,     &s.weight,   &s.bias,      &s.g_refs, &s.g_weight,  &s.g_bias,   &s.m_refs,        &s.v_refs,
-        &s.m_weight, &s.v_weight, &s.m_bias,    &s.v_bias, &s.x,         &s.n,        &s.labels,        &s.sim,
-        &s.plan,     &s.wplan,    &s.tape,      &s.phi,    &s.logits,    &s.dlogits,  &s.dphi,          &s.gplan,
-        &s.dsim,     &s.loss,     &s.workspace, &s.index,  &s.psi,       &s.xhat,     &s.norm,          &s.kx,
-        &s.dpsi,     &s.da,       &s.anchors,   &s.factor, &s.g_wdirect, &s.g_factor, &s.implicit_work, &s.implicit_ok})
+  for (const DeviceBuffer* b : {&s.refs,      &s.weight,   &s.bias,          &s.g_refs,      &s.g_weight, &s.g_bias,
+                                &s.m_refs,    &s.v_refs,   &s.m_weight,      &s.v_weight,    &s.m_bias,   &s.v_bias,
+                                &s.x,         &s.n,        &s.labels,        &s.sim,         &s.plan,     &s.wplan,
+                                &s.tape,      &s.phi,      &s.logits,        &s.dlogits,     &s.dphi,     &s.gplan,
+                                &s.dsim,      &s.loss,     &s.workspace,     &s.index,       &s.psi,      &s.xhat,
+                                &s.norm,      &s.kx,       &s.dpsi,          &s.da,          &s.anchors,  &s.factor,
+                                &s.g_wdirect, &s.g_factor, &s.implicit_work, &s.implicit_ok, &s.argmax,   &s.conv_w,
+                                &s.conv_b,    &s.g_conv_w, &s.g_conv_b,      &s.m_conv_w,    &s.v_conv_w, &s.m_conv_b,
+                                &s.v_conv_b})
     total += b->bytes();
   return total;
 }

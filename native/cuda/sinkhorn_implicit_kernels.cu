@@ -6,17 +6,6 @@
 #include "sinkhorn_kernels.h"
 
 namespace inductive::cuda {
-namespace {
-
-struct StreamExec {
-  cudaStream_t stream;
-  template <typename F>
-  void launch(int64_t count, const F& functor) {
-    launch_items(count, functor, stream, "implicit Sinkhorn gradient launch");
-  }
-};
-
-}  // namespace
 
 size_t sinkhorn_implicit_workspace_bytes(int batch, int n_max, int p_max) {
   return sinkhorn_implicit::workspace_doubles(batch, n_max, p_max) * sizeof(double);
@@ -48,7 +37,7 @@ void sinkhorn_implicit_backward_device(const SinkhornProblem<float>& problem, co
   a.scale = (options.similarity ? 1.0 : -1.0) / options.eps;
   a.work = static_cast<double*>(workspace);
   a.ok = ok;
-  StreamExec exec{stream};
+  StreamExec exec{stream, "implicit Sinkhorn gradient launch"};
   sinkhorn_implicit::pass(exec, a);
 }
 

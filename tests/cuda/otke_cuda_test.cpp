@@ -1,9 +1,9 @@
 // OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward, and the
 // implicit backward, on masked batches of every work-split class, the whole step's loss and gradients for each
-// supported variant (identity and Nystrom embeddings, keep_norm, q > 1, positional weighting, both scales), Adam,
-// logits, a 3-epoch training run and its checkpoint/resume, and the errors (unsupported configurations, no device, out
-// of device memory with the checkpoint left intact). Tests that need a device skip with a message when there is none;
-// the error tests without a device run everywhere.
+// supported variant (identity, Nystrom and conv embeddings, keep_norm, q > 1, positional weighting, both scales, the
+// mean/max pooling baselines), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the errors
+// (unsupported configurations, no device, out of device memory with the checkpoint left intact). Tests that need a
+// device skip with a message when there is none; the error tests without a device run everywhere.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -205,6 +205,8 @@ struct Variant {
   int anchors = 0;  // > 0: a Nystrom embedding with this many anchors (else identity)
   bool keep_norm = false;
   SinkhornGradient gradient = SinkhornGradient::kUnrolled;
+  OtkePooling pooling = OtkePooling::kOtk;  // mean/max: the baselines (q, p, sigma_pos and scale unused)
+  int filters = 0;                          // > 0: a conv embedding ReLU(x W^T + b) with this many filters
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
@@ -212,7 +214,7 @@ OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   m.config.input_type = OtkeInput::kVectors;
   m.config.input_dim = dim;
   m.config.embedding = v.anchors > 0 ? OtkeEmbedding::kNystrom : OtkeEmbedding::kIdentity;
-  m.config.pooling = OtkePooling::kOtk;
+  m.config.pooling = v.pooling;
   m.config.otk.p = v.p;
   m.config.otk.q = v.q;
   m.config.otk.eps = 0.5;
@@ -221,15 +223,24 @@ OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   m.config.otk.scale = v.scale;
   m.config.classes = classes;
   int k = dim;
+  if (v.filters > 0) {
+    m.config.embedding = OtkeEmbedding::kConv;
+    m.config.filters = v.filters;
+    m.conv_weight = testing::random_mat(v.filters, dim, seed + 80) * 0.5f;
+    m.conv_bias = testing::random_mat(v.filters, 1, seed + 81).col(0) * 0.2f;
+    k = v.filters;
+  }
   if (v.anchors > 0) {
     m.config.anchors = v.anchors;
     m.config.nystrom.keep_norm = v.keep_norm;
     m.nystrom = Nystrom(testing::random_mat(v.anchors, dim, seed + 90), m.config.nystrom);
     k = v.anchors;
   }
-  std::vector<MatF> refs;
-  for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, k, seed + r));
-  m.pooling = OtkPooling(refs, m.config.otk);
+  if (v.pooling == OtkePooling::kOtk) {
+    std::vector<MatF> refs;
+    for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, k, seed + r));
+    m.pooling = OtkPooling(refs, m.config.otk);
+  }
   m.head.weight = testing::random_mat(classes, m.config.output_dim(), seed + 50) * 0.3f;
   m.head.bias = testing::random_mat(classes, 1, seed + 51).col(0);
   return m;
@@ -262,7 +273,14 @@ const Variant kVariants[] = {
     {"nystrom", 1, 0.0f, OtkScale::kPaper, 5, 7},
     {"nystrom q2 positional keep-norm", 2, 0.1f, OtkScale::kPaper, 4, 6, true},
     {"implicit q2 positional", 2, 0.1f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kImplicit},
-    {"implicit nystrom p64", 1, 0.0f, OtkScale::kPaper, 64, 7, false, SinkhornGradient::kImplicit}};
+    {"implicit nystrom p64", 1, 0.0f, OtkScale::kPaper, 64, 7, false, SinkhornGradient::kImplicit},
+    {"mean identity", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean},
+    {"max identity", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax},
+    {"mean nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 1, 9, true, SinkhornGradient::kUnrolled, OtkePooling::kMean},
+    {"max nystrom", 1, 0.0f, OtkScale::kPaper, 1, 7, false, SinkhornGradient::kUnrolled, OtkePooling::kMax},
+    {"conv q2 positional", 2, 0.1f, OtkScale::kPaper, 5, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 12},
+    {"conv implicit p64", 1, 0.0f, OtkScale::kPaper, 64, 0, false, SinkhornGradient::kImplicit, OtkePooling::kOtk, 6},
+    {"conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 10}};
 
 TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   REQUIRE_CUDA_DEVICE();
@@ -286,6 +304,11 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
     EXPECT_EQ(gpu.anchors.size(), cpu.anchors.size());
     if (cpu.anchors.size()) EXPECT_LE(rel_error(gpu.anchors, cpu.anchors), 1e-4);
+    EXPECT_EQ(gpu.conv_weight.size(), cpu.conv_weight.size());
+    if (cpu.conv_weight.size()) {
+      EXPECT_LE(rel_error(gpu.conv_weight, cpu.conv_weight), 1e-4);
+      EXPECT_LE(rel_error(MatF(gpu.conv_bias.transpose()), MatF(cpu.conv_bias.transpose())), 1e-4);
+    }
     // Embeddings and logits of the same parameters match the CPU's.
     EXPECT_LE(rel_error(stepper.embed(x), model.embed(x)), 1e-5);
     EXPECT_LE(rel_error(stepper.logits(x), model.predict(model.embed(x))), 1e-5);
@@ -333,43 +356,58 @@ TEST(CudaOtkeStepper, ImplicitGradientDeviceMemoryDoesNotGrowWithTheIterations) 
   EXPECT_GT(bytes[1][1], bytes[1][0]) << "unrolled: the tape grows with the iterations";
 }
 
+// Adam on every trained block (references and head; anchors on the host; conv filters on the device), moments pulled
+// by the CPU's block names in its order.
 TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
   REQUIRE_CUDA_DEVICE();
-  const Variant v{"q2 nystrom", 2, 0.1f, OtkScale::kPaper, 6, 5};
-  OtkeModel cpu_model = make_model(v, 8, 2, 900);
-  const OtkeModel start = cpu_model;
-  AdamOptions ao{0.01};
-  ao.weight_decay = 0.01;
-  Adam cpu_adam(ao), gpu_adam(ao);
-  const std::unique_ptr<OtkeStepper> cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
-  cuda::CudaOtkeStepper gpu(0, start, gpu_adam, OtkeLossOptions{});
-  for (int s = 0; s < 4; ++s) {
-    const SetBatch x = make_sets(5, 19, 8, 910 + s);
-    const std::vector<int32_t> y = make_labels(5, 2, 920 + s);
-    const double lc = cpu->step(x, y, 0.01), lg = gpu.step(x, y, 0.01);
-    EXPECT_NEAR(lg, lc, 1e-4 * std::max(1.0, std::fabs(lc))) << "step " << s;
+  const Variant variants[] = {
+      {"q2 nystrom", 2, 0.1f, OtkScale::kPaper, 6, 5},
+      {"conv q2", 2, 0.0f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7},
+      {"conv mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 9}};
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    OtkeModel cpu_model = make_model(v, 8, 2, 900);
+    const OtkeModel start = cpu_model;
+    AdamOptions ao{0.01};
+    ao.weight_decay = 0.01;
+    Adam cpu_adam(ao), gpu_adam(ao);
+    const std::unique_ptr<OtkeStepper> cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
+    cuda::CudaOtkeStepper gpu(0, start, gpu_adam, OtkeLossOptions{});
+    for (int s = 0; s < 4; ++s) {
+      const SetBatch x = make_sets(5, 19, 8, 910 + s);
+      const std::vector<int32_t> y = make_labels(5, 2, 920 + s);
+      const double lc = cpu->step(x, y, 0.01), lg = gpu.step(x, y, 0.01);
+      EXPECT_NEAR(lg, lc, 1e-4 * std::max(1.0, std::fabs(lc))) << "step " << s;
+    }
+    OtkeModel pulled = start;
+    gpu.pull(pulled, gpu_adam);
+    EXPECT_EQ(gpu_adam.steps(), cpu_adam.steps());
+    ASSERT_EQ(gpu_adam.moments().size(), cpu_adam.moments().size());
+    for (size_t i = 0; i < cpu_adam.moments().size(); ++i) {
+      EXPECT_EQ(gpu_adam.moments()[i].name, cpu_adam.moments()[i].name);
+      const auto& a = gpu_adam.moments()[i].m;
+      const auto& b = cpu_adam.moments()[i].m;
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_LE(rel_error(a.data(), b.data(), a.size()), 1e-3) << cpu_adam.moments()[i].name;
+    }
+    EXPECT_LE(rel_error(pulled.head.weight, cpu_model.head.weight), 1e-4);
+    if (v.pooling == OtkePooling::kOtk)
+      for (int r = 0; r < v.q; ++r)
+        EXPECT_LE(rel_error(pulled.pooling.references()[r], cpu_model.pooling.references()[r]), 1e-4);
+    if (v.anchors > 0) {
+      EXPECT_LE(rel_error(pulled.nystrom.anchors(), cpu_model.nystrom.anchors()), 1e-4);
+      EXPECT_LE(rel_error(pulled.nystrom.factor(), cpu_model.nystrom.factor()), 1e-3);
+    }
+    if (v.filters > 0) {
+      EXPECT_LE(rel_error(pulled.conv_weight, cpu_model.conv_weight), 1e-4);
+      EXPECT_LE(rel_error(MatF(pulled.conv_bias.transpose()), MatF(cpu_model.conv_bias.transpose())), 1e-4);
+    }
+    // A model file written from the pulled parameters reads back as the CPU's model kind with the same predictions.
+    const std::vector<uint8_t> bytes = pulled.to_bytes();
+    const OtkeModel loaded = OtkeModel::from_bytes(bytes.data(), bytes.size());
+    const SetBatch x = make_sets(6, 11, 8, 999);
+    EXPECT_LE(rel_error(loaded.predict(loaded.embed(x)), gpu.logits(x)), 1e-4);
   }
-  OtkeModel pulled = start;
-  gpu.pull(pulled, gpu_adam);
-  EXPECT_EQ(gpu_adam.steps(), cpu_adam.steps());
-  ASSERT_EQ(gpu_adam.moments().size(), cpu_adam.moments().size());
-  for (size_t i = 0; i < cpu_adam.moments().size(); ++i) {
-    EXPECT_EQ(gpu_adam.moments()[i].name, cpu_adam.moments()[i].name);
-    const auto& a = gpu_adam.moments()[i].m;
-    const auto& b = cpu_adam.moments()[i].m;
-    ASSERT_EQ(a.size(), b.size());
-    EXPECT_LE(rel_error(a.data(), b.data(), a.size()), 1e-3) << cpu_adam.moments()[i].name;
-  }
-  EXPECT_LE(rel_error(pulled.head.weight, cpu_model.head.weight), 1e-4);
-  for (int r = 0; r < v.q; ++r)
-    EXPECT_LE(rel_error(pulled.pooling.references()[r], cpu_model.pooling.references()[r]), 1e-4);
-  EXPECT_LE(rel_error(pulled.nystrom.anchors(), cpu_model.nystrom.anchors()), 1e-4);
-  EXPECT_LE(rel_error(pulled.nystrom.factor(), cpu_model.nystrom.factor()), 1e-3);
-  // A model file written from the pulled parameters reads back as the CPU's model kind with the same predictions.
-  const std::vector<uint8_t> bytes = pulled.to_bytes();
-  const OtkeModel loaded = OtkeModel::from_bytes(bytes.data(), bytes.size());
-  const SetBatch x = make_sets(6, 11, 8, 999);
-  EXPECT_LE(rel_error(loaded.predict(loaded.embed(x)), gpu.logits(x)), 1e-4);
 }
 
 TEST(CudaOtkeStepper, ResidentAndStreamedStepsAgreeWithTheCpu) {
@@ -460,10 +498,19 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   c.input_type = OtkeInput::kVectors;
   c.input_dim = 4;
   c.embedding = OtkeEmbedding::kConv;
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'conv' embedding");
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
   c.embedding = OtkeEmbedding::kIdentity;
+  c.hidden = 16;
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "MLP or multilabel heads");
+  c.hidden = 0;
+  c.pooling = OtkePooling::kMax;
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
+  c.pooling = OtkePooling::kOtk;
+  c.otk.sinusoidal = true;
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "sinusoidal");
   c.pooling = OtkePooling::kMean;
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "'mean' pooling");
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));  // the ablation flags belong to OT pooling only
+  c.otk.sinusoidal = false;
   c.pooling = OtkePooling::kOtk;
   c.input_type = OtkeInput::kTokens;
   expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "token inputs");
