@@ -96,7 +96,10 @@ void Progress::operator()(const std::string& stage, double fraction) {
 
 std::unique_ptr<OtkeStepper> embedding_stepper(Backend& backend, OtkeModel& model, Adam& adam) {
   if (backend.is_cpu()) return nullptr;
-  return backend.otke_stepper(model, adam, OtkeLossOptions{});
+  // It only embeds: no layer learns, so the device holds no gradient buffers and accepts every model it can embed.
+  OtkeLossOptions frozen;
+  frozen.tokens = frozen.anchors = frozen.references = false;
+  return backend.otke_stepper(model, adam, frozen);
 }
 
 void check_output_path(const std::string& path, const char* option) {

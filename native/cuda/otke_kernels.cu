@@ -189,6 +189,16 @@ void relu_gate(float* g, const float* y, int64_t count, cudaStream_t stream) {
   launch_items(count, graphit_ops::GradGate{g, nullptr, nullptr, y, 1}, stream, "conv ReLU backward kernel launch");
 }
 
+void token_lookup(const otke_tokens::Lookup& lookup, int64_t rows, cudaStream_t stream) {
+  launch_items(rows * lookup.e, lookup, stream, "token lookup kernel launch");
+}
+
+void token_table_gradient(float* g_table, int64_t vocab, const float* dx, const int32_t* ids, int64_t rows, int e,
+                          cudaStream_t stream) {
+  check(cudaMemsetAsync(g_table, 0, static_cast<size_t>(vocab) * e * sizeof(float), stream), "cudaMemsetAsync");
+  launch_items(e, graphit_ops::EmbeddingGrad{g_table, dx, ids, rows, e}, stream, "token gradient kernel launch");
+}
+
 void pool_forward(const otke_pool::Args& a, cudaStream_t stream) {
   StreamExec exec{stream, "pooling kernel launch"};
   otke_pool::forward(exec, a);

@@ -10,6 +10,7 @@
 
 #include "inductive/elementwise.h"
 #include "otke_pool_ops.h"
+#include "otke_token_ops.h"
 
 namespace inductive::cuda {
 
@@ -44,6 +45,12 @@ void kappa_backward(float* da, const float* kx, int64_t count, float sigma, cuda
 // cols]; relu_gate, g *= [y > 0] (y the ReLU's output, positive exactly where its input was).
 void bias_relu(float* y, const float* bias, int64_t rows, int cols, cudaStream_t stream);
 void relu_gate(float* g, const float* y, int64_t count, cudaStream_t stream);
+
+// Tokens: the lookup of `rows` elements (otke_token_ops.h), and its adjoint: g_table [vocab, e] set to the sum of
+// the rows of dx [rows, e] by their ids (one column per thread, rows in order: deterministic, the CPU's order).
+void token_lookup(const otke_tokens::Lookup& lookup, int64_t rows, cudaStream_t stream);
+void token_table_gradient(float* g_table, int64_t vocab, const float* dx, const int32_t* ids, int64_t rows, int e,
+                          cudaStream_t stream);
 
 // Mean or max pooling over each set's valid elements (otke_pool_ops.h): forward writes a.phi (and a.argmax for max),
 // backward writes a.dpsi from a.dphi.

@@ -20,11 +20,13 @@ namespace inductive::cuda {
 
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
-      " yet (it trains identity, Nystrom and conv embeddings with OT, mean or max pooling, and OT pooling with "
-      "either Sinkhorn gradient); "
+      " yet (it trains identity, Nystrom and conv embeddings of vectors, sequences or tokens with OT, mean or max "
+      "pooling, and OT pooling with either Sinkhorn gradient; token tables learn under identity and conv "
+      "embeddings, and stay fixed under Nystrom with --freeze-tokens); "
       "train this model with --backend cpu";
-  INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens, ErrorCode::kBackend,
-                  "cuda: OTKE training does not support token inputs", plan);
+  INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens || c.embedding != OtkeEmbedding::kNystrom || !lo.tokens,
+                  ErrorCode::kBackend,
+                  "cuda: OTKE training does not support learning token embeddings under a Nystrom embedding", plan);
   INDUCTIVE_CHECK(
       c.pooling != OtkePooling::kOtk || (c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal), ErrorCode::kBackend,
       "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)", plan);
@@ -67,13 +69,16 @@ struct CudaOtkeStepper::State {
   AdamOptions adam_options;
   int64_t adam_steps = 0;
   int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // k: the pooled features' dimension; dim = D = q p k
-  int d = 1;                                      // the input features' dimension (= k for the identity embedding)
-  bool nystrom = false;                           // embedding: psi = kappa(xhat W^T) factor
-  bool conv = false;                              // embedding: psi = ReLU(x W^T + b); neither: psi = x
-  bool train_anchors = false;                     // Nystrom anchors learn (their Adam step is on the host)
-  bool train_conv = false;                        // conv filters learn (on the device, like the references)
+  int d = 1;      // the local features' dimension (= k for the identity embedding; E for tokens)
+  int width = 1;  // the input batch's width: d, or 1 for tokens (one index per element)
+  bool tokens = false, train_tokens = false;  // token inputs: x holds indices, looked up into `local`
+  bool nystrom = false;                       // embedding: psi = kappa(xhat W^T) factor
+  bool conv = false;                          // embedding: psi = ReLU(x W^T + b); neither: psi = x
+  bool train_anchors = false;                 // Nystrom anchors learn (their Adam step is on the host)
+  bool train_conv = false;                    // conv filters learn (on the device, like the references)
   bool embedded() const { return nystrom || conv; }
   bool train_embedding() const { return train_anchors || train_conv; }
+  bool want_dpsi() const { return train_embedding() || train_tokens; }  // dL/dpsi: a layer below the pooling learns
   float sigma = 0.6f;
   bool keep_norm = false;
   bool has_head = true;
@@ -102,6 +107,10 @@ struct CudaOtkeStepper::State {
   std::vector<int32_t> implicit_ok_host;
   DeviceBuffer psi, xhat, norm, kx, dpsi, da;  // Nystrom: [rows, K] except xhat [rows, d], norm [rows]
   DeviceBuffer argmax;                         // max pooling: [batch, K], the element each feature came from
+  // Tokens: the table [V, E] with its gradient and Adam's moments; per batch the looked-up features [rows, E], their
+  // ids [rows] and (conv) dL/d(local features) [rows, E].
+  DeviceBuffer table, g_table, m_table, v_table, local, ids, dx;
+  int vocab = 0;
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
   // The bound training set, when resident on the device.
@@ -124,9 +133,11 @@ struct CudaOtkeStepper::State {
     const size_t mat = rows * p * f * q;
     const SinkhornLaunch launch{s(), true};
     const size_t ny = nystrom ? rows * f : 0, em = embedded() ? rows * f : 0;
-    DeviceBuffer npsi(em * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(train_embedding() ? em * k : 0),
-        nda(train_anchors ? ny * k : 0);
-    DeviceBuffer nx(rows * d * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
+    const size_t tk = tokens ? rows : 0;
+    DeviceBuffer npsi(em * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(want_dpsi() ? rows * k * f : 0),
+        nda(train_anchors ? ny * k : 0), nlocal(tk * d * f), nids(tk * sizeof(int32_t)),
+        ndx(train_tokens && conv ? tk * d * f : 0);
+    DeviceBuffer nx(rows * width * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
         nw(host.config.otk.sigma_pos > 0 ? mat : 0),
         nt(implicit ? 0 : static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
         nphi(static_cast<size_t>(cb) * dim * f), ndphi(static_cast<size_t>(cb) * dim * f),
@@ -143,6 +154,7 @@ struct CudaOtkeStepper::State {
     implicit_work = std::move(niw), implicit_ok = std::move(nio);
     psi = std::move(npsi), xhat = std::move(nxhat), norm = std::move(nnorm), kx = std::move(nkx);
     dpsi = std::move(ndpsi), da = std::move(nda), argmax = std::move(nam);
+    local = std::move(nlocal), ids = std::move(nids), dx = std::move(ndx);
     cap_batch = cb;
     cap_n = cn;
   }
@@ -180,7 +192,7 @@ struct CudaOtkeStepper::State {
     check(cudaMemcpyAsync(index.data(), staging.data(), ibytes, cudaMemcpyHostToDevice, s()), "cudaMemcpyAsync");
     check(cudaMemcpyAsync(labels.data(), staging.data() + ibytes, ibytes, cudaMemcpyHostToDevice, s()),
           "cudaMemcpyAsync");
-    gather_sets(data.as<float>(), data_n.as<int32_t>(), bound->n_max, d, index.as<int32_t>(), batch, x.as<float>(),
+    gather_sets(data.as<float>(), data_n.as<int32_t>(), bound->n_max, width, index.as<int32_t>(), batch, x.as<float>(),
                 n.as<int32_t>(), n_max, s());
   }
 
@@ -188,14 +200,16 @@ struct CudaOtkeStepper::State {
     return {at(sim, r * matrix()), batch, n_max, p, n.as<int32_t>(), nullptr, nullptr, nullptr};
   }
 
-  // The pooled features: the Nystrom or conv embedding of the input, or the input itself.
-  const float* features() const { return embedded() ? psi.as<float>() : x.as<float>(); }
+  // The local features: the input, or for tokens their rows of the table.
+  const float* inputs() const { return tokens ? local.as<float>() : x.as<float>(); }
+  // The pooled features: the Nystrom or conv embedding of the local features, or those themselves.
+  const float* features() const { return embedded() ? psi.as<float>() : inputs(); }
   int64_t rows() const { return static_cast<int64_t>(batch) * n_max; }
 
   // psi = kappa(xhat W^T) factor (times ||x|| with keep_norm), every padded row included (padding rows never reach
   // an output: the plans are 0 there).
   void embed() {
-    normalize_rows(x.as<float>(), xhat.as<float>(), norm.as<float>(), rows(), d, s());
+    normalize_rows(inputs(), xhat.as<float>(), norm.as<float>(), rows(), d, s());
     blas->gemm(static_cast<int>(rows()), k, d, 1.f, {xhat.as<float>(), d}, {anchors.as<float>(), d, true}, 0.f,
                kx.as<float>(), k);
     gaussian_on_sphere(kx.as<float>(), rows() * k, sigma, s());
@@ -207,8 +221,8 @@ struct CudaOtkeStepper::State {
   // psi = ReLU(x W^T + b) on every padded row (padding rows give ReLU(b), which no output reads: plans, pooling
   // and gradients are 0 there).
   void convolve() {
-    blas->gemm(static_cast<int>(rows()), k, d, 1.f, {x.as<float>(), d}, {conv_w.as<float>(), d, true}, 0.f,
-               psi.as<float>(), k);
+    blas->gemm(static_cast<int>(rows()), k, d, 1.f, {inputs(), d}, {conv_w.as<float>(), d, true}, 0.f, psi.as<float>(),
+               k);
     bias_relu(psi.as<float>(), conv_b.as<float>(), rows(), k, s());
   }
 
@@ -230,6 +244,10 @@ struct CudaOtkeStepper::State {
 
   // Phi and the logits (bias not yet added) of the uploaded batch; with `train`, the tapes for backward.
   void forward(bool train) {
+    if (tokens)
+      token_lookup(
+          {x.as<float>(), n.as<int32_t>(), n_max, table.as<float>(), vocab, d, local.as<float>(), ids.as<int32_t>()},
+          rows(), s());
     if (nystrom) embed();
     if (conv) convolve();
     if (!otk) pool_forward(pool_args(), s());
@@ -265,7 +283,7 @@ struct CudaOtkeStepper::State {
     blas->gemm(classes, dim, batch, 1.f, {dlogits.as<float>(), classes, true}, {phi.as<float>(), dim}, 0.f,
                g_weight.as<float>(), dim);
     column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
-    if (lo.references || train_embedding()) {
+    if (lo.references || want_dpsi()) {
       const float* xf = features();
       const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
       blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
@@ -288,7 +306,7 @@ struct CudaOtkeStepper::State {
         if (lo.references)
           blas->gemm(p, k, batch * n_max, 1.f, {dsim.as<float>(), p, true}, {xf, k}, 0.f,
                      at(g_refs, static_cast<size_t>(r) * p * k), k);
-        if (train_embedding()) {
+        if (want_dpsi()) {
           // dL/dpsi_b += c (P o Spos)_b dPhi_b^r + dS_b z_r (zero on padding rows: P and dS are)
           const float* weights = host.config.otk.sigma_pos > 0 ? at(wplan, r * matrix()) : at(plan, r * matrix());
           blas->gemm(n_max, k, p, scale, {weights, p, false, np},
@@ -300,10 +318,11 @@ struct CudaOtkeStepper::State {
       }
       if (!otk) pool_backward(pool_args(), s());  // only the anchors learn below a mean/max pooling
       if (train_anchors) nystrom_backward();
-      if (train_conv) conv_backward();
+      if (conv && want_dpsi()) conv_backward();
+      if (train_tokens) token_backward();
     }
     double sum = 0;
-    const bool flags = implicit && (lo.references || train_embedding());
+    const bool flags = implicit && (lo.references || want_dpsi());
     if (flags) {
       implicit_ok_host.resize(static_cast<size_t>(q) * batch);
       check(cudaMemcpyAsync(implicit_ok_host.data(), implicit_ok.data(), implicit_ok_host.size() * sizeof(int32_t),
@@ -335,12 +354,25 @@ struct CudaOtkeStepper::State {
     anchor_grad = host.nystrom.anchor_gradient(gw, gf);
   }
 
-  // dpre = dL/dpsi o [psi > 0], then dW = dpre^T x and db = the column sums of dpre (padding rows: dpre is 0).
+  // dpre = dL/dpsi o [psi > 0] in place, then dW = dpre^T x and db = the column sums of dpre (padding rows: dpre is 0);
+  // for a token table, dL/dx = dpre W.
   void conv_backward() {
     relu_gate(dpsi.as<float>(), psi.as<float>(), rows() * k, s());
-    blas->gemm(k, d, static_cast<int>(rows()), 1.f, {dpsi.as<float>(), k, true}, {x.as<float>(), d}, 0.f,
-               g_conv_w.as<float>(), d);
-    column_sums(dpsi.as<float>(), g_conv_b.as<float>(), static_cast<int>(rows()), k, s());
+    if (train_conv) {
+      blas->gemm(k, d, static_cast<int>(rows()), 1.f, {dpsi.as<float>(), k, true}, {inputs(), d}, 0.f,
+                 g_conv_w.as<float>(), d);
+      column_sums(dpsi.as<float>(), g_conv_b.as<float>(), static_cast<int>(rows()), k, s());
+    }
+    if (train_tokens)
+      blas->gemm(static_cast<int>(rows()), d, k, 1.f, {dpsi.as<float>(), k}, {conv_w.as<float>(), d}, 0.f,
+                 dx.as<float>(), d);
+  }
+
+  // The lookup's adjoint: dL/d(local features) (the pooling's dL/dpsi itself under the identity embedding) summed
+  // into the rows of the tokens (padding rows add 0 to row 0).
+  void token_backward() {
+    token_table_gradient(g_table.as<float>(), vocab, conv ? dx.as<float>() : dpsi.as<float>(), ids.as<int32_t>(),
+                         rows(), d, s());
   }
 
   void upload_anchors() {
@@ -358,6 +390,9 @@ struct CudaOtkeStepper::State {
     if (lo.references)
       adam_step(refs.as<float>(), m_refs.as<float>(), v_refs.as<float>(), g_refs.as<float>(),
                 static_cast<int64_t>(q) * p * k, c, false, s());
+    if (train_tokens)
+      adam_step(table.as<float>(), m_table.as<float>(), v_table.as<float>(), g_table.as<float>(),
+                static_cast<int64_t>(vocab) * d, c, true, s());
     if (train_conv) {
       adam_step(conv_w.as<float>(), m_conv_w.as<float>(), v_conv_w.as<float>(), g_conv_w.as<float>(),
                 static_cast<int64_t>(k) * d, c, true, s());
@@ -394,14 +429,18 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   State& s = *s_;
   s.device = device;
   s.host = model;
-  s.lo = learning_layers(c, lo);  // tokens were refused above; "anchors" are the Nystrom anchors or conv filters
+  s.lo = learning_layers(c, lo);  // "anchors" are the Nystrom anchors or the conv filters
   s.otk = c.pooling == OtkePooling::kOtk;
   s.max_pool = c.pooling == OtkePooling::kMax;
   s.implicit = s.otk && lo.sinkhorn_gradient == SinkhornGradient::kImplicit;
   s.q = s.otk ? c.otk.q : 0;
   s.p = c.otk.p;
   s.k = s.otk ? model.pooling.dim() : c.embed_dim();
-  s.d = c.input_width();
+  s.d = c.feature_dim();
+  s.width = c.input_width();
+  s.tokens = c.input_type == OtkeInput::kTokens;
+  s.train_tokens = s.tokens && s.lo.tokens;
+  s.vocab = s.tokens ? static_cast<int>(c.tokens.size()) : 0;
   s.nystrom = c.embedding == OtkeEmbedding::kNystrom;
   s.conv = c.embedding == OtkeEmbedding::kConv;
   s.train_anchors = s.nystrom && s.lo.anchors;
@@ -439,6 +478,11 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     for (DeviceBuffer* b : {&s.g_conv_w, &s.m_conv_w, &s.v_conv_w}) *b = DeviceBuffer(s.train_conv ? kd : 0);
     for (DeviceBuffer* b : {&s.g_conv_b, &s.m_conv_b, &s.v_conv_b}) *b = DeviceBuffer(s.train_conv ? kb : 0);
   }
+  if (s.tokens) {
+    const size_t vd = static_cast<size_t>(s.vocab) * s.d * sizeof(float);
+    s.table = DeviceBuffer(vd);
+    for (DeviceBuffer* b : {&s.g_table, &s.m_table, &s.v_table}) *b = DeviceBuffer(s.train_tokens ? vd : 0);
+  }
   push(model, adam);
 }
 
@@ -467,6 +511,12 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
     s.m_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
     s.v_anchors.assign(static_cast<size_t>(s.k) * s.d, 0.0f);
   }
+  if (s.tokens) {
+    INDUCTIVE_CHECK(model.token_table.rows() == s.vocab && model.token_table.cols() == s.d, ErrorCode::kShapeMismatch,
+                    "otke train (cuda): the model's token table is ", model.token_table.rows(), " x ",
+                    model.token_table.cols(), ", expected ", s.vocab, " x ", s.d, " (is the model fitted?)");
+    s.copy_in(s.table, model.token_table.data(), static_cast<size_t>(s.vocab) * s.d);
+  }
   if (s.conv) {
     INDUCTIVE_CHECK(model.conv_weight.rows() == s.k && model.conv_weight.cols() == s.d && model.conv_bias.size() == s.k,
                     ErrorCode::kShapeMismatch, "otke train (cuda): the model's conv filters are ",
@@ -477,13 +527,15 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
   }
   // Moments by the CPU's block names; a block Adam has not seen yet starts at zero.
   for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias, &s.m_conv_w,
-                          &s.v_conv_w, &s.m_conv_b, &s.v_conv_b})
+                          &s.v_conv_w, &s.m_conv_b, &s.v_conv_b, &s.m_table, &s.v_table})
     if (b->bytes()) check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
   for (const Adam::Moments& m : adam.moments()) {
     DeviceBuffer *dm = nullptr, *dv = nullptr;
     size_t count = 0, offset = 0;
     if (m.name == "head.weight") dm = &s.m_weight, dv = &s.v_weight, count = head;
     if (m.name == "head.bias") dm = &s.m_bias, dv = &s.v_bias, count = s.classes;
+    if (m.name == "tokens.embedding" && s.train_tokens)
+      dm = &s.m_table, dv = &s.v_table, count = static_cast<size_t>(s.vocab) * s.d;
     if (m.name == "conv.weight" && s.train_conv)
       dm = &s.m_conv_w, dv = &s.v_conv_w, count = static_cast<size_t>(s.k) * s.d;
     if (m.name == "conv.bias" && s.train_conv) dm = &s.m_conv_b, dv = &s.v_conv_b, count = s.k;
@@ -516,12 +568,13 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(s.host.head.weight.data(), s.weight, head);
     s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
   }
+  if (s.tokens) s.copy_out(s.host.token_table.data(), s.table, static_cast<size_t>(s.vocab) * s.d);
   if (s.conv) {
     s.copy_out(s.host.conv_weight.data(), s.conv_w, static_cast<size_t>(s.k) * s.d);
     s.copy_out(s.host.conv_bias.data(), s.conv_b, s.k);
   }
-  // The CPU stepper's block order (head, anchors, conv, then references), so checkpoints hold the same tensors in the
-  // same order.
+  // The CPU stepper's block order (head, tokens, anchors, conv, then references), so checkpoints hold the same tensors
+  // in the same order.
   std::vector<Adam::Moments> moments;
   if (s.adam_steps > 0) {
     moments.push_back({"head.weight", std::vector<float>(head), std::vector<float>(head)});
@@ -530,6 +583,12 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(moments[0].v.data(), s.v_weight, head);
     s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
     s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
+    if (s.train_tokens) {
+      const size_t vd = static_cast<size_t>(s.vocab) * s.d;
+      moments.push_back({"tokens.embedding", std::vector<float>(vd), std::vector<float>(vd)});
+      s.copy_out(moments.back().m.data(), s.m_table, vd);
+      s.copy_out(moments.back().v.data(), s.v_table, vd);
+    }
     if (s.train_anchors) moments.push_back({"nystrom.anchors", s.m_anchors, s.v_anchors});
     if (s.train_conv) {
       const size_t kd = static_cast<size_t>(s.k) * s.d;
@@ -552,6 +611,7 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   model.pooling = s.host.pooling;
   model.head = s.host.head;
   if (s.nystrom) model.nystrom = s.host.nystrom;
+  if (s.tokens) model.token_table = s.host.token_table;
   if (s.conv) {
     model.conv_weight = s.host.conv_weight;
     model.conv_bias = s.host.conv_bias;
@@ -569,6 +629,7 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
                                            OtkeGradients* grads) {
   State& s = *s_;
   check_otke_batch(s.host, features, labels);
+  if (s.tokens) check_otke_tokens(s.host, features);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, &labels);
   s.forward(true);
@@ -580,6 +641,10 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
     s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.dim);
     s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
     if (s.train_anchors) grads->anchors = s.anchor_grad;
+    if (s.train_tokens) {
+      grads->tokens.resize(s.vocab, s.d);
+      s.copy_out(grads->tokens.data(), s.g_table, static_cast<size_t>(s.vocab) * s.d);
+    }
     if (s.train_conv) {
       grads->conv_weight.resize(s.k, s.d);
       grads->conv_bias.resize(s.k);
@@ -600,8 +665,9 @@ double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::
 void CudaOtkeStepper::bind(const SetBatch& d) {
   State& s = *s_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  INDUCTIVE_CHECK(d.dim == s.d, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim, ", expected ",
-                  s.d);
+  INDUCTIVE_CHECK(d.dim == s.width, ErrorCode::kShapeMismatch, "otke train: features have dimension ", d.dim,
+                  ", expected ", s.width);
+  if (s.tokens) check_otke_tokens(s.host, d);  // once here: resident batches are gathered on the device
   s.bound = &d;
   s.resident = false;
   s.data = DeviceBuffer();
@@ -647,8 +713,9 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
 void CudaOtkeStepper::forward_inference(const SetBatch& features) {
   State& s = *s_;
   features.validate("otke embed");
-  INDUCTIVE_CHECK(features.dim == s.d, ErrorCode::kShapeMismatch, "otke embed: features have dimension ", features.dim,
-                  ", expected ", s.d);
+  INDUCTIVE_CHECK(features.dim == s.width, ErrorCode::kShapeMismatch, "otke embed: features have dimension ",
+                  features.dim, ", expected ", s.width);
+  if (s.tokens) check_otke_tokens(s.host, features);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
   s.forward(false);
@@ -685,7 +752,8 @@ size_t CudaOtkeStepper::device_bytes() const {
                                 &s.norm,      &s.kx,       &s.dpsi,          &s.da,          &s.anchors,  &s.factor,
                                 &s.g_wdirect, &s.g_factor, &s.implicit_work, &s.implicit_ok, &s.argmax,   &s.conv_w,
                                 &s.conv_b,    &s.g_conv_w, &s.g_conv_b,      &s.m_conv_w,    &s.v_conv_w, &s.m_conv_b,
-                                &s.v_conv_b})
+                                &s.v_conv_b,  &s.table,    &s.g_table,       &s.m_table,     &s.v_table,  &s.local,
+                                &s.ids,       &s.dx})
     total += b->bytes();
   return total;
 }

@@ -207,12 +207,18 @@ struct Variant {
   SinkhornGradient gradient = SinkhornGradient::kUnrolled;
   OtkePooling pooling = OtkePooling::kOtk;  // mean/max: the baselines (q, p, sigma_pos and scale unused)
   int filters = 0;                          // > 0: a conv embedding ReLU(x W^T + b) with this many filters
+  int vocab = 0;                            // > 0: token inputs, a vocabulary of this many (the table's rows)
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
   OtkeModel m;
-  m.config.input_type = OtkeInput::kVectors;
+  m.config.input_type = v.vocab > 0 ? OtkeInput::kTokens : OtkeInput::kVectors;
   m.config.input_dim = dim;
+  if (v.vocab > 0) {
+    m.config.tokens = {"<unk>"};
+    for (int t = 1; t < v.vocab; ++t) m.config.tokens.push_back("w" + std::to_string(t));
+    m.token_table = testing::random_mat(v.vocab, dim, seed + 70);
+  }
   m.config.embedding = v.anchors > 0 ? OtkeEmbedding::kNystrom : OtkeEmbedding::kIdentity;
   m.config.pooling = v.pooling;
   m.config.otk.p = v.p;
@@ -258,6 +264,20 @@ SetBatch make_sets(int batch, int n_max, int dim, uint32_t seed) {
   return x;
 }
 
+// Sets of token indices (width 1) for a vocabulary of `vocab`; padding entries hold an out-of-range index, which
+// the device's lookup must never follow.
+SetBatch make_token_sets(int batch, int n_max, int vocab, uint32_t seed) {
+  SetBatch x(batch, n_max, 1);
+  const auto len = testing::random_vector<double>(batch, seed);
+  const auto v = testing::random_vector<double>(x.x.size(), seed + 1);
+  for (int b = 0; b < batch; ++b) {
+    x.n[b] = b == 0 ? n_max : 1 + static_cast<int>(len[b] * (n_max - 1));
+    for (int i = 0; i < n_max; ++i)
+      *x.row(b, i) = i < x.n[b] ? static_cast<float>(static_cast<int>(v[b * n_max + i] * vocab) % vocab) : 1e9f;
+  }
+  return x;
+}
+
 std::vector<int32_t> make_labels(int batch, int classes, uint32_t seed) {
   const auto r = testing::random_vector<double>(batch, seed);
   std::vector<int32_t> y(batch);
@@ -280,7 +300,12 @@ const Variant kVariants[] = {
     {"max nystrom", 1, 0.0f, OtkScale::kPaper, 1, 7, false, SinkhornGradient::kUnrolled, OtkePooling::kMax},
     {"conv q2 positional", 2, 0.1f, OtkScale::kPaper, 5, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 12},
     {"conv implicit p64", 1, 0.0f, OtkScale::kPaper, 64, 0, false, SinkhornGradient::kImplicit, OtkePooling::kOtk, 6},
-    {"conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 10}};
+    {"conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 10},
+    {"tokens q2", 2, 0.1f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 0, 11},
+    {"tokens mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 0, 5},
+    {"tokens conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 6, 9},
+    {"tokens nystrom (table fixed)", 1, 0.0f, OtkScale::kPaper, 4, 5, false, SinkhornGradient::kUnrolled,
+     OtkePooling::kOtk, 0, 7}};
 
 TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   REQUIRE_CUDA_DEVICE();
@@ -288,11 +313,12 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   for (const Variant& v : kVariants) {
     SCOPED_TRACE(v.name);
     const OtkeModel model = make_model(v, 8, 3, seed += 100);
-    const SetBatch x = make_sets(7, 23, 8, seed + 7);
+    const SetBatch x = v.vocab > 0 ? make_token_sets(7, 23, v.vocab, seed + 7) : make_sets(7, 23, 8, seed + 7);
     const std::vector<int32_t> y = make_labels(7, 3, seed + 8);
     OtkeGradients cpu, gpu;
     OtkeLossOptions lo;
     lo.sinkhorn_gradient = v.gradient;
+    lo.tokens = v.vocab > 0 && v.anchors == 0;  // a Nystrom embedding over tokens trains with the table fixed
     const double loss_cpu = otke_loss(model, x, y, &cpu, lo);
     Adam adam;
     cuda::CudaOtkeStepper stepper(0, model, adam, lo);
@@ -304,6 +330,8 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
     EXPECT_EQ(gpu.anchors.size(), cpu.anchors.size());
     if (cpu.anchors.size()) EXPECT_LE(rel_error(gpu.anchors, cpu.anchors), 1e-4);
+    EXPECT_EQ(gpu.tokens.size(), cpu.tokens.size());
+    if (cpu.tokens.size()) EXPECT_LE(rel_error(gpu.tokens, cpu.tokens), 1e-4);
     EXPECT_EQ(gpu.conv_weight.size(), cpu.conv_weight.size());
     if (cpu.conv_weight.size()) {
       EXPECT_LE(rel_error(gpu.conv_weight, cpu.conv_weight), 1e-4);
@@ -513,7 +541,13 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   c.otk.sinusoidal = false;
   c.pooling = OtkePooling::kOtk;
   c.input_type = OtkeInput::kTokens;
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "token inputs");
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
+  c.embedding = OtkeEmbedding::kNystrom;
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend,
+               "learning token embeddings under a Nystrom embedding");
+  OtkeLossOptions fixed_table;
+  fixed_table.tokens = false;
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, fixed_table));
 }
 
 TEST(CudaOtkeTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {

@@ -45,6 +45,9 @@ struct OtkeLossOptions {
 // The checks otke_loss makes before any arithmetic (finite features of the model's input width, a head, one label in
 // range per set), shared with the device steppers so every backend rejects a batch with the same Error.
 void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels);
+// A tokens model's lookup checks (OtkeModel::local_features makes them): the token table's shape, and every valid
+// element an integer token index in 0..V-1; device steppers check batches with it before they look tokens up.
+void check_otke_tokens(const OtkeModel& model, const SetBatch& inputs);
 // Labels in range for the config: class indices 0..C-1, or bit sets of the C labels (multilabel); `who` starts the
 // error message.
 void check_otke_labels(const OtkeConfig& config, const std::vector<int32_t>& labels, const char* who);

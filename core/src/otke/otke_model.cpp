@@ -5,6 +5,7 @@
 #include <random>
 
 #include "inductive/otke.h"
+#include "inductive/otke_train.h"
 #include "inductive/random.h"
 #include "ot/sinkhorn_detail.h"
 #include "simd/small_gemm.h"
@@ -62,22 +63,31 @@ void OtkeModel::check_dim(const SetBatch& features) const {
                   " dimension ", features.dim, ", expected ", config.input_width(), " (from the model config)");
 }
 
-SetBatch OtkeModel::local_features(const SetBatch& inputs) const {
-  if (config.input_type != OtkeInput::kTokens) return inputs;
-  check_dim(inputs);
+void check_otke_tokens(const OtkeModel& model, const SetBatch& inputs) {
+  const OtkeConfig& config = model.config;
+  const MatF& token_table = model.token_table;
   const int V = static_cast<int>(config.tokens.size()), E = config.input_dim;
   INDUCTIVE_CHECK(token_table.rows() == V && token_table.cols() == E, ErrorCode::kInvalidArgument,
                   "otke: the token table is ", token_table.rows(), " x ", token_table.cols(), ", expected ", V, " x ",
                   E, " (is the model fitted?)");
-  SetBatch out(inputs.batch, inputs.n_max, E);
-  out.n = inputs.n;
   for (int b = 0; b < inputs.batch; ++b)
     for (int i = 0; i < inputs.n[b]; ++i) {
       const float v = *inputs.row(b, i);
       INDUCTIVE_CHECK(v >= 0 && v < V && v == std::floor(v), ErrorCode::kInvalidArgument, "otke: set ", b, " element ",
                       i, " holds token index ", v, ", expected an integer in 0..", V - 1);
-      MapF(out.row(b, i), 1, E) = token_table.row(static_cast<Eigen::Index>(v));
     }
+}
+
+SetBatch OtkeModel::local_features(const SetBatch& inputs) const {
+  if (config.input_type != OtkeInput::kTokens) return inputs;
+  check_dim(inputs);
+  check_otke_tokens(*this, inputs);
+  const int E = config.input_dim;
+  SetBatch out(inputs.batch, inputs.n_max, E);
+  out.n = inputs.n;
+  for (int b = 0; b < inputs.batch; ++b)
+    for (int i = 0; i < inputs.n[b]; ++i)
+      MapF(out.row(b, i), 1, E) = token_table.row(static_cast<Eigen::Index>(*inputs.row(b, i)));
   return out;
 }
 
