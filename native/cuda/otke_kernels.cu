@@ -189,6 +189,10 @@ void relu_gate(float* g, const float* y, int64_t count, cudaStream_t stream) {
   launch_items(count, graphit_ops::GradGate{g, nullptr, nullptr, y, 1}, stream, "conv ReLU backward kernel launch");
 }
 
+void multiply(float* out, const float* a, const float* b, int64_t count, cudaStream_t stream) {
+  launch_items(count, graphit_ops::Multiply{out, a, b}, stream, "multiply kernel launch");
+}
+
 void token_lookup(const otke_tokens::Lookup& lookup, int64_t rows, cudaStream_t stream) {
   launch_items(rows * lookup.e, lookup, stream, "token lookup kernel launch");
 }

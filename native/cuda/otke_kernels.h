@@ -52,6 +52,9 @@ void token_lookup(const otke_tokens::Lookup& lookup, int64_t rows, cudaStream_t 
 void token_table_gradient(float* g_table, int64_t vocab, const float* dx, const int32_t* ids, int64_t rows, int e,
                           cudaStream_t stream);
 
+// out = a o b over `count` entries (the MLP's dropout mask); out may be a or b.
+void multiply(float* out, const float* a, const float* b, int64_t count, cudaStream_t stream);
+
 // Mean or max pooling over each set's valid elements (otke_pool_ops.h): forward writes a.phi (and a.argmax for max),
 // backward writes a.dpsi from a.dphi.
 void pool_forward(const otke_pool::Args& a, cudaStream_t stream);

@@ -21,7 +21,8 @@ namespace inductive::cuda {
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
       " yet (it trains identity, Nystrom and conv embeddings of vectors, sequences or tokens with OT, mean or max "
-      "pooling, and OT pooling with either Sinkhorn gradient; token tables learn under identity and conv "
+      "pooling, linear or MLP heads, and OT pooling with either Sinkhorn gradient; token tables learn under identity "
+      "and conv "
       "embeddings, and stay fixed under Nystrom with --freeze-tokens); "
       "train this model with --backend cpu";
   INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens || c.embedding != OtkeEmbedding::kNystrom || !lo.tokens,
@@ -30,8 +31,7 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   INDUCTIVE_CHECK(
       c.pooling != OtkePooling::kOtk || (c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal), ErrorCode::kBackend,
       "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)", plan);
-  INDUCTIVE_CHECK(c.hidden == 0 && !c.multilabel, ErrorCode::kBackend,
-                  "cuda: OTKE does not support MLP or multilabel heads (the DeepSEA-style model)", plan);
+  INDUCTIVE_CHECK(!c.multilabel, ErrorCode::kBackend, "cuda: OTKE training does not support multilabel heads", plan);
 }
 
 namespace {
@@ -69,8 +69,10 @@ struct CudaOtkeStepper::State {
   AdamOptions adam_options;
   int64_t adam_steps = 0;
   int q = 1, p = 1, k = 1, classes = 2, dim = 1;  // k: the pooled features' dimension; dim = D = q p k
-  int d = 1;      // the local features' dimension (= k for the identity embedding; E for tokens)
-  int width = 1;  // the input batch's width: d, or 1 for tokens (one index per element)
+  int hidden = 0, hd = 1;  // the MLP head's hidden units H (0: a linear head); hd: the output layer's input, H or D
+  float dropout = 0;       // the MLP's inverted dropout on Phi, in training steps
+  int d = 1;               // the local features' dimension (= k for the identity embedding; E for tokens)
+  int width = 1;           // the input batch's width: d, or 1 for tokens (one index per element)
   bool tokens = false, train_tokens = false;  // token inputs: x holds indices, looked up into `local`
   bool nystrom = false;                       // embedding: psi = kappa(xhat W^T) factor
   bool conv = false;                          // embedding: psi = ReLU(x W^T + b); neither: psi = x
@@ -96,6 +98,12 @@ struct CudaOtkeStepper::State {
   // factor) for the host, which finishes the anchor gradient (one K x K eigendecomposition, Nystrom::anchor_gradient),
   // steps the anchors with Adam and recomputes the factor, as the CPU does.
   DeviceBuffer anchors, factor, g_wdirect, g_factor;
+  // MLP head: hidden layer W_h [H, D], b_h [H], gradients and moments; per batch ReLU(W_h Phi' + b_h) [batch, H],
+  // its gradient, and with dropout the mask [batch, D] (drawn on the host with the CPU's generator) and Phi' = Phi o
+  // mask.
+  DeviceBuffer hid_w, hid_b, g_hid_w, g_hid_b, m_hid_w, v_hid_w, m_hid_b, v_hid_b, hid, dhid, keep, dropped;
+  MatF keep_host;
+  bool dropping = false;  // this batch's forward pass applied the mask
   // Conv: filters W [K, d] and bias [K], their gradients and Adam's moments, all on the device.
   DeviceBuffer conv_w, conv_b, g_conv_w, g_conv_b, m_conv_w, v_conv_w, m_conv_b, v_conv_b;
   std::vector<float> m_anchors, v_anchors;  // Adam's moments of the anchors, on the host with them
@@ -141,14 +149,17 @@ struct CudaOtkeStepper::State {
         nw(host.config.otk.sigma_pos > 0 ? mat : 0),
         nt(implicit ? 0 : static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
         nphi(static_cast<size_t>(cb) * dim * f), ndphi(static_cast<size_t>(cb) * dim * f),
-        nlog(static_cast<size_t>(cb) * classes * f), ndlog(static_cast<size_t>(cb) * classes * f),
-        ngp(otk ? rows * p * f : 0), nds(otk ? rows * p * f : 0),
+        nhid(static_cast<size_t>(cb) * hidden * f), ndhid(static_cast<size_t>(cb) * hidden * f),
+        nkeep(dropout > 0 ? static_cast<size_t>(cb) * dim * f : 0),
+        ndropped(dropout > 0 ? static_cast<size_t>(cb) * dim * f : 0), nlog(static_cast<size_t>(cb) * classes * f),
+        ndlog(static_cast<size_t>(cb) * classes * f), ngp(otk ? rows * p * f : 0), nds(otk ? rows * p * f : 0),
         nws(otk ? sinkhorn_workspace_bytes(cb, cn, p, launch) : 0),
         nam(max_pool ? static_cast<size_t>(cb) * k * sizeof(int32_t) : 0),
         niw(implicit ? sinkhorn_implicit_workspace_bytes(cb, cn, p) : 0),
         nio(implicit ? static_cast<size_t>(q) * cb * sizeof(int32_t) : 0);
     x = std::move(nx), n = std::move(nn), labels = std::move(nl), sim = std::move(ns), plan = std::move(np);
     wplan = std::move(nw), tape = std::move(nt), phi = std::move(nphi), dphi = std::move(ndphi);
+    hid = std::move(nhid), dhid = std::move(ndhid), keep = std::move(nkeep), dropped = std::move(ndropped);
     logits = std::move(nlog), dlogits = std::move(ndlog), gplan = std::move(ngp), dsim = std::move(nds);
     workspace = std::move(nws);
     implicit_work = std::move(niw), implicit_ok = std::move(nio);
@@ -271,23 +282,63 @@ struct CudaOtkeStepper::State {
       blas->gemm(p, k, n_max, scale, {weights, p, true, np}, {xf, k, false, nk}, 0.f,
                  at(phi, static_cast<size_t>(r) * p * k), k, dim, batch);
     }
-    if (has_head)
-      blas->gemm(batch, classes, dim, 1.f, {phi.as<float>(), dim}, {weight.as<float>(), dim, true}, 0.f,
-                 logits.as<float>(), classes);
+    if (!has_head) return;
+    if (hidden > 0) {
+      // h = ReLU(W_h Phi' + b_h), Phi' = Phi o mask in a training step with dropout, else Phi
+      if (dropping)
+        multiply(dropped.as<float>(), phi.as<float>(), keep.as<float>(), static_cast<int64_t>(batch) * dim, s());
+      blas->gemm(batch, hidden, dim, 1.f, {hidden_input(), dim}, {hid_w.as<float>(), dim, true}, 0.f, hid.as<float>(),
+                 hidden);
+      bias_relu(hid.as<float>(), hid_b.as<float>(), batch, hidden, s());
+    }
+    blas->gemm(batch, classes, hd, 1.f, {head_input(), hd}, {weight.as<float>(), hd, true}, 0.f, logits.as<float>(),
+               classes);
   }
+
+  // What the MLP's hidden layer reads (Phi, or Phi o mask), and what the output layer reads (h, or Phi).
+  const float* hidden_input() const { return dropping ? dropped.as<float>() : phi.as<float>(); }
+  const float* head_input() const { return hidden > 0 ? hid.as<float>() : phi.as<float>(); }
+
+  // A training step's dropout mask (the CPU stepper's: the same generator, seed and entry order), uploaded for the
+  // batch just uploaded; `on` false (evaluation, or a model without dropout) turns the mask off.
+  void set_dropout(bool on, uint64_t seed) {
+    dropping = on && hidden > 0 && dropout > 0;
+    if (!dropping) return;
+    keep_host = otke_dropout_mask(batch, dim, dropout, seed);
+    copy_in(keep, keep_host.data(), static_cast<size_t>(batch) * dim);
+  }
+  // The mask of the next Adam step (CpuOtkeStepper::step_options).
+  void set_step_dropout() { set_dropout(true, otke_step_dropout_seed(lo.dropout_seed, adam_steps, 0)); }
 
   // Cross-entropy and the gradients of head and references; returns the mean loss (synchronises).
   double backward() {
     softmax_cross_entropy(logits.as<float>(), bias.as<float>(), labels.as<int32_t>(), dlogits.as<float>(),
                           loss.as<double>(), batch, classes, s());
-    blas->gemm(classes, dim, batch, 1.f, {dlogits.as<float>(), classes, true}, {phi.as<float>(), dim}, 0.f,
-               g_weight.as<float>(), dim);
+    blas->gemm(classes, hd, batch, 1.f, {dlogits.as<float>(), classes, true}, {head_input(), hd}, 0.f,
+               g_weight.as<float>(), hd);
     column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
+    if (hidden > 0) {
+      // dpre = (dlogits W) o [h > 0]; dW_h = dpre^T Phi', db_h = column sums of dpre
+      blas->gemm(batch, hidden, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), hidden}, 0.f,
+                 dhid.as<float>(), hidden);
+      relu_gate(dhid.as<float>(), hid.as<float>(), static_cast<int64_t>(batch) * hidden, s());
+      blas->gemm(hidden, dim, batch, 1.f, {dhid.as<float>(), hidden, true}, {hidden_input(), dim}, 0.f,
+                 g_hid_w.as<float>(), dim);
+      column_sums(dhid.as<float>(), g_hid_b.as<float>(), batch, hidden, s());
+    }
     if (lo.references || want_dpsi()) {
       const float* xf = features();
       const int64_t nk = static_cast<int64_t>(n_max) * k, np = static_cast<int64_t>(n_max) * p;
-      blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
-                 dphi.as<float>(), dim);
+      if (hidden > 0) {
+        // dPhi = (dpre W_h) o mask
+        blas->gemm(batch, dim, hidden, 1.f, {dhid.as<float>(), hidden}, {hid_w.as<float>(), dim}, 0.f, dphi.as<float>(),
+                   dim);
+        if (dropping)
+          multiply(dphi.as<float>(), dphi.as<float>(), keep.as<float>(), static_cast<int64_t>(batch) * dim, s());
+      } else {
+        blas->gemm(batch, dim, classes, 1.f, {dlogits.as<float>(), classes}, {weight.as<float>(), dim}, 0.f,
+                   dphi.as<float>(), dim);
+      }
       for (int r = 0; r < q; ++r) {
         // dL/d(P o Spos)_b = c psi_b (dPhi_b^r)^T, then through the weighting to dL/dP
         blas->gemm(n_max, p, k, scale, {xf, k, false, nk}, {at(dphi, static_cast<size_t>(r) * p * k), k, true, dim},
@@ -385,8 +436,14 @@ struct CudaOtkeStepper::State {
     const elementwise::AdamCoefficients c = elementwise::adam_coefficients(
         lr, adam_options.beta1, adam_options.beta2, adam_options.eps, adam_options.weight_decay, adam_steps);
     adam_step(weight.as<float>(), m_weight.as<float>(), v_weight.as<float>(), g_weight.as<float>(),
-              static_cast<int64_t>(classes) * dim, c, true, s());
+              static_cast<int64_t>(classes) * hd, c, true, s());
     adam_step(bias.as<float>(), m_bias.as<float>(), v_bias.as<float>(), g_bias.as<float>(), classes, c, false, s());
+    if (hidden > 0) {
+      adam_step(hid_w.as<float>(), m_hid_w.as<float>(), v_hid_w.as<float>(), g_hid_w.as<float>(),
+                static_cast<int64_t>(hidden) * dim, c, true, s());
+      adam_step(hid_b.as<float>(), m_hid_b.as<float>(), v_hid_b.as<float>(), g_hid_b.as<float>(), hidden, c, false,
+                s());
+    }
     if (lo.references)
       adam_step(refs.as<float>(), m_refs.as<float>(), v_refs.as<float>(), g_refs.as<float>(),
                 static_cast<int64_t>(q) * p * k, c, false, s());
@@ -422,10 +479,9 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     : s_(std::make_unique<State>()) {
   const OtkeConfig& c = model.config;
   check_cuda_otke_support(c, lo);
-  INDUCTIVE_CHECK(
-      c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.output_dim()),
-      ErrorCode::kInvalidArgument, "otke (cuda): the model's head is ", model.head.weight.rows(), " x ",
-      model.head.weight.cols(), ", expected ", c.classes, " x ", c.output_dim());
+  INDUCTIVE_CHECK(c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.head_dim()),
+                  ErrorCode::kInvalidArgument, "otke (cuda): the model's head is ", model.head.weight.rows(), " x ",
+                  model.head.weight.cols(), ", expected ", c.classes, " x ", c.head_dim());
   State& s = *s_;
   s.device = device;
   s.host = model;
@@ -450,6 +506,9 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
   s.has_head = c.classes >= 2;
   s.dim = c.output_dim();
+  s.hidden = s.has_head ? c.hidden : 0;
+  s.hd = s.hidden > 0 ? s.hidden : s.dim;
+  s.dropout = s.hidden > 0 ? c.dropout : 0.0f;
   s.scale =
       c.otk.scale == OtkScale::kPaper ? static_cast<float>(std::sqrt(double(s.p) / c.otk.q)) : static_cast<float>(s.p);
   s.so.eps = c.otk.eps;
@@ -458,7 +517,7 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   check(cudaSetDevice(device), "cudaSetDevice");
   s.stream = std::make_unique<Stream>();
   s.blas = std::make_unique<Blas>(s.stream->get());
-  const size_t refs = static_cast<size_t>(s.q) * s.p * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  const size_t refs = static_cast<size_t>(s.q) * s.p * s.k, head = static_cast<size_t>(s.classes) * s.hd;
   for (DeviceBuffer* b : {&s.refs, &s.g_refs, &s.m_refs, &s.v_refs}) *b = DeviceBuffer(refs * sizeof(float));
   for (DeviceBuffer* b : {&s.weight, &s.g_weight, &s.m_weight, &s.v_weight}) *b = DeviceBuffer(head * sizeof(float));
   for (DeviceBuffer* b : {&s.bias, &s.g_bias, &s.m_bias, &s.v_bias}) *b = DeviceBuffer(s.classes * sizeof(float));
@@ -477,6 +536,11 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
     s.conv_b = DeviceBuffer(kb);
     for (DeviceBuffer* b : {&s.g_conv_w, &s.m_conv_w, &s.v_conv_w}) *b = DeviceBuffer(s.train_conv ? kd : 0);
     for (DeviceBuffer* b : {&s.g_conv_b, &s.m_conv_b, &s.v_conv_b}) *b = DeviceBuffer(s.train_conv ? kb : 0);
+  }
+  if (s.hidden > 0) {
+    const size_t hw = static_cast<size_t>(s.hidden) * s.dim * sizeof(float), hb = s.hidden * sizeof(float);
+    for (DeviceBuffer* b : {&s.hid_w, &s.g_hid_w, &s.m_hid_w, &s.v_hid_w}) *b = DeviceBuffer(hw);
+    for (DeviceBuffer* b : {&s.hid_b, &s.g_hid_b, &s.m_hid_b, &s.v_hid_b}) *b = DeviceBuffer(hb);
   }
   if (s.tokens) {
     const size_t vd = static_cast<size_t>(s.vocab) * s.d * sizeof(float);
@@ -497,11 +561,21 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
   s.host = model;
   s.adam_options = adam.options();
   s.adam_steps = adam.steps();
-  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.hd,
+               hw = static_cast<size_t>(s.hidden) * s.dim;
   for (int r = 0; r < s.q; ++r) s.copy_in(s.refs, model.pooling.references()[r].data(), ref, r * ref);
   if (s.has_head) {
     s.copy_in(s.weight, model.head.weight.data(), head);
     s.copy_in(s.bias, model.head.bias.data(), s.classes);
+  }
+  if (s.hidden > 0) {
+    INDUCTIVE_CHECK(model.hidden.weight.rows() == s.hidden && model.hidden.weight.cols() == s.dim &&
+                        model.hidden.bias.size() == s.hidden,
+                    ErrorCode::kShapeMismatch, "otke train (cuda): the model's hidden layer is ",
+                    model.hidden.weight.rows(), " x ", model.hidden.weight.cols(), ", expected ", s.hidden, " x ",
+                    s.dim);
+    s.copy_in(s.hid_w, model.hidden.weight.data(), hw);
+    s.copy_in(s.hid_b, model.hidden.bias.data(), s.hidden);
   }
   if (s.nystrom) {
     INDUCTIVE_CHECK(model.nystrom.num_anchors() == s.k && model.nystrom.dim() == s.d, ErrorCode::kShapeMismatch,
@@ -526,14 +600,17 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
     s.copy_in(s.conv_b, model.conv_bias.data(), s.k);
   }
   // Moments by the CPU's block names; a block Adam has not seen yet starts at zero.
-  for (DeviceBuffer* b : {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias, &s.m_conv_w,
-                          &s.v_conv_w, &s.m_conv_b, &s.v_conv_b, &s.m_table, &s.v_table})
+  for (DeviceBuffer* b :
+       {&s.m_refs, &s.v_refs, &s.m_weight, &s.v_weight, &s.m_bias, &s.v_bias, &s.m_conv_w, &s.v_conv_w, &s.m_conv_b,
+        &s.v_conv_b, &s.m_table, &s.v_table, &s.m_hid_w, &s.v_hid_w, &s.m_hid_b, &s.v_hid_b})
     if (b->bytes()) check(cudaMemsetAsync(b->data(), 0, b->bytes(), s.s()), "cudaMemsetAsync");
   for (const Adam::Moments& m : adam.moments()) {
     DeviceBuffer *dm = nullptr, *dv = nullptr;
     size_t count = 0, offset = 0;
     if (m.name == "head.weight") dm = &s.m_weight, dv = &s.v_weight, count = head;
     if (m.name == "head.bias") dm = &s.m_bias, dv = &s.v_bias, count = s.classes;
+    if (m.name == "head.hidden.weight" && s.hidden > 0) dm = &s.m_hid_w, dv = &s.v_hid_w, count = hw;
+    if (m.name == "head.hidden.bias" && s.hidden > 0) dm = &s.m_hid_b, dv = &s.v_hid_b, count = s.hidden;
     if (m.name == "tokens.embedding" && s.train_tokens)
       dm = &s.m_table, dv = &s.v_table, count = static_cast<size_t>(s.vocab) * s.d;
     if (m.name == "conv.weight" && s.train_conv)
@@ -561,20 +638,25 @@ void CudaOtkeStepper::push(const OtkeModel& model, const Adam& adam) {
 void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   State& s = *s_;
   check(cudaSetDevice(s.device), "cudaSetDevice");
-  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.dim;
+  const size_t ref = static_cast<size_t>(s.p) * s.k, head = static_cast<size_t>(s.classes) * s.hd,
+               hw = static_cast<size_t>(s.hidden) * s.dim;
   std::vector<MatF> refs(s.q, MatF(s.p, s.k));
   for (int r = 0; r < s.q; ++r) s.copy_out(refs[r].data(), s.refs, ref, r * ref);
   if (s.has_head) {
     s.copy_out(s.host.head.weight.data(), s.weight, head);
     s.copy_out(s.host.head.bias.data(), s.bias, s.classes);
   }
+  if (s.hidden > 0) {
+    s.copy_out(s.host.hidden.weight.data(), s.hid_w, hw);
+    s.copy_out(s.host.hidden.bias.data(), s.hid_b, s.hidden);
+  }
   if (s.tokens) s.copy_out(s.host.token_table.data(), s.table, static_cast<size_t>(s.vocab) * s.d);
   if (s.conv) {
     s.copy_out(s.host.conv_weight.data(), s.conv_w, static_cast<size_t>(s.k) * s.d);
     s.copy_out(s.host.conv_bias.data(), s.conv_b, s.k);
   }
-  // The CPU stepper's block order (head, tokens, anchors, conv, then references), so checkpoints hold the same tensors
-  // in the same order.
+  // The CPU stepper's block order (head, hidden layer, tokens, anchors, conv, then references), so checkpoints hold the
+  // same tensors in the same order.
   std::vector<Adam::Moments> moments;
   if (s.adam_steps > 0) {
     moments.push_back({"head.weight", std::vector<float>(head), std::vector<float>(head)});
@@ -583,6 +665,14 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
     s.copy_out(moments[0].v.data(), s.v_weight, head);
     s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
     s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
+    if (s.hidden > 0) {
+      moments.push_back({"head.hidden.weight", std::vector<float>(hw), std::vector<float>(hw)});
+      s.copy_out(moments.back().m.data(), s.m_hid_w, hw);
+      s.copy_out(moments.back().v.data(), s.v_hid_w, hw);
+      moments.push_back({"head.hidden.bias", std::vector<float>(s.hidden), std::vector<float>(s.hidden)});
+      s.copy_out(moments.back().m.data(), s.m_hid_b, s.hidden);
+      s.copy_out(moments.back().v.data(), s.v_hid_b, s.hidden);
+    }
     if (s.train_tokens) {
       const size_t vd = static_cast<size_t>(s.vocab) * s.d;
       moments.push_back({"tokens.embedding", std::vector<float>(vd), std::vector<float>(vd)});
@@ -610,6 +700,7 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   if (s.otk) s.host.pooling.set_references(std::move(refs));
   model.pooling = s.host.pooling;
   model.head = s.host.head;
+  if (s.hidden > 0) model.hidden = s.host.hidden;
   if (s.nystrom) model.nystrom = s.host.nystrom;
   if (s.tokens) model.token_table = s.host.token_table;
   if (s.conv) {
@@ -620,26 +711,41 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
 }
 
 double CudaOtkeStepper::step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) {
-  const double loss = loss_and_gradients(features, labels, nullptr);
+  const double loss = run_batch(features, labels, nullptr, true);
   s_->adam(lr);
   return loss;
 }
 
 double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels,
                                            OtkeGradients* grads) {
+  return run_batch(features, labels, grads, false);
+}
+
+double CudaOtkeStepper::run_batch(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads,
+                                  bool step) {
   State& s = *s_;
   check_otke_batch(s.host, features, labels);
   if (s.tokens) check_otke_tokens(s.host, features);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, &labels);
+  if (step)
+    s.set_step_dropout();
+  else
+    s.set_dropout(s.lo.dropout, s.lo.dropout_seed);  // otke_loss's options: no dropout unless asked for
   s.forward(true);
   const double loss = s.backward();
   if (grads) {
     *grads = OtkeGradients{};
-    grads->head_weight.resize(s.classes, s.dim);
+    grads->head_weight.resize(s.classes, s.hd);
     grads->head_bias.resize(s.classes);
-    s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.dim);
+    s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.hd);
     s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
+    if (s.hidden > 0) {
+      grads->hidden_weight.resize(s.hidden, s.dim);
+      grads->hidden_bias.resize(s.hidden);
+      s.copy_out(grads->hidden_weight.data(), s.g_hid_w, static_cast<size_t>(s.hidden) * s.dim);
+      s.copy_out(grads->hidden_bias.data(), s.g_hid_b, s.hidden);
+    }
     if (s.train_anchors) grads->anchors = s.anchor_grad;
     if (s.train_tokens) {
       grads->tokens.resize(s.vocab, s.d);
@@ -704,6 +810,7 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   }
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.gather(indices, labels);
+  s.set_step_dropout();
   s.forward(true);
   const double loss = s.backward();
   s.adam(lr);
@@ -718,6 +825,7 @@ void CudaOtkeStepper::forward_inference(const SetBatch& features) {
   if (s.tokens) check_otke_tokens(s.host, features);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, nullptr);
+  s.set_dropout(false, 0);
   s.forward(false);
 }
 
@@ -753,7 +861,9 @@ size_t CudaOtkeStepper::device_bytes() const {
                                 &s.g_wdirect, &s.g_factor, &s.implicit_work, &s.implicit_ok, &s.argmax,   &s.conv_w,
                                 &s.conv_b,    &s.g_conv_w, &s.g_conv_b,      &s.m_conv_w,    &s.v_conv_w, &s.m_conv_b,
                                 &s.v_conv_b,  &s.table,    &s.g_table,       &s.m_table,     &s.v_table,  &s.local,
-                                &s.ids,       &s.dx})
+                                &s.ids,       &s.dx,       &s.hid_w,         &s.hid_b,       &s.g_hid_w,  &s.g_hid_b,
+                                &s.m_hid_w,   &s.v_hid_w,  &s.m_hid_b,       &s.v_hid_b,     &s.hid,      &s.dhid,
+                                &s.keep,      &s.dropped})
     total += b->bytes();
   return total;
 }

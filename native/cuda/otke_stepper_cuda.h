@@ -50,6 +50,9 @@ class CudaOtkeStepper final : public OtkeStepper {
  private:
   // Checks `features`, uploads them and runs the forward pass without a tape (embed, logits).
   void forward_inference(const SetBatch& features);
+  // Checks and uploads a batch, then forward and backward; `step`: with the next Adam step's dropout mask (a training
+  // step), else as loss_and_gradients (otke_loss's options).
+  double run_batch(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads, bool step);
   struct State;
   std::unique_ptr<State> s_;
 };

@@ -1,9 +1,10 @@
 // OTKE training on the CUDA backend held to the CPU reference: the Sinkhorn tape and unrolled backward, and the
 // implicit backward, on masked batches of every work-split class, the whole step's loss and gradients for each
 // supported variant (identity, Nystrom and conv embeddings, keep_norm, q > 1, positional weighting, both scales, the
-// mean/max pooling baselines), Adam, logits, a 3-epoch training run and its checkpoint/resume, and the errors
-// (unsupported configurations, no device, out of device memory with the checkpoint left intact). Tests that need a
-// device skip with a message when there is none; the error tests without a device run everywhere.
+// mean/max pooling baselines, tokens, MLP heads with dropout), Adam, logits, a 3-epoch training run and its
+// checkpoint/resume, and the errors (unsupported configurations, no device, out of device memory with the checkpoint
+// left intact). Tests that need a device skip with a message when there is none; the error tests without a device run
+// everywhere.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -208,6 +209,8 @@ struct Variant {
   OtkePooling pooling = OtkePooling::kOtk;  // mean/max: the baselines (q, p, sigma_pos and scale unused)
   int filters = 0;                          // > 0: a conv embedding ReLU(x W^T + b) with this many filters
   int vocab = 0;                            // > 0: token inputs, a vocabulary of this many (the table's rows)
+  int hidden = 0;                           // > 0: an MLP head with this many hidden units
+  float dropout = 0;                        // the MLP's dropout (training steps only)
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
@@ -247,7 +250,13 @@ OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
     for (int r = 0; r < v.q; ++r) refs.push_back(testing::random_mat(v.p, k, seed + r));
     m.pooling = OtkPooling(refs, m.config.otk);
   }
-  m.head.weight = testing::random_mat(classes, m.config.output_dim(), seed + 50) * 0.3f;
+  if (v.hidden > 0) {
+    m.config.hidden = v.hidden;
+    m.config.dropout = v.dropout;
+    m.hidden.weight = testing::random_mat(v.hidden, m.config.output_dim(), seed + 60) * 0.3f;
+    m.hidden.bias = testing::random_mat(v.hidden, 1, seed + 61).col(0) * 0.1f;
+  }
+  m.head.weight = testing::random_mat(classes, m.config.head_dim(), seed + 50) * 0.3f;
   m.head.bias = testing::random_mat(classes, 1, seed + 51).col(0);
   return m;
 }
@@ -305,7 +314,11 @@ const Variant kVariants[] = {
     {"tokens mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 0, 5},
     {"tokens conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 6, 9},
     {"tokens nystrom (table fixed)", 1, 0.0f, OtkScale::kPaper, 4, 5, false, SinkhornGradient::kUnrolled,
-     OtkePooling::kOtk, 0, 7}};
+     OtkePooling::kOtk, 0, 7},
+    {"mlp nystrom q2", 2, 0.1f, OtkScale::kPaper, 4, 6, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 0, 0,
+     10},
+    {"mlp conv max (dropout off outside steps)", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled,
+     OtkePooling::kMax, 8, 0, 6, 0.3f}};
 
 TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
   REQUIRE_CUDA_DEVICE();
@@ -330,6 +343,11 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     for (size_t r = 0; r < cpu.references.size(); ++r) EXPECT_LE(rel_error(gpu.references[r], cpu.references[r]), 1e-4);
     EXPECT_EQ(gpu.anchors.size(), cpu.anchors.size());
     if (cpu.anchors.size()) EXPECT_LE(rel_error(gpu.anchors, cpu.anchors), 1e-4);
+    EXPECT_EQ(gpu.hidden_weight.size(), cpu.hidden_weight.size());
+    if (cpu.hidden_weight.size()) {
+      EXPECT_LE(rel_error(gpu.hidden_weight, cpu.hidden_weight), 1e-4);
+      EXPECT_LE(rel_error(MatF(gpu.hidden_bias.transpose()), MatF(cpu.hidden_bias.transpose())), 1e-4);
+    }
     EXPECT_EQ(gpu.tokens.size(), cpu.tokens.size());
     if (cpu.tokens.size()) EXPECT_LE(rel_error(gpu.tokens, cpu.tokens), 1e-4);
     EXPECT_EQ(gpu.conv_weight.size(), cpu.conv_weight.size());
@@ -391,7 +409,10 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
   const Variant variants[] = {
       {"q2 nystrom", 2, 0.1f, OtkScale::kPaper, 6, 5},
       {"conv q2", 2, 0.0f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7},
-      {"conv mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 9}};
+      {"conv mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 9},
+      // Dropout in every step: the device must draw the CPU stepper's masks (same seed, step count, entry order).
+      {"mlp dropout q2", 2, 0.0f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 0, 0,
+       12, 0.25f}};
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);
     OtkeModel cpu_model = make_model(v, 8, 2, 900);
@@ -426,6 +447,7 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
       EXPECT_LE(rel_error(pulled.nystrom.anchors(), cpu_model.nystrom.anchors()), 1e-4);
       EXPECT_LE(rel_error(pulled.nystrom.factor(), cpu_model.nystrom.factor()), 1e-3);
     }
+    if (v.hidden > 0) EXPECT_LE(rel_error(pulled.hidden.weight, cpu_model.hidden.weight), 1e-4);
     if (v.filters > 0) {
       EXPECT_LE(rel_error(pulled.conv_weight, cpu_model.conv_weight), 1e-4);
       EXPECT_LE(rel_error(MatF(pulled.conv_bias.transpose()), MatF(cpu_model.conv_bias.transpose())), 1e-4);
@@ -528,8 +550,11 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   c.embedding = OtkeEmbedding::kConv;
   EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
   c.embedding = OtkeEmbedding::kIdentity;
+  c.multilabel = true;
+  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "multilabel heads");
+  c.multilabel = false;
   c.hidden = 16;
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend, "MLP or multilabel heads");
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
   c.hidden = 0;
   c.pooling = OtkePooling::kMax;
   EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));

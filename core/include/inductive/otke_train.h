@@ -45,6 +45,13 @@ struct OtkeLossOptions {
 // The checks otke_loss makes before any arithmetic (finite features of the model's input width, a head, one label in
 // range per set), shared with the device steppers so every backend rejects a batch with the same Error.
 void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels);
+// The MLP head's inverted-dropout mask on Phi (rows x cols, row-major): each entry 1 / (1 - rate), or 0 with
+// probability `rate`, drawn from `seed` in entry order (otke_loss draws it; a device stepper uploads the same).
+MatF otke_dropout_mask(int rows, int cols, float rate, uint64_t seed);
+// The dropout seed of a training step: a fresh mask per step and per rank, replayable from the run's seed and the
+// step count, which a resumed run restores from Adam's step counter.
+uint64_t otke_step_dropout_seed(uint64_t seed, int64_t steps, int rank);
+
 // A tokens model's lookup checks (OtkeModel::local_features makes them): the token table's shape, and every valid
 // element an integer token index in 0..V-1; device steppers check batches with it before they look tokens up.
 void check_otke_tokens(const OtkeModel& model, const SetBatch& inputs);

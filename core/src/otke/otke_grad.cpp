@@ -60,6 +60,18 @@ void check_otke_labels(const OtkeConfig& c, const std::vector<int32_t>& labels, 
                     end - 1);
 }
 
+MatF otke_dropout_mask(int rows, int cols, float rate, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const float scale = 1.0f / (1.0f - rate);
+  MatF keep(rows, cols);
+  for (Eigen::Index i = 0; i < keep.size(); ++i) keep.data()[i] = uniform_unit(rng) >= rate ? scale : 0.0f;
+  return keep;
+}
+
+uint64_t otke_step_dropout_seed(uint64_t seed, int64_t steps, int rank) {
+  return mix_seed(seed, static_cast<uint64_t>(steps) * 65537u + static_cast<uint64_t>(rank));
+}
+
 double otke_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
                  OtkeGradients* grads, const OtkeLossOptions& options) {
   const OtkeConfig& c = model.config;
@@ -109,10 +121,8 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   MatF dropped, pre_hidden, hid, keep;
   if (c.hidden > 0) {
     if (options.dropout && c.dropout > 0) {
-      std::mt19937_64 rng(options.dropout_seed);
-      const float scale = 1.0f / (1.0f - c.dropout);
-      keep.resize(phi.rows(), phi.cols());
-      for (Eigen::Index i = 0; i < keep.size(); ++i) keep.data()[i] = uniform_unit(rng) >= c.dropout ? scale : 0.0f;
+      keep = otke_dropout_mask(static_cast<int>(phi.rows()), static_cast<int>(phi.cols()), c.dropout,
+                               options.dropout_seed);
       dropped = phi.cwiseProduct(keep);
     }
     pre_hidden = model.hidden.logits(keep.size() ? dropped : phi);

@@ -166,8 +166,7 @@ class CpuOtkeStepper final : public OtkeStepper {
     OtkeLossOptions lo = lo_;
     if (model_.config.dropout > 0) {
       lo.dropout = true;
-      const uint64_t rank = comm_ ? static_cast<uint64_t>(comm_->rank()) : 0;
-      lo.dropout_seed = mix_seed(lo_.dropout_seed, static_cast<uint64_t>(adam_.steps()) * 65537u + rank);
+      lo.dropout_seed = otke_step_dropout_seed(lo_.dropout_seed, adam_.steps(), comm_ ? comm_->rank() : 0);
     }
     return lo;
   }
