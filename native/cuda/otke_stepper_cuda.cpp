@@ -658,43 +658,28 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
   // The CPU stepper's block order (head, hidden layer, tokens, anchors, conv, then references), so checkpoints hold the
   // same tensors in the same order.
   std::vector<Adam::Moments> moments;
+  // One block's moments, copied from the device (the vectors' buffers survive the push_backs that move them).
+  const auto add = [&](const std::string& name, const DeviceBuffer& m, const DeviceBuffer& v, size_t count,
+                       size_t offset = 0) {
+    moments.push_back({name, std::vector<float>(count), std::vector<float>(count)});
+    s.copy_out(moments.back().m.data(), m, count, offset);
+    s.copy_out(moments.back().v.data(), v, count, offset);
+  };
   if (s.adam_steps > 0) {
-    moments.push_back({"head.weight", std::vector<float>(head), std::vector<float>(head)});
-    moments.push_back({"head.bias", std::vector<float>(s.classes), std::vector<float>(s.classes)});
-    s.copy_out(moments[0].m.data(), s.m_weight, head);
-    s.copy_out(moments[0].v.data(), s.v_weight, head);
-    s.copy_out(moments[1].m.data(), s.m_bias, s.classes);
-    s.copy_out(moments[1].v.data(), s.v_bias, s.classes);
+    add("head.weight", s.m_weight, s.v_weight, head);
+    add("head.bias", s.m_bias, s.v_bias, s.classes);
     if (s.hidden > 0) {
-      moments.push_back({"head.hidden.weight", std::vector<float>(hw), std::vector<float>(hw)});
-      s.copy_out(moments.back().m.data(), s.m_hid_w, hw);
-      s.copy_out(moments.back().v.data(), s.v_hid_w, hw);
-      moments.push_back({"head.hidden.bias", std::vector<float>(s.hidden), std::vector<float>(s.hidden)});
-      s.copy_out(moments.back().m.data(), s.m_hid_b, s.hidden);
-      s.copy_out(moments.back().v.data(), s.v_hid_b, s.hidden);
+      add("head.hidden.weight", s.m_hid_w, s.v_hid_w, hw);
+      add("head.hidden.bias", s.m_hid_b, s.v_hid_b, s.hidden);
     }
-    if (s.train_tokens) {
-      const size_t vd = static_cast<size_t>(s.vocab) * s.d;
-      moments.push_back({"tokens.embedding", std::vector<float>(vd), std::vector<float>(vd)});
-      s.copy_out(moments.back().m.data(), s.m_table, vd);
-      s.copy_out(moments.back().v.data(), s.v_table, vd);
-    }
+    if (s.train_tokens) add("tokens.embedding", s.m_table, s.v_table, static_cast<size_t>(s.vocab) * s.d);
     if (s.train_anchors) moments.push_back({"nystrom.anchors", s.m_anchors, s.v_anchors});
     if (s.train_conv) {
-      const size_t kd = static_cast<size_t>(s.k) * s.d;
-      moments.push_back({"conv.weight", std::vector<float>(kd), std::vector<float>(kd)});
-      s.copy_out(moments.back().m.data(), s.m_conv_w, kd);
-      s.copy_out(moments.back().v.data(), s.v_conv_w, kd);
-      moments.push_back({"conv.bias", std::vector<float>(s.k), std::vector<float>(s.k)});
-      s.copy_out(moments.back().m.data(), s.m_conv_b, s.k);
-      s.copy_out(moments.back().v.data(), s.v_conv_b, s.k);
+      add("conv.weight", s.m_conv_w, s.v_conv_w, static_cast<size_t>(s.k) * s.d);
+      add("conv.bias", s.m_conv_b, s.v_conv_b, s.k);
     }
     if (s.lo.references)
-      for (int r = 0; r < s.q; ++r) {
-        moments.push_back({reference_name(r), std::vector<float>(ref), std::vector<float>(ref)});
-        s.copy_out(moments.back().m.data(), s.m_refs, ref, r * ref);
-        s.copy_out(moments.back().v.data(), s.v_refs, ref, r * ref);
-      }
+      for (int r = 0; r < s.q; ++r) add(reference_name(r), s.m_refs, s.v_refs, ref, r * ref);
   }
   check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
   if (s.otk) s.host.pooling.set_references(std::move(refs));

@@ -50,9 +50,8 @@ struct Pooled {
   std::vector<int32_t> argmax;
 };
 
-Pooled pool(const SetBatch& x, bool max) {
-  Pooled out{std::vector<float>(static_cast<size_t>(x.batch) * x.dim, std::numeric_limits<float>::quiet_NaN()),
-             std::vector<int32_t>(static_cast<size_t>(x.batch) * x.dim, -2)};
+// The pass's arguments over a batch; the caller points the outputs (and, backward, the inputs) at its buffers.
+otke_pool::Args args_of(const SetBatch& x, bool max) {
   otke_pool::Args a;
   a.psi = x.x.data();
   a.n = x.n.data();
@@ -60,6 +59,13 @@ Pooled pool(const SetBatch& x, bool max) {
   a.n_max = x.n_max;
   a.k = x.dim;
   a.max = max;
+  return a;
+}
+
+Pooled pool(const SetBatch& x, bool max) {
+  Pooled out{std::vector<float>(static_cast<size_t>(x.batch) * x.dim, std::numeric_limits<float>::quiet_NaN()),
+             std::vector<int32_t>(static_cast<size_t>(x.batch) * x.dim, -2)};
+  otke_pool::Args a = args_of(x, max);
   a.phi = out.phi.data();
   a.argmax = out.argmax.data();
   graphit_device::HostExec exec;
@@ -70,13 +76,7 @@ Pooled pool(const SetBatch& x, bool max) {
 std::vector<float> pool_backward(const SetBatch& x, bool max, const std::vector<float>& dphi) {
   Pooled fwd = pool(x, max);
   std::vector<float> dpsi(x.x.size(), std::numeric_limits<float>::quiet_NaN());
-  otke_pool::Args a;
-  a.psi = x.x.data();
-  a.n = x.n.data();
-  a.batch = x.batch;
-  a.n_max = x.n_max;
-  a.k = x.dim;
-  a.max = max;
+  otke_pool::Args a = args_of(x, max);
   a.argmax = fwd.argmax.data();
   a.dphi = dphi.data();
   a.dpsi = dpsi.data();
