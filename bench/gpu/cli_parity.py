@@ -5,7 +5,8 @@ bundled promoters and MUTAG.
 usage: cli_parity.py CLI OUT_DIR [--epochs N]
 
 For each configuration (an identity embedding of 4-mers with 2 references and positional weighting; the default
-Nystrom embedding of 6-mers), fits a model with `otke fit`, trains it for N epochs on each backend from the same
+Nystrom embedding of 6-mers; the DeepSEA-style multilabel model: conv filters, an MLP head with dropout, two labels),
+fits a model with `otke fit`, trains it for N epochs on each backend from the same
 initial model, and checks that
   - both runs report the same per-epoch train and validation losses (within 1e-3),
   - the CUDA-trained model file evaluates with the CPU CLI (`otke eval`) to the accuracy the run reported,
@@ -30,6 +31,12 @@ POS = os.path.join(ROOT, "data", "promoters", "ecoli_prom_150.fa")
 MUTAG = os.path.join(ROOT, "data", "tu-MUTAG")
 MUTAG_FOLDS = os.path.join(ROOT, "data", "graphit-folds", "MUTAG")
 NEG = os.path.join(ROOT, "data", "promoters", "ecoli_non_prom_150.fa")
+BS = os.path.join(ROOT, "data", "promoters", "bsubtilis_prom_100.fa")
+BS_NEG = os.path.join(ROOT, "data", "promoters", "bsubtilis_non_prom_100.fa")
+TWO_CLASSES = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
+# Label sets of the DeepSEA-style model (tests/native/test_cli_otke_multilabel.py's): promoter x organism.
+LABEL_SETS = ["--class", f"promoter,b_subtilis={BS}", "--class", f"b_subtilis={BS_NEG}", "--class",
+              f"promoter={POS}", "--class", f"-={NEG}"]
 
 
 def run(cli, *args):
@@ -37,11 +44,16 @@ def run(cli, *args):
     return done
 
 
-CONFIGS = {
+CONFIGS = {  # name: (otke fit's arguments, the classes)
     # identity 4-mers, two references with positional weighting (the committed H200 model)
-    "identity": ["--kmer", "4", "--embedding", "identity", "--p", "32", "--q", "2", "--sigma-pos", "0.5"],
+    "identity": (["--kmer", "4", "--embedding", "identity", "--p", "32", "--q", "2", "--sigma-pos", "0.5"],
+                 TWO_CLASSES),
     # the default embedding: Nystrom on 6-mers, anchors and references both learnt
-    "nystrom": ["--kmer", "6", "--anchors", "16", "--p", "16"],
+    "nystrom": (["--kmer", "6", "--anchors", "16", "--p", "16"], TWO_CLASSES),
+    # the DeepSEA-style model: conv filters, OT pooling, an MLP head with dropout, two labels with binary
+    # cross-entropy (every part of it on the device)
+    "deepsea": (["--multilabel", "--embedding", "conv", "--filters", "16", "--kmer", "8", "--p", "8", "--sigma-pos",
+                 "0.1", "--hidden", "16", "--dropout", "0.2"], LABEL_SETS),
 }
 
 
@@ -59,6 +71,7 @@ def loss_difference(reports, name, failures):
 
 
 def parity(cli, out, name, fit_args, epochs, classes, failures):
+    key = "label_accuracy" if "--multilabel" in fit_args else "accuracy"  # what `otke eval` reports
     init = os.path.join(out, f"{name}-init.safetensors")
     fit = run(cli, "otke", "fit", "--quiet", *classes, *fit_args, "--seed", "1", "--out", init)
     if fit.returncode != 0:
@@ -100,12 +113,12 @@ def parity(cli, out, name, fit_args, epochs, classes, failures):
         ev = run(cli, "otke", "eval", "--quiet", "--model", trained, *classes, "--backend", "cuda")
         if ev.returncode != 0:
             failures.append(f"{name}: otke eval --backend cuda: {ev.stderr.strip()}")
-        elif "cuda_eval_on_cpu" in reports and json.loads(ev.stdout)["accuracy"] != reports["cuda_eval_on_cpu"]["accuracy"]:
-            failures.append(f"{name}: otke eval accuracy differs between cpu and cuda")
+        elif "cuda_eval_on_cpu" in reports and json.loads(ev.stdout)[key] != reports["cuda_eval_on_cpu"][key]:
+            failures.append(f"{name}: otke eval {key} differs between cpu and cuda")
     return {"max_loss_difference": worst, "max_embedding_difference": embed_diff,
             "seconds": {b: reports[b]["seconds"] for b in ("cpu", "cuda") if b in reports},
             "best_val_accuracy": {b: reports[b]["best_val_accuracy"] for b in ("cpu", "cuda") if b in reports},
-            "cuda_model_accuracy_on_cpu": reports.get("cuda_eval_on_cpu", {}).get("accuracy")}
+            "cuda_model_accuracy_on_cpu": reports.get("cuda_eval_on_cpu", {}).get(key)}
 
 
 def graphit_parity(cli, out, epochs, failures):
@@ -140,12 +153,12 @@ def main():
     cli, out = sys.argv[1], sys.argv[2]
     epochs = int(sys.argv[sys.argv.index("--epochs") + 1]) if "--epochs" in sys.argv else 5
     os.makedirs(out, exist_ok=True)
-    classes = ["--class", f"promoter={POS}", "--class", f"non_promoter={NEG}"]
     failures = []
-    summary = {name: parity(cli, out, name, args, epochs, classes, failures) for name, args in CONFIGS.items()}
+    summary = {name: parity(cli, out, name, args, epochs, classes, failures)
+               for name, (args, classes) in CONFIGS.items()}
     summary["graphit"] = graphit_parity(cli, out, epochs, failures)
     bad = os.path.join(out, "bad.safetensors")
-    done = run(cli, "otke", "train", "--quiet", *classes, "--init", os.path.join(out, "identity-init.safetensors"),
+    done = run(cli, "otke", "train", "--quiet", *TWO_CLASSES, "--init", os.path.join(out, "identity-init.safetensors"),
                "--epochs", "1", "--backend", "cuda:99", "--out", bad)
     lines = [l for l in done.stderr.splitlines() if l.strip()]
     if done.returncode != 2 or len(lines) != 1 or not lines[0].startswith("error:") or os.path.exists(bad):

@@ -27,28 +27,11 @@ __global__ void positional_kernel(const float* in, float* out, const int32_t* n,
 }
 
 // One block: each thread takes rows; the loss sum is reduced in a fixed order (deterministic).
-__global__ void softmax_xent_kernel(float* logits, const float* bias, const int32_t* labels, float* dlogits,
-                                    double* loss_sum, int batch, int classes) {
+__global__ void head_loss_kernel(otke_head::RowLoss f, double* loss_sum) {
   __shared__ double red[kBlock];
   double loss = 0;
-  for (int b = threadIdx.x; b < batch; b += blockDim.x) {
-    float* l = logits + static_cast<int64_t>(b) * classes;
-    for (int c = 0; c < classes; ++c) l[c] += bias[c];
-    if (!labels) continue;
-    float m = l[0];
-    for (int c = 1; c < classes; ++c) m = fmaxf(m, l[c]);
-    double s = 0;
-    float fs = 0;
-    for (int c = 0; c < classes; ++c) {
-      s += exp(static_cast<double>(l[c]) - m);
-      fs += expf(l[c] - m);
-    }
-    loss += static_cast<double>(m) + log(s) - l[labels[b]];
-    float* d = dlogits + static_cast<int64_t>(b) * classes;
-    for (int c = 0; c < classes; ++c)
-      d[c] = (expf(l[c] - m) / fs - (c == labels[b] ? 1.f : 0.f)) / static_cast<float>(batch);
-  }
-  if (!labels) return;
+  for (int b = threadIdx.x; b < f.a.batch; b += blockDim.x) loss += f(b);
+  if (!f.a.labels) return;
   red[threadIdx.x] = loss;
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -163,10 +146,9 @@ void positional_weighting(const float* in, float* out, const int32_t* n, int bat
   check(cudaGetLastError(), "positional weighting kernel launch");
 }
 
-void softmax_cross_entropy(float* logits, const float* bias, const int32_t* labels, float* dlogits, double* loss_sum,
-                           int batch, int classes, cudaStream_t stream) {
-  softmax_xent_kernel<<<1, kBlock, 0, stream>>>(logits, bias, labels, dlogits, loss_sum, batch, classes);
-  check(cudaGetLastError(), "softmax cross-entropy kernel launch");
+void head_loss(const otke_head::Args& a, double* loss_sum, cudaStream_t stream) {
+  head_loss_kernel<<<1, kBlock, 0, stream>>>(otke_head::RowLoss{a}, loss_sum);
+  check(cudaGetLastError(), "head loss kernel launch");
 }
 
 void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t stream) {

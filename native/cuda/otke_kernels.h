@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "inductive/elementwise.h"
+#include "otke_head_ops.h"
 #include "otke_pool_ops.h"
 #include "otke_token_ops.h"
 
@@ -19,11 +20,9 @@ namespace inductive::cuda {
 void positional_weighting(const float* in, float* out, const int32_t* n, int batch, int n_max, int p, float sigma,
                           cudaStream_t stream);
 
-// logits [batch, classes] += bias; with labels: dlogits = (softmax(logits) - onehot(labels)) / batch and
-// loss_sum[0] = sum over rows of the cross-entropy (computed in double like inductive::cross_entropy).
-// Without labels (evaluation), only the bias is added.
-void softmax_cross_entropy(float* logits, const float* bias, const int32_t* labels, float* dlogits, double* loss_sum,
-                           int batch, int classes, cudaStream_t stream);
+// The head's loss (otke_head_ops.h): logits += bias; with labels, dlogits and loss_sum[0] = the summed loss (divide
+// by a.loss_divisor() for core's mean). Without labels (evaluation), only the bias is added.
+void head_loss(const otke_head::Args& a, double* loss_sum, cudaStream_t stream);
 
 // out[c] = sum_b x[b, c] (x: [rows, cols], row-major).
 void column_sums(const float* x, float* out, int rows, int cols, cudaStream_t stream);

@@ -1,7 +1,8 @@
 // Supervised OTKE steps on a CUDA device (see otke_stepper_cuda.h). The maths is core's otke_loss, operation by
 // operation: S = psi z^T (cuBLAS), Sinkhorn (sinkhorn_kernels.h; with a tape for the unrolled gradient, without for
 // the implicit one), positional weighting, Phi = c W^T psi (or the mean/max baselines, otke_pool_ops.h), the head,
-// softmax cross-entropy; backward in reverse through the same operations; Adam (elementwise.h).
+// the loss (softmax or multilabel binary cross-entropy, otke_head_ops.h); backward in reverse through the same
+// operations; Adam (elementwise.h).
 #include "otke_stepper_cuda.h"
 
 #include <algorithm>
@@ -21,17 +22,15 @@ namespace inductive::cuda {
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
       " yet (it trains identity, Nystrom and conv embeddings of vectors, sequences or tokens with OT, mean or max "
-      "pooling, linear or MLP heads, and OT pooling with either Sinkhorn gradient; token tables learn under identity "
-      "and conv "
-      "embeddings, and stay fixed under Nystrom with --freeze-tokens); "
-      "train this model with --backend cpu";
+      "pooling, linear, MLP and multilabel heads, and OT pooling with either Sinkhorn gradient; token tables learn "
+      "under identity and conv embeddings, and stay fixed under Nystrom with --freeze-tokens); train this model with "
+      "--backend cpu";
   INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens || c.embedding != OtkeEmbedding::kNystrom || !lo.tokens,
                   ErrorCode::kBackend,
                   "cuda: OTKE training does not support learning token embeddings under a Nystrom embedding", plan);
   INDUCTIVE_CHECK(
       c.pooling != OtkePooling::kOtk || (c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal), ErrorCode::kBackend,
       "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)", plan);
-  INDUCTIVE_CHECK(!c.multilabel, ErrorCode::kBackend, "cuda: OTKE training does not support multilabel heads", plan);
 }
 
 namespace {
@@ -84,8 +83,9 @@ struct CudaOtkeStepper::State {
   float sigma = 0.6f;
   bool keep_norm = false;
   bool has_head = true;
-  bool implicit = false;  // the implicit Sinkhorn gradient: no tape, a workspace independent of the iterations
-  bool otk = true;        // OT pooling; else the mean/max baseline (q = 0: no references, no Sinkhorn)
+  bool multilabel = false;  // C independent binary labels (bit sets), binary cross-entropy
+  bool implicit = false;    // the implicit Sinkhorn gradient: no tape, a workspace independent of the iterations
+  bool otk = true;          // OT pooling; else the mean/max baseline (q = 0: no references, no Sinkhorn)
   bool max_pool = false;
   float scale = 1;
   SinkhornOptions so;
@@ -312,8 +312,7 @@ struct CudaOtkeStepper::State {
 
   // Cross-entropy and the gradients of head and references; returns the mean loss (synchronises).
   double backward() {
-    softmax_cross_entropy(logits.as<float>(), bias.as<float>(), labels.as<int32_t>(), dlogits.as<float>(),
-                          loss.as<double>(), batch, classes, s());
+    head_loss(head_args(true), loss.as<double>(), s());
     blas->gemm(classes, hd, batch, 1.f, {dlogits.as<float>(), classes, true}, {head_input(), hd}, 0.f,
                g_weight.as<float>(), hd);
     column_sums(dlogits.as<float>(), g_bias.as<float>(), batch, classes, s());
@@ -387,7 +386,20 @@ struct CudaOtkeStepper::State {
         INDUCTIVE_CHECK(implicit_ok_host[e] == 1, ErrorCode::kInvalidArgument, "otke train (cuda): set ", e % batch,
                         " of the batch has a degenerate plan for reference ", e / batch,
                         " (its Schur complement is singular or the gradient is not finite); use the unrolled gradient");
-    return sum / batch;
+    return sum / head_args(false).loss_divisor();
+  }
+
+  // The loss at the top of the head (otke_head_ops.h); without labels it only adds the bias.
+  otke_head::Args head_args(bool with_labels) {
+    otke_head::Args a;
+    a.logits = logits.as<float>();
+    a.bias = bias.as<float>();
+    a.labels = with_labels ? labels.as<int32_t>() : nullptr;
+    a.dlogits = dlogits.as<float>();
+    a.batch = batch;
+    a.classes = classes;
+    a.multilabel = multilabel;
+    return a;
   }
 
   // Nystrom::backward on the device (grad_w_direct, grad_factor), then Nystrom::anchor_gradient on the host.
@@ -505,6 +517,7 @@ CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam&
   s.keep_norm = c.nystrom.keep_norm;
   s.classes = std::max(c.classes, 1);  // embedding-only models (no head) keep 1-class buffers that stay unused
   s.has_head = c.classes >= 2;
+  s.multilabel = s.has_head && c.multilabel;
   s.dim = c.output_dim();
   s.hidden = s.has_head ? c.hidden : 0;
   s.hd = s.hidden > 0 ? s.hidden : s.dim;
@@ -787,12 +800,10 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke train: the model has no classifier head");
   INDUCTIVE_CHECK(labels.size() == indices.size(), ErrorCode::kShapeMismatch, "otke loss: ", labels.size(),
                   " labels for ", indices.size(), " sets");
-  for (size_t i = 0; i < indices.size(); ++i) {
+  for (size_t i = 0; i < indices.size(); ++i)
     INDUCTIVE_CHECK(indices[i] >= 0 && indices[i] < s.bound->batch, ErrorCode::kInvalidArgument,
                     "otke train: set index ", indices[i], " out of range");
-    INDUCTIVE_CHECK(labels[i] >= 0 && labels[i] < s.classes, ErrorCode::kInvalidArgument, "otke loss: label of set ", i,
-                    " out of range: got ", labels[i], ", expected 0..", s.classes - 1);
-  }
+  check_otke_labels(s.host.config, labels, "otke loss");
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.gather(indices, labels);
   s.set_step_dropout();
@@ -827,7 +838,7 @@ MatF CudaOtkeStepper::logits(const SetBatch& features) {
   State& s = *s_;
   INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke predict: the model has no classifier head");
   forward_inference(features);
-  softmax_cross_entropy(s.logits.as<float>(), s.bias.as<float>(), nullptr, nullptr, nullptr, s.batch, s.classes, s.s());
+  head_loss(s.head_args(false), nullptr, s.s());
   MatF out(s.batch, s.classes);
   s.copy_out(out.data(), s.logits, static_cast<size_t>(s.batch) * s.classes);
   check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");

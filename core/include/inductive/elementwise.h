@@ -35,6 +35,15 @@ INDUCTIVE_HD float positional_weight(int i, int n, int j, int p, double inv_sigm
   return static_cast<float>(std::exp(-d * d * inv_sigma2));
 }
 
+// The logistic sigmoid 1 / (1 + e^-z), both branches taking exp of a non-positive number (no overflow).
+INDUCTIVE_HD float sigmoid(float z) {
+  if (z >= 0) return 1.0f / (1.0f + std::exp(-z));
+  const float e = std::exp(z);
+  return e / (1.0f + e);
+}
+// log(1 + e^x) without overflow; binary cross-entropy against target t is softplus(z) - t z.
+INDUCTIVE_HD double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
 // One Adam / AdamW step's constants (Kingma & Ba 2015; decoupled decay: Loshchilov & Hutter 2019), formed in
 // double on the host from the options and the step count t >= 1, then rounded once.
 struct AdamCoefficients {

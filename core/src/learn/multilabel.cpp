@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "inductive/elementwise.h"
 #include "inductive/error.h"
 #include "inductive/metrics.h"
 
@@ -19,18 +20,10 @@ void check_rows(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>
                   " labels, at most ", kMaxMultilabels);
 }
 
-// log(1 + e^x) without overflow.
-double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
 }  // namespace
 
 MatF sigmoid(const Eigen::Ref<const MatF>& logits) {
-  return logits.unaryExpr([](float z) {
-    // Both branches evaluate exp of a non-positive number.
-    if (z >= 0) return 1.0f / (1.0f + std::exp(-z));
-    const float e = std::exp(z);
-    return e / (1.0f + e);
-  });
+  return logits.unaryExpr([](float z) { return elementwise::sigmoid(z); });
 }
 
 double binary_cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
@@ -40,7 +33,7 @@ double binary_cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vec
   for (Eigen::Index b = 0; b < logits.rows(); ++b)
     for (Eigen::Index c = 0; c < logits.cols(); ++c) {
       const double z = logits(b, c);
-      sum += softplus(z) - (has_label(bits[b], static_cast<int>(c)) ? z : 0.0);
+      sum += elementwise::softplus(z) - (has_label(bits[b], static_cast<int>(c)) ? z : 0.0);
     }
   return logits.size() ? sum / static_cast<double>(logits.size()) : 0.0;
 }

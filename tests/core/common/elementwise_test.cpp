@@ -30,6 +30,23 @@ TEST(Elementwise, ThePositionalWeightIsTheGaussianOfRelativePositions) {
   EXPECT_EQ(positional_weight(0, 4, 3, 10, 100.0), positional_weight(3, 10, 0, 4, 100.0));
 }
 
+TEST(Elementwise, SigmoidAndSoftplusAreTheLogisticClosedFormsWithoutOverflow) {
+  for (const float z : {-30.0f, -2.5f, -1e-3f, 0.0f, 0.7f, 4.0f, 30.0f})
+    EXPECT_NEAR(sigmoid(z), 1.0 / (1.0 + std::exp(-static_cast<double>(z))), 1e-7) << z;
+  EXPECT_EQ(sigmoid(0.0f), 0.5f);
+  EXPECT_EQ(sigmoid(-1e4f), 0.0f);  // exp of a large positive number never forms
+  EXPECT_EQ(sigmoid(1e4f), 1.0f);
+  for (const double x : {-20.0, -1.0, 0.0, 0.5, 3.0, 20.0})
+    EXPECT_NEAR(softplus(x), std::log(1.0 + std::exp(x)), 1e-12 * (1 + std::fabs(x))) << x;
+  EXPECT_EQ(softplus(1e4), 1e4);  // x + log1p(e^-x): finite where log(1 + e^x) overflows
+  EXPECT_EQ(softplus(-1e4), 0.0);
+  // softplus' derivative is the sigmoid: central differences.
+  for (const double x : {-3.0, -0.2, 1.5}) {
+    const double h = 1e-5;
+    EXPECT_NEAR((softplus(x + h) - softplus(x - h)) / (2 * h), sigmoid(static_cast<float>(x)), 1e-6) << x;
+  }
+}
+
 TEST(Elementwise, AdamsFirstStepMovesEachParameterByTheLearningRate) {
   // With zero moments, step 1 gives m = (1 - b1) g, v = (1 - b2) g^2, and the bias-corrected update lr g / |g|.
   const AdamCoefficients c = adam_coefficients(0.01, 0.9, 0.999, 1e-8, 0.0, 1);
