@@ -12,8 +12,8 @@ Then GraphiT on the bundled MUTAG (188 graphs; fold 1's 152 training graphs) wit
 bench/graphit_bench: (a) 3 layers, 4 heads, d 64, batch 32, diffusion kernel; (b) 10 layers, 8 heads, d 64, batch
 128, with LayerNorm and with BatchNorm (the ZINC model's norm, its statistics synchronised across ranks): the
 training epochs' time for 1 process (1 and 2 threads) and `mpirun -np 2`, and the bytes a rank contributes per step:
-the gradient sum (every parameter as a double, plus loss and metric) and, with BatchNorm, the statistics' sums
-(per layer and norm: d + 1 and d doubles forward, 2 d backward). `--graphit-only` skips OTKE.
+the gradient sum (every parameter as a float, plus loss and metric as doubles) and, with BatchNorm, the statistics'
+sums (per layer and norm: d + 1 and d doubles forward, 2 d backward). `--graphit-only` skips OTKE.
 """
 import argparse
 import json
@@ -66,7 +66,8 @@ def graphit(cli, epochs):
                 bn = 2 * layers * (4 * d + 1) if "batch" in shape else 0  # BatchNorm's statistics
                 # Model files hold BatchNorm's running statistics too (2 norms x mean, var per layer): not sent.
                 n_params = n - (4 * layers * d if "batch" in shape else 0)
-                kb = f"{8 * (n_params + 2 + bn) / 1024:.0f}" if "mpirun" in label else "-"
+                # Gradients as floats; loss, metric and BatchNorm's statistics as doubles.
+                kb = f"{(4 * n_params + 8 * (2 + bn)) / 1024:.0f}" if "mpirun" in label else "-"
                 print(f"| {name} | {label} | {sum(e['seconds'] for e in r['history']):.2f} | {n_params} | {kb} |")
     finally:
         shutil.rmtree(work)

@@ -70,8 +70,8 @@ class GradientBuckets {
 // where the latency term rules); config (a) (92 K) is one bucket.
 constexpr int64_t kGradientBucketValues = int64_t{1} << 17;
 
-// Through host memory: download, Communicator::allreduce_sum in double (the CPU stepper's sums), upload. Every call
-// completes before it returns.
+// Through host memory: download, Communicator::allreduce_sum (gradients in float, as the CPU steppers sum them and
+// NCCL does; other sums in double), upload. Every call completes before it returns.
 template <class Exec>
 class StagedAllreduce final : public DeviceAllreduce {
  public:
@@ -86,11 +86,8 @@ class StagedAllreduce final : public DeviceAllreduce {
   }
   void start_gradient_sum(float* data, int64_t count) override {
     floats_.resize(static_cast<size_t>(count));
-    host_.resize(static_cast<size_t>(count));
     exec_.download(floats_.data(), data, floats_.size() * sizeof(float));
-    for (int64_t i = 0; i < count; ++i) host_[i] = floats_[i];
-    comm_.allreduce_sum(host_.data(), count);
-    for (int64_t i = 0; i < count; ++i) floats_[i] = static_cast<float>(host_[i]);
+    comm_.allreduce_sum_float(floats_.data(), count);
     exec_.upload(data, floats_.data(), floats_.size() * sizeof(float));
   }
   void finish_gradients() override {}

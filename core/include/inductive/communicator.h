@@ -23,6 +23,10 @@ class Communicator {
   // Element-wise sum over ranks, the result on every rank; the same result on every run for a fixed number of
   // ranks. Every rank must call it with the same count.
   virtual void allreduce_sum(double* data, int64_t count) = 0;
+  // The same for float data, summed in float: gradients, at half the bytes of doubles on the wire (a data-parallel
+  // step's sums are rounded to float in the end anyway; NCCL sums the device's gradients in float too). The default
+  // goes through allreduce_sum in double; MPI sends floats.
+  virtual void allreduce_sum_float(float* data, int64_t count);
   // Every rank's `value`, in rank order, on every rank.
   virtual std::vector<uint64_t> allgather(uint64_t value) = 0;
   // The writer gets every rank's `mine` concatenated in rank order; the other ranks get an empty vector.

@@ -60,6 +60,13 @@ int launched_local_rank() {
   return 0;
 }
 
+void Communicator::allreduce_sum_float(float* data, int64_t count) {
+  if (size() == 1 || count == 0) return;
+  std::vector<double> v(data, data + count);
+  allreduce_sum(v.data(), count);
+  for (int64_t i = 0; i < count; ++i) data[i] = static_cast<float>(v[static_cast<size_t>(i)]);
+}
+
 void Communicator::broadcast_from_writer(void* data, size_t bytes) {
   if (size() == 1 || bytes == 0) return;
   auto* b = static_cast<unsigned char*>(data);

@@ -24,8 +24,8 @@ class CpuGraphitStepper final : public GraphitStepper {
     for (size_t t = 0; t < pv.size(); ++t)
       blocks_.push_back({pv[t].name, pv[t].data, grad_views_[t].data, pv[t].size(), true});
     for (const ParamBlock& b : blocks_) n_params_ += b.size;
-    // Data parallel: the gradient of this rank's share, and the sums (gradient, loss, metric) of every rank's.
-    sums_.resize(comm_ ? n_params_ + 2 : 0);
+    // Data parallel: the gradient of this rank's share, and the sum of every rank's (in float: half the bytes).
+    sums_.resize(comm_ ? n_params_ : 0);
   }
 
   GraphitStepSums step(const std::vector<int>& order, int begin, int end, double lr, std::mt19937_64& rng) override {
@@ -71,14 +71,14 @@ class CpuGraphitStepper final : public GraphitStepper {
       int64_t at = 0;
       for (const ParamBlock& pb : blocks_)
         for (int64_t k = 0; k < pb.size; ++k) sums_[at++] = pb.grad[k];
-      sums_[at] = loss * (hi - lo);
-      sums_[at + 1] = metric * (hi - lo);
-      comm_->allreduce_sum(sums_.data(), n_params_ + 2);
+      comm_->allreduce_sum_float(sums_.data(), n_params_);
       at = 0;
       for (const auto& g : grad_views_)
-        for (int64_t k = 0; k < g.size(); ++k) g.data[k] = static_cast<float>(sums_[at++]);
-      s.loss = sums_[at];
-      s.metric = sums_[at + 1];
+        for (int64_t k = 0; k < g.size(); ++k) g.data[k] = sums_[at++];
+      double scores[2] = {loss * (hi - lo), metric * (hi - lo)};  // loss and metric sum in double
+      comm_->allreduce_sum(scores, 2);
+      s.loss = scores[0];
+      s.metric = scores[1];
       s.weight = 1;
     } else {
       s.loss = loss;
@@ -119,7 +119,7 @@ class CpuGraphitStepper final : public GraphitStepper {
   std::vector<GraphitParams::Tensor> grad_views_;
   std::vector<ParamBlock> blocks_;
   int64_t n_params_ = 0;
-  std::vector<double> sums_;
+  std::vector<float> sums_;
   GraphitCache cache_, eval_cache_;  // eval batches are larger: their own scratch, kept across epochs
   MatF out_;
 };

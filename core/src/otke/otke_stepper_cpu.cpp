@@ -94,22 +94,23 @@ class CpuOtkeStepper final : public OtkeStepper {
       for (auto [data, size] : tensors_of(g))
         for (int64_t i = 0; i < size; ++i) data[i] *= static_cast<float>(mine.size());
     }
-    std::vector<double> flat;
+    // Gradients sum in float (half the bytes), the loss in double.
+    std::vector<float> flat;
     for (auto [data, size] : tensors_of(g)) flat.insert(flat.end(), data, data + size);
-    flat.push_back(loss_sum);
     const auto t1 = std::chrono::steady_clock::now();
-    comm_->allreduce_sum(flat.data(), static_cast<int64_t>(flat.size()));
+    comm_->allreduce_sum_float(flat.data(), static_cast<int64_t>(flat.size()));
+    comm_->allreduce_sum(&loss_sum, 1);
     const auto t2 = std::chrono::steady_clock::now();
     ++stats_.steps;
     stats_.compute_seconds += std::chrono::duration<double>(t1 - t0).count();
     stats_.allreduce_seconds += std::chrono::duration<double>(t2 - t1).count();
-    stats_.allreduce_bytes = static_cast<int64_t>(flat.size() * sizeof(double));
+    stats_.allreduce_bytes = static_cast<int64_t>(flat.size() * sizeof(float) + sizeof(double));
     const double total = static_cast<double>(indices.size());
     size_t at = 0;
     for (auto [data, size] : tensors_of(g))
       for (int64_t i = 0; i < size; ++i) data[i] = static_cast<float>(flat[at++] / total);
     apply(g, lr);
-    return flat.back() / total;
+    return loss_sum / total;
   }
 
   MatF logits(const SetBatch& x) override { return model_.predict(model_.embed(x)); }

@@ -17,7 +17,7 @@
 #include "host_pass_backend.h"
 #include "inductive/communicator.h"
 #include "inductive/graphit_train.h"
-#include "mpi_communicator.h"
+#include "../../mpi/mpi_gtest_main.h"
 
 namespace inductive {
 namespace {
@@ -112,14 +112,4 @@ INSTANTIATE_TEST_SUITE_P(Norms, DataParallelDeviceStepper, ::testing::Values(Gra
 }  // namespace
 }  // namespace inductive
 
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  inductive::mpi::register_mpi_communicator();
-  const auto comm = inductive::make_communicator("mpi");
-  inductive::world = comm.get();
-  const int failed = RUN_ALL_TESTS();
-  // Every rank's verdict: a failure on any rank fails the run (mpirun reports the first non-zero exit).
-  double any = failed ? 1 : 0;
-  comm->allreduce_sum(&any, 1);
-  return any > 0 ? 1 : 0;
-}
+int main(int argc, char** argv) { return inductive::testing::run_tests_on_every_rank(argc, argv, inductive::world); }
