@@ -71,7 +71,7 @@ __global__ void gather_kernel(const float* data, const int32_t* data_n, int data
   }
 }
 
-constexpr float kNormFloor = 1e-2f;  // nystrom.cpp's floor
+constexpr float kNormFloor = elementwise::kNystromNormFloor;
 
 // One warp per row: the squared norm summed over the row's lanes, then the row scaled.
 __global__ void normalize_rows_kernel(const float* x, float* xhat, float* norm, int64_t rows, int dim) {
@@ -185,14 +185,24 @@ void token_table_gradient(float* g_table, int64_t vocab, const float* dx, const 
   launch_items(e, graphit_ops::EmbeddingGrad{g_table, dx, ids, rows, e}, stream, "token gradient kernel launch");
 }
 
-void pool_forward(const otke_pool::Args& a, cudaStream_t stream) {
-  StreamExec exec{stream, "pooling kernel launch"};
-  otke_pool::forward(exec, a);
+// A functor header's pass (`pass(exec, args)`) as kernels on `stream`.
+template <typename Args>
+void on_stream(void (*pass)(StreamExec&, const Args&), const Args& a, cudaStream_t stream, const char* what) {
+  StreamExec exec{stream, what};
+  pass(exec, a);
 }
 
+void nystrom_norm_gradient(const otke_nystrom::Args& a, cudaStream_t stream) {
+  on_stream(otke_nystrom::norm_gradient<StreamExec>, a, stream, "nystrom norm gradient kernel launch");
+}
+void nystrom_input_gradient(const otke_nystrom::Args& a, cudaStream_t stream) {
+  on_stream(otke_nystrom::input_gradient<StreamExec>, a, stream, "nystrom input gradient kernel launch");
+}
+void pool_forward(const otke_pool::Args& a, cudaStream_t stream) {
+  on_stream(otke_pool::forward<StreamExec>, a, stream, "pooling kernel launch");
+}
 void pool_backward(const otke_pool::Args& a, cudaStream_t stream) {
-  StreamExec exec{stream, "pooling backward kernel launch"};
-  otke_pool::backward(exec, a);
+  on_stream(otke_pool::backward<StreamExec>, a, stream, "pooling backward kernel launch");
 }
 
 }  // namespace inductive::cuda

@@ -10,6 +10,7 @@
 
 #include "inductive/elementwise.h"
 #include "otke_head_ops.h"
+#include "otke_nystrom_ops.h"
 #include "otke_pool_ops.h"
 #include "otke_token_ops.h"
 
@@ -39,6 +40,11 @@ void normalize_rows(const float* x, float* xhat, float* norm, int64_t rows, int 
 void gaussian_on_sphere(float* kx, int64_t count, float sigma, cudaStream_t stream);
 void scale_rows(float* y, const float* s, int64_t rows, int cols, cudaStream_t stream);
 void kappa_backward(float* da, const float* kx, int64_t count, float sigma, cudaStream_t stream);
+
+// The Nystrom embedding's input gradient (otke_nystrom_ops.h): nystrom_norm_gradient writes a.grad_norm (keep_norm,
+// from dL/dpsi before its scaling by ||x||); nystrom_input_gradient turns dL/dxhat in a.dx into dL/dx in place.
+void nystrom_norm_gradient(const otke_nystrom::Args& a, cudaStream_t stream);
+void nystrom_input_gradient(const otke_nystrom::Args& a, cudaStream_t stream);
 
 // The conv embedding's ReLU (graphit_device_ops.h's functors): bias_relu, y = max(y + bias, 0) per row of [rows,
 // cols]; relu_gate, g *= [y > 0] (y the ReLU's output, positive exactly where its input was).

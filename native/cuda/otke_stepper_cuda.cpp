@@ -22,12 +22,8 @@ namespace inductive::cuda {
 void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
   const char* plan =
       " yet (it trains identity, Nystrom and conv embeddings of vectors, sequences or tokens with OT, mean or max "
-      "pooling, linear, MLP and multilabel heads, and OT pooling with either Sinkhorn gradient; token tables learn "
-      "under identity and conv embeddings, and stay fixed under Nystrom with --freeze-tokens); train this model with "
+      "pooling, linear, MLP and multilabel heads, and OT pooling with either Sinkhorn gradient); train this model with "
       "--backend cpu";
-  INDUCTIVE_CHECK(c.input_type != OtkeInput::kTokens || c.embedding != OtkeEmbedding::kNystrom || !lo.tokens,
-                  ErrorCode::kBackend,
-                  "cuda: OTKE training does not support learning token embeddings under a Nystrom embedding", plan);
   INDUCTIVE_CHECK(
       c.pooling != OtkePooling::kOtk || (c.otk.plan == OtkPlan::kSinkhorn && !c.otk.sinusoidal), ErrorCode::kBackend,
       "cuda: OTKE training does not support the attention plan or the sinusoidal encoding (ablations)", plan);
@@ -80,6 +76,7 @@ struct CudaOtkeStepper::State {
   bool embedded() const { return nystrom || conv; }
   bool train_embedding() const { return train_anchors || train_conv; }
   bool want_dpsi() const { return train_embedding() || train_tokens; }  // dL/dpsi: a layer below the pooling learns
+  bool want_dx() const { return train_tokens && embedded(); }           // dL/d(looked-up features) below an embedding
   float sigma = 0.6f;
   bool keep_norm = false;
   bool has_head = true;
@@ -118,6 +115,7 @@ struct CudaOtkeStepper::State {
   // Tokens: the table [V, E] with its gradient and Adam's moments; per batch the looked-up features [rows, E], their
   // ids [rows] and (conv) dL/d(local features) [rows, E].
   DeviceBuffer table, g_table, m_table, v_table, local, ids, dx;
+  DeviceBuffer grad_norm;  // Nystrom with keep_norm under a learning table: dL/d||x|| per row
   int vocab = 0;
   Pinned staging;
   int batch = 0, n_max = 0;  // the current batch's shape
@@ -143,8 +141,8 @@ struct CudaOtkeStepper::State {
     const size_t ny = nystrom ? rows * f : 0, em = embedded() ? rows * f : 0;
     const size_t tk = tokens ? rows : 0;
     DeviceBuffer npsi(em * k), nxhat(ny * d), nnorm(ny), nkx(ny * k), ndpsi(want_dpsi() ? rows * k * f : 0),
-        nda(train_anchors ? ny * k : 0), nlocal(tk * d * f), nids(tk * sizeof(int32_t)),
-        ndx(train_tokens && conv ? tk * d * f : 0);
+        nda(train_anchors || train_tokens ? ny * k : 0), nlocal(tk * d * f), nids(tk * sizeof(int32_t)),
+        ndx(want_dx() ? tk * d * f : 0), ngn(nystrom && train_tokens && keep_norm ? ny : 0);
     DeviceBuffer nx(rows * width * f), nn(cb * sizeof(int32_t)), nl(cb * sizeof(int32_t)), ns(mat), np(mat),
         nw(host.config.otk.sigma_pos > 0 ? mat : 0),
         nt(implicit ? 0 : static_cast<size_t>(cb) * so.max_iter * (p + cn) * q * f),
@@ -165,7 +163,7 @@ struct CudaOtkeStepper::State {
     implicit_work = std::move(niw), implicit_ok = std::move(nio);
     psi = std::move(npsi), xhat = std::move(nxhat), norm = std::move(nnorm), kx = std::move(nkx);
     dpsi = std::move(ndpsi), da = std::move(nda), argmax = std::move(nam);
-    local = std::move(nlocal), ids = std::move(nids), dx = std::move(ndx);
+    local = std::move(nlocal), ids = std::move(nids), dx = std::move(ndx), grad_norm = std::move(ngn);
     cap_batch = cb;
     cap_n = cn;
   }
@@ -367,7 +365,7 @@ struct CudaOtkeStepper::State {
         }
       }
       if (!otk) pool_backward(pool_args(), s());  // only the anchors learn below a mean/max pooling
-      if (train_anchors) nystrom_backward();
+      if (nystrom && (train_anchors || train_tokens)) nystrom_backward();
       if (conv && want_dpsi()) conv_backward();
       if (train_tokens) token_backward();
     }
@@ -402,13 +400,32 @@ struct CudaOtkeStepper::State {
     return a;
   }
 
-  // Nystrom::backward on the device (grad_w_direct, grad_factor), then Nystrom::anchor_gradient on the host.
+  // Nystrom::backward on the device: grad_w_direct and grad_factor (then Nystrom::anchor_gradient on the host) when
+  // the anchors learn, grad_x (otke_nystrom_ops.h) when a token table below learns.
   void nystrom_backward() {
+    otke_nystrom::Args a;
+    a.xhat = xhat.as<float>();
+    a.norm = norm.as<float>();
+    a.psi = psi.as<float>();
+    a.dpsi = dpsi.as<float>();
+    a.grad_norm = grad_norm.as<float>();
+    a.dx = dx.as<float>();
+    a.rows = rows();
+    a.d = d;
+    a.k = k;
+    a.keep_norm = keep_norm;
+    if (keep_norm && train_tokens) nystrom_norm_gradient(a, s());  // reads dpsi before its scaling
     if (keep_norm) scale_rows(dpsi.as<float>(), norm.as<float>(), rows(), k, s());
     const int m = static_cast<int>(rows());
-    blas->gemm(k, k, m, 1.f, {kx.as<float>(), k, true}, {dpsi.as<float>(), k}, 0.f, g_factor.as<float>(), k);
+    if (train_anchors)
+      blas->gemm(k, k, m, 1.f, {kx.as<float>(), k, true}, {dpsi.as<float>(), k}, 0.f, g_factor.as<float>(), k);
     blas->gemm(m, k, k, 1.f, {dpsi.as<float>(), k}, {factor.as<float>(), k}, 0.f, da.as<float>(), k);
     kappa_backward(da.as<float>(), kx.as<float>(), rows() * k, sigma, s());
+    if (train_tokens) {
+      blas->gemm(m, d, k, 1.f, {da.as<float>(), k}, {anchors.as<float>(), d}, 0.f, dx.as<float>(), d);  // dL/dxhat
+      nystrom_input_gradient(a, s());
+    }
+    if (!train_anchors) return;
     blas->gemm(k, d, m, 1.f, {da.as<float>(), k, true}, {xhat.as<float>(), d}, 0.f, g_wdirect.as<float>(), d);
     MatF gw(k, d), gf(k, k);
     copy_out(gw.data(), g_wdirect, static_cast<size_t>(k) * d);
@@ -434,7 +451,7 @@ struct CudaOtkeStepper::State {
   // The lookup's adjoint: dL/d(local features) (the pooling's dL/dpsi itself under the identity embedding) summed
   // into the rows of the tokens (padding rows add 0 to row 0).
   void token_backward() {
-    token_table_gradient(g_table.as<float>(), vocab, conv ? dx.as<float>() : dpsi.as<float>(), ids.as<int32_t>(),
+    token_table_gradient(g_table.as<float>(), vocab, want_dx() ? dx.as<float>() : dpsi.as<float>(), ids.as<int32_t>(),
                          rows(), d, s());
   }
 
@@ -859,7 +876,7 @@ size_t CudaOtkeStepper::device_bytes() const {
                                 &s.v_conv_b,  &s.table,    &s.g_table,       &s.m_table,     &s.v_table,  &s.local,
                                 &s.ids,       &s.dx,       &s.hid_w,         &s.hid_b,       &s.g_hid_w,  &s.g_hid_b,
                                 &s.m_hid_w,   &s.v_hid_w,  &s.m_hid_b,       &s.v_hid_b,     &s.hid,      &s.dhid,
-                                &s.keep,      &s.dropped})
+                                &s.keep,      &s.dropped,  &s.grad_norm})
     total += b->bytes();
   return total;
 }

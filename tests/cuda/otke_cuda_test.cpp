@@ -212,6 +212,7 @@ struct Variant {
   int hidden = 0;                           // > 0: an MLP head with this many hidden units
   float dropout = 0;                        // the MLP's dropout (training steps only)
   bool multilabel = false;                  // C independent binary labels (bit sets), binary cross-entropy
+  bool fixed_table = false;                 // tokens: the table does not learn (--freeze-tokens)
 };
 
 OtkeModel make_model(const Variant& v, int dim, int classes, uint32_t seed) {
@@ -320,7 +321,11 @@ const Variant kVariants[] = {
     {"tokens mean", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMean, 0, 5},
     {"tokens conv max", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kMax, 6, 9},
     {"tokens nystrom (table fixed)", 1, 0.0f, OtkScale::kPaper, 4, 5, false, SinkhornGradient::kUnrolled,
-     OtkePooling::kOtk, 0, 7},
+     OtkePooling::kOtk, 0, 7, 0, 0, false, true},
+    {"tokens nystrom q2 (table and anchors learn)", 2, 0.1f, OtkScale::kPaper, 4, 6, false, SinkhornGradient::kUnrolled,
+     OtkePooling::kOtk, 0, 9},
+    {"tokens nystrom keep-norm max", 1, 0.0f, OtkScale::kPaper, 1, 5, true, SinkhornGradient::kUnrolled,
+     OtkePooling::kMax, 0, 8},
     {"mlp nystrom q2", 2, 0.1f, OtkScale::kPaper, 4, 6, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 0, 0,
      10},
     {"mlp conv max (dropout off outside steps)", 1, 0.0f, OtkScale::kPaper, 1, 0, false, SinkhornGradient::kUnrolled,
@@ -343,7 +348,7 @@ TEST(CudaOtkeStepper, LossAndGradientsMatchTheCpuForEveryVariant) {
     OtkeGradients cpu, gpu;
     OtkeLossOptions lo;
     lo.sinkhorn_gradient = v.gradient;
-    lo.tokens = v.vocab > 0 && v.anchors == 0;  // a Nystrom embedding over tokens trains with the table fixed
+    lo.tokens = v.vocab > 0 && !v.fixed_table;
     const double loss_cpu = otke_loss(model, x, y, &cpu, lo);
     Adam adam;
     cuda::CudaOtkeStepper stepper(0, model, adam, lo);
@@ -426,7 +431,10 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
       {"mlp dropout q2", 2, 0.0f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 0, 0,
        12, 0.25f},
       {"multilabel conv mlp dropout", 1, 0.0f, OtkScale::kPaper, 4, 0, false, SinkhornGradient::kUnrolled,
-       OtkePooling::kOtk, 6, 0, 8, 0.2f, true}};
+       OtkePooling::kOtk, 6, 0, 8, 0.2f, true},
+      // The token table (on the device) and the anchors (on the host) both step.
+      {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled,
+       OtkePooling::kOtk, 0, 10}};
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);
     OtkeModel cpu_model = make_model(v, 8, 2, 900);
@@ -437,7 +445,7 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
     const std::unique_ptr<OtkeStepper> cpu = make_cpu_otke_stepper(cpu_model, cpu_adam, OtkeLossOptions{});
     cuda::CudaOtkeStepper gpu(0, start, gpu_adam, OtkeLossOptions{});
     for (int s = 0; s < 4; ++s) {
-      const SetBatch x = make_sets(5, 19, 8, 910 + s);
+      const SetBatch x = v.vocab > 0 ? make_token_sets(5, 19, v.vocab, 910 + s) : make_sets(5, 19, 8, 910 + s);
       const std::vector<int32_t> y = make_labels(v, 5, 2, 920 + s);
       const double lc = cpu->step(x, y, 0.01), lg = gpu.step(x, y, 0.01);
       EXPECT_NEAR(lg, lc, 1e-4 * std::max(1.0, std::fabs(lc))) << "step " << s;
@@ -469,7 +477,8 @@ TEST(CudaOtkeStepper, AdamStepsMatchTheCpuStepperAndPullGivesTheCpuLayout) {
     // A model file written from the pulled parameters reads back as the CPU's model kind with the same predictions.
     const std::vector<uint8_t> bytes = pulled.to_bytes();
     const OtkeModel loaded = OtkeModel::from_bytes(bytes.data(), bytes.size());
-    const SetBatch x = make_sets(6, 11, 8, 999);
+    if (v.vocab > 0) EXPECT_LE(rel_error(pulled.token_table, cpu_model.token_table), 1e-4);
+    const SetBatch x = v.vocab > 0 ? make_token_sets(6, 11, v.vocab, 999) : make_sets(6, 11, 8, 999);
     EXPECT_LE(rel_error(loaded.predict(loaded.embed(x)), gpu.logits(x)), 1e-4);
   }
 }
@@ -581,12 +590,8 @@ TEST(CudaOtkeStepper, ConfigurationsItCannotRunAreBackendErrorsNamingThePart) {
   c.pooling = OtkePooling::kOtk;
   c.input_type = OtkeInput::kTokens;
   EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
-  c.embedding = OtkeEmbedding::kNystrom;
-  expect_error([&] { cuda::check_cuda_otke_support(c, {}); }, ErrorCode::kBackend,
-               "learning token embeddings under a Nystrom embedding");
-  OtkeLossOptions fixed_table;
-  fixed_table.tokens = false;
-  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, fixed_table));
+  c.embedding = OtkeEmbedding::kNystrom;  // the table learns through Nystrom's input gradient
+  EXPECT_NO_THROW(cuda::check_cuda_otke_support(c, {}));
 }
 
 TEST(CudaOtkeTraining, WithoutADeviceTrainingOnCudaIsABackendErrorNotACpuRun) {

@@ -19,6 +19,9 @@ namespace inductive::elementwise {
 // The largest |logit| Sinkhorn keeps: -C/eps (or S/eps) beyond it is clamped, and a clamped entry has derivative 0.
 constexpr double kMaxLogit = 1e30;
 
+// The Nystrom embedding's floor on ||x||: xhat = x / max(||x||, floor) (the public OTK code's sqrt(1e-4)).
+constexpr float kNystromNormFloor = 1e-2f;
+
 // K = clamp(scale C), formed in double and rounded once (scale = -1/eps for costs, +1/eps for similarities).
 INDUCTIVE_HD float logit(double scale, float c) {
   const double x = scale * static_cast<double>(c);

@@ -5,6 +5,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "inductive/elementwise.h"
 #include "inductive/error.h"
 #include "simd/small_gemm.h"
 
@@ -12,7 +13,7 @@ namespace inductive {
 
 namespace {
 
-constexpr float kNormFloor = 1e-2f;  // sqrt(1e-4), the public OTK code's floor
+constexpr float kNormFloor = elementwise::kNystromNormFloor;
 
 // f(lambda) = 1 / (sqrt(max(lambda, 0)) + reg) and its derivative.
 double inv_sqrt_reg(double lambda, double reg) { return 1.0 / (std::sqrt(std::max(lambda, 0.0)) + reg); }
