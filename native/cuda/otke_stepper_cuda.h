@@ -7,11 +7,13 @@
 // parameters and moments back into the host model and Adam, in the CPU's layout, so checkpoints and model files
 // are the CPU's files.
 //
-// Supported today: identity embedding (vector or k-mer inputs) with OT pooling (any p, q, eps, iters, positional
-// weighting, scale) after an identity or a Nystrom embedding (anchors learnt: the device computes both parts of
-// their gradient, the host finishes it with one K x K eigendecomposition, steps them and refactors, as the CPU
-// does), the unrolled Sinkhorn gradient, a linear head. Models without a head can embed. Anything else throws
-// Error{kBackend} at construction, naming what is not supported, so the caller can run it on the CPU.
+// Supported today: every configuration the CPU trains but the attention-plan and sinusoidal ablations. Inputs:
+// vectors, k-mers or tokens (the table learns on the device, under any embedding). Embeddings: identity, conv (filters
+// on the device), Nystrom (anchors learnt: the device computes both parts of their gradient, the host finishes it
+// with one K x K eigendecomposition, steps them and refactors, as the CPU does). Pooling: OT (any p, q, eps, iters,
+// positional weighting, scale; the unrolled or the implicit Sinkhorn gradient), mean or max. Heads: linear, MLP with
+// dropout (the CPU's masks), multilabel. Models without a head can embed. Anything else throws Error{kBackend} at
+// construction (check_cuda_otke_support), naming what is not supported, so the caller can run it on the CPU.
 #pragma once
 
 #include <memory>
