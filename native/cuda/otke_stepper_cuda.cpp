@@ -306,7 +306,7 @@ struct CudaOtkeStepper::State {
     copy_in(keep, keep_host.data(), static_cast<size_t>(batch) * dim);
   }
   // The mask of the next Adam step (CpuOtkeStepper::step_options).
-  void set_step_dropout() { set_dropout(true, otke_step_dropout_seed(lo.dropout_seed, adam_steps, 0)); }
+  void set_step_dropout(int rank = 0) { set_dropout(true, otke_step_dropout_seed(lo.dropout_seed, adam_steps, rank)); }
 
   // Cross-entropy and the gradients of head and references; returns the mean loss (synchronises).
   double backward() {
@@ -491,6 +491,74 @@ struct CudaOtkeStepper::State {
         elementwise::adam_update(w.data()[e], m_anchors[e], v_anchors[e], anchor_grad.data()[e], c, false);
       host.nystrom.set_anchors(std::move(w));
       upload_anchors();
+    }
+  }
+
+  // The last backward's gradients to the host, shaped as otke_loss gives them (synchronises).
+  void download_gradients(OtkeGradients* grads) {
+    *grads = OtkeGradients{};
+    grads->head_weight.resize(classes, hd);
+    grads->head_bias.resize(classes);
+    copy_out(grads->head_weight.data(), g_weight, static_cast<size_t>(classes) * hd);
+    copy_out(grads->head_bias.data(), g_bias, classes);
+    if (hidden > 0) {
+      grads->hidden_weight.resize(hidden, dim);
+      grads->hidden_bias.resize(hidden);
+      copy_out(grads->hidden_weight.data(), g_hid_w, static_cast<size_t>(hidden) * dim);
+      copy_out(grads->hidden_bias.data(), g_hid_b, hidden);
+    }
+    if (train_anchors) grads->anchors = anchor_grad;
+    if (train_tokens) {
+      grads->tokens.resize(vocab, d);
+      copy_out(grads->tokens.data(), g_table, static_cast<size_t>(vocab) * d);
+    }
+    if (train_conv) {
+      grads->conv_weight.resize(k, d);
+      grads->conv_bias.resize(k);
+      copy_out(grads->conv_weight.data(), g_conv_w, static_cast<size_t>(k) * d);
+      copy_out(grads->conv_bias.data(), g_conv_b, k);
+    }
+    if (lo.references) {
+      grads->references.assign(q, MatF(p, k));
+      for (int r = 0; r < q; ++r)
+        copy_out(grads->references[r].data(), g_refs, static_cast<size_t>(p) * k, static_cast<size_t>(r) * p * k);
+    }
+    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
+  }
+
+  // Gradients from the host (the ranks' mean) into the buffers adam() reads; the same shapes download_gradients gives.
+  void upload_gradients(const OtkeGradients& g) {
+    const auto put = [&](DeviceBuffer& dst, const float* src, int64_t have, int64_t want, const char* what,
+                         size_t offset = 0) {
+      INDUCTIVE_CHECK(have == want, ErrorCode::kShapeMismatch, "otke train (cuda): ", what, " gradient has ", have,
+                      " values, expected ", want);
+      copy_in(dst, src, static_cast<size_t>(want), offset);
+    };
+    put(g_weight, g.head_weight.data(), g.head_weight.size(), static_cast<int64_t>(classes) * hd, "head.weight");
+    put(g_bias, g.head_bias.data(), g.head_bias.size(), classes, "head.bias");
+    if (hidden > 0) {
+      put(g_hid_w, g.hidden_weight.data(), g.hidden_weight.size(), static_cast<int64_t>(hidden) * dim,
+          "head.hidden.weight");
+      put(g_hid_b, g.hidden_bias.data(), g.hidden_bias.size(), hidden, "head.hidden.bias");
+    }
+    if (train_anchors) {
+      INDUCTIVE_CHECK(g.anchors.rows() == k && g.anchors.cols() == d, ErrorCode::kShapeMismatch,
+                      "otke train (cuda): nystrom.anchors gradient is ", g.anchors.rows(), " x ", g.anchors.cols(),
+                      ", expected ", k, " x ", d);
+      anchor_grad = g.anchors;
+    }
+    if (train_tokens)
+      put(g_table, g.tokens.data(), g.tokens.size(), static_cast<int64_t>(vocab) * d, "tokens.embedding");
+    if (train_conv) {
+      put(g_conv_w, g.conv_weight.data(), g.conv_weight.size(), static_cast<int64_t>(k) * d, "conv.weight");
+      put(g_conv_b, g.conv_bias.data(), g.conv_bias.size(), k, "conv.bias");
+    }
+    if (lo.references) {
+      INDUCTIVE_CHECK(static_cast<int>(g.references.size()) == q, ErrorCode::kShapeMismatch,
+                      "otke train (cuda): ", g.references.size(), " reference gradients, expected ", q);
+      for (int r = 0; r < q; ++r)
+        put(g_refs, g.references[r].data(), g.references[r].size(), static_cast<int64_t>(p) * k, "otk.references",
+            static_cast<size_t>(r) * p * k);
     }
   }
 
@@ -726,61 +794,68 @@ void CudaOtkeStepper::pull(OtkeModel& model, Adam& adam) {
 }
 
 double CudaOtkeStepper::step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) {
-  const double loss = run_batch(features, labels, nullptr, true);
+  const double loss = run_batch(features, labels, nullptr, 0);
   s_->adam(lr);
   return loss;
 }
 
 double CudaOtkeStepper::loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels,
                                            OtkeGradients* grads) {
-  return run_batch(features, labels, grads, false);
+  return run_batch(features, labels, grads, -1);
 }
 
 double CudaOtkeStepper::run_batch(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads,
-                                  bool step) {
+                                  int dropout_rank) {
   State& s = *s_;
   check_otke_batch(s.host, features, labels);
   if (s.tokens) check_otke_tokens(s.host, features);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.upload(features, &labels);
-  if (step)
-    s.set_step_dropout();
+  if (dropout_rank >= 0)
+    s.set_step_dropout(dropout_rank);
   else
     s.set_dropout(s.lo.dropout, s.lo.dropout_seed);  // otke_loss's options: no dropout unless asked for
   s.forward(true);
   const double loss = s.backward();
-  if (grads) {
-    *grads = OtkeGradients{};
-    grads->head_weight.resize(s.classes, s.hd);
-    grads->head_bias.resize(s.classes);
-    s.copy_out(grads->head_weight.data(), s.g_weight, static_cast<size_t>(s.classes) * s.hd);
-    s.copy_out(grads->head_bias.data(), s.g_bias, s.classes);
-    if (s.hidden > 0) {
-      grads->hidden_weight.resize(s.hidden, s.dim);
-      grads->hidden_bias.resize(s.hidden);
-      s.copy_out(grads->hidden_weight.data(), s.g_hid_w, static_cast<size_t>(s.hidden) * s.dim);
-      s.copy_out(grads->hidden_bias.data(), s.g_hid_b, s.hidden);
-    }
-    if (s.train_anchors) grads->anchors = s.anchor_grad;
-    if (s.train_tokens) {
-      grads->tokens.resize(s.vocab, s.d);
-      s.copy_out(grads->tokens.data(), s.g_table, static_cast<size_t>(s.vocab) * s.d);
-    }
-    if (s.train_conv) {
-      grads->conv_weight.resize(s.k, s.d);
-      grads->conv_bias.resize(s.k);
-      s.copy_out(grads->conv_weight.data(), s.g_conv_w, static_cast<size_t>(s.k) * s.d);
-      s.copy_out(grads->conv_bias.data(), s.g_conv_b, s.k);
-    }
-    if (s.lo.references) {
-      grads->references.assign(s.q, MatF(s.p, s.k));
-      for (int r = 0; r < s.q; ++r)
-        s.copy_out(grads->references[r].data(), s.g_refs, static_cast<size_t>(s.p) * s.k,
-                   static_cast<size_t>(r) * s.p * s.k);
-    }
-    check(cudaStreamSynchronize(s.s()), "cudaStreamSynchronize");
-  }
+  if (grads) s.download_gradients(grads);
   return loss;
+}
+
+double CudaOtkeStepper::share_gradients(const std::vector<int>& indices, const std::vector<int32_t>& labels, int rank,
+                                        OtkeGradients* grads) {
+  State& s = *s_;
+  INDUCTIVE_CHECK(s.bound != nullptr, ErrorCode::kInternal, "otke stepper: share_gradients before bind");
+  if (indices.empty()) {
+    *grads = zero_otke_gradients(s.host, s.lo);
+    return 0.0;
+  }
+  if (!s.resident) return run_batch(s.bound->gather(indices), labels, grads, rank);
+  check_resident_batch(indices, labels);
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.gather(indices, labels);
+  s.set_step_dropout(rank);
+  s.forward(true);
+  const double loss = s.backward();
+  s.download_gradients(grads);
+  return loss;
+}
+
+void CudaOtkeStepper::apply_gradients(OtkeGradients& grads, double lr) {
+  State& s = *s_;
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.upload_gradients(grads);
+  s.adam(lr);
+}
+
+void CudaOtkeStepper::check_resident_batch(const std::vector<int>& indices, const std::vector<int32_t>& labels) const {
+  const State& s = *s_;
+  INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke train: the model has no classifier head");
+  INDUCTIVE_CHECK(labels.size() == indices.size(), ErrorCode::kShapeMismatch, "otke loss: ", labels.size(),
+                  " labels for ", indices.size(), " sets");
+  for (size_t i = 0; i < indices.size(); ++i)
+    INDUCTIVE_CHECK(indices[i] >= 0 && indices[i] < s.bound->batch, ErrorCode::kInvalidArgument,
+                    "otke train: set index ", indices[i], " out of range");
+  check_otke_labels(s.host.config, labels, "otke loss");
 }
 
 void CudaOtkeStepper::bind(const SetBatch& d) {
@@ -814,13 +889,7 @@ double CudaOtkeStepper::step_on(const std::vector<int>& indices, const std::vect
   State& s = *s_;
   INDUCTIVE_CHECK(s.bound != nullptr, ErrorCode::kInternal, "otke stepper: step_on before bind");
   if (!s.resident) return step(s.bound->gather(indices), labels, lr);
-  INDUCTIVE_CHECK(s.has_head, ErrorCode::kInvalidArgument, "otke train: the model has no classifier head");
-  INDUCTIVE_CHECK(labels.size() == indices.size(), ErrorCode::kShapeMismatch, "otke loss: ", labels.size(),
-                  " labels for ", indices.size(), " sets");
-  for (size_t i = 0; i < indices.size(); ++i)
-    INDUCTIVE_CHECK(indices[i] >= 0 && indices[i] < s.bound->batch, ErrorCode::kInvalidArgument,
-                    "otke train: set index ", indices[i], " out of range");
-  check_otke_labels(s.host.config, labels, "otke loss");
+  check_resident_batch(indices, labels);
   check(cudaSetDevice(s.device), "cudaSetDevice");
   s.gather(indices, labels);
   s.set_step_dropout();

@@ -45,6 +45,11 @@ class CudaOtkeStepper final : public OtkeStepper {
   // The mean loss of a batch and the gradients otke_loss would give (head, references), without a step: the
   // CUDA tests compare them with the CPU's.
   double loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads);
+  // A data-parallel step's halves (make_data_parallel_otke_stepper): gradients come to the host, where the ranks'
+  // sum goes through the Communicator, and the mean goes back for the Adam step on the device.
+  double share_gradients(const std::vector<int>& indices, const std::vector<int32_t>& labels, int rank,
+                         OtkeGradients* grads) override;
+  void apply_gradients(OtkeGradients& grads, double lr) override;
 
   // Device memory of a step, in bytes: parameters, optimiser state and batch buffers (not the resident dataset).
   size_t device_bytes() const;
@@ -52,9 +57,13 @@ class CudaOtkeStepper final : public OtkeStepper {
  private:
   // Checks `features`, uploads them and runs the forward pass without a tape (embed, logits).
   void forward_inference(const SetBatch& features);
-  // Checks and uploads a batch, then forward and backward; `step`: with the next Adam step's dropout mask (a training
-  // step), else as loss_and_gradients (otke_loss's options).
-  double run_batch(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads, bool step);
+  // Checks and uploads a batch, then forward and backward (and with `grads`, brings them back); dropout_rank >= 0:
+  // with the next Adam step's dropout mask on that rank (a training step), else as loss_and_gradients (otke_loss's
+  // options).
+  double run_batch(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads,
+                   int dropout_rank);
+  // A resident batch's indices and labels (the host batch checks' counterpart).
+  void check_resident_batch(const std::vector<int>& indices, const std::vector<int32_t>& labels) const;
   struct State;
   std::unique_ptr<State> s_;
 };

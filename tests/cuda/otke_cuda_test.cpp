@@ -11,12 +11,14 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "../core/test_util.h"
+#include "../core/thread_ranks.h"
 #include "../device/sinkhorn_implicit_case.h"
 #include "cuda_backend.h"
 #include "cuda_test_util.h"
@@ -534,6 +536,72 @@ OtkeTrainReport train_on(const std::string& backend, OtkeModel& model, int epoch
   o.checkpoint_path = checkpoint;
   o.seed = 3;
   return train_otke_supervised(model, tr, ytr, va, yva, o);
+}
+
+// `mpirun -np N inductive otke train --backend cuda`'s steps, with ranks played by threads on one device: each rank's
+// CUDA stepper computes its share's gradients, the wrapper sums them on the host, every rank steps on the device.
+// Held to the CPU stepper's one-process steps (batches of 7, 7, 2 and 1 sets: 3 ranks leave ranks without sets).
+TEST(CudaOtkeStepper, DataParallelStepsOverRanksAreTheOneProcessSteps) {
+  REQUIRE_CUDA_DEVICE();
+  const Variant variants[] = {
+      {"nystrom q2 positional", 2, 0.1f, OtkScale::kPaper, 4, 5},
+      {"conv mlp", 1, 0.0f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7, 0, 5},
+      {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled,
+       OtkePooling::kOtk, 0, 10}};
+  const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13}, {14, 15}, {16}};
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const OtkeModel start = make_model(v, 8, 2, 1500);
+    const SetBatch data = v.vocab > 0 ? make_token_sets(17, 21, v.vocab, 1501) : make_sets(17, 21, 8, 1501);
+    const std::vector<int32_t> labels = make_labels(v, 17, 2, 1502);
+    const auto run = [&](OtkeStepper& stepper, std::vector<double>& losses) {
+      stepper.bind(data);
+      for (const auto& b : batches) {
+        std::vector<int32_t> y;
+        for (int i : b) y.push_back(labels[i]);
+        losses.push_back(stepper.step_on(b, y, 0.02));
+      }
+    };
+    OtkeModel one = start;
+    Adam one_adam(AdamOptions{0.02});
+    std::vector<double> one_losses;
+    run(*make_cpu_otke_stepper(one, one_adam, OtkeLossOptions{}), one_losses);
+    for (const int size : {2, 3}) {
+      SCOPED_TRACE(::testing::Message() << size << " ranks");
+      testing::ThreadRanks ranks(size);
+      std::vector<OtkeModel> models(size, start);
+      std::vector<std::vector<double>> losses(size);
+      std::vector<std::string> errors(size);
+      std::vector<std::thread> threads;
+      for (int r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+          try {
+            testing::ThreadCommunicator comm(ranks, r);
+            Adam adam(AdamOptions{0.02});
+            const auto stepper = make_data_parallel_otke_stepper(
+                std::make_unique<cuda::CudaOtkeStepper>(0, start, adam, OtkeLossOptions{}), comm);
+            run(*stepper, losses[r]);
+            stepper->pull(models[r], adam);
+          } catch (const std::exception& e) {
+            errors[r] = e.what();
+          }
+        });
+      for (auto& t : threads) t.join();
+      for (int r = 0; r < size; ++r) {
+        ASSERT_EQ(errors[r], "") << "rank " << r;
+        for (size_t s = 0; s < one_losses.size(); ++s)
+          EXPECT_NEAR(losses[r][s], one_losses[s], 1e-4 * (1 + std::fabs(one_losses[s])))
+              << "rank " << r << " step " << s;
+        EXPECT_LE(rel_error(models[r].head.weight, one.head.weight), 1e-4) << "rank " << r;
+        for (int q = 0; q < v.q; ++q)
+          EXPECT_LE(rel_error(models[r].pooling.references()[q], one.pooling.references()[q]), 1e-4) << "rank " << r;
+        if (v.anchors > 0) EXPECT_LE(rel_error(models[r].nystrom.anchors(), one.nystrom.anchors()), 1e-4);
+        if (v.filters > 0) EXPECT_LE(rel_error(models[r].conv_weight, one.conv_weight), 1e-4);
+        if (v.hidden > 0) EXPECT_LE(rel_error(models[r].hidden.weight, one.hidden.weight), 1e-4);
+        if (v.vocab > 0) EXPECT_LE(rel_error(models[r].token_table, one.token_table), 1e-4);
+      }
+    }
+  }
 }
 
 TEST(CudaOtkeTraining, ThreeEpochsMatchTheCpuLossesAndResumeFromTheCheckpoint) {

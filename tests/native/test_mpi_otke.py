@@ -334,21 +334,24 @@ class DataParallelOtkeTraining(unittest.TestCase):
             self.assertEqual(p.shape, (188, 2))
             self.assertLessEqual(float(np.abs(p - q).max()), 3e-4, f"{ranks} ranks")
 
-    def test_graphit_on_gpus_across_ranks_without_a_gpu_is_one_clear_error_per_rank(self):
+    def test_training_on_gpus_across_ranks_without_a_gpu_is_one_clear_error_per_rank(self):
         # A bare --backend cuda under mpirun is cuda:<local rank>; where no GPU is usable every rank says so on one
         # error: line (rank 1 naming its local rank and the device it maps to) and exits 2, before any data is read;
-        # nothing is written.
+        # nothing is written. GraphiT and OTKE alike: both train data parallel on device ranks.
         if capabilities().get("cuda", {}).get("available"):
             self.skipTest("a GPU is present (tests/cuda covers the device runs)")
         out = self.path("gpu-ranks.safetensors")
-        done = subprocess.run(mpirun(2, *self.GRAPHIT, "--epochs", "1", "--backend", "cuda", "--out", out),
-                              capture_output=True, text=True, timeout=120)
-        self.assertNotEqual(done.returncode, 0)
-        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-        self.assertEqual(len(errors), 2, done.stderr)
-        self.assertTrue(any("local rank 1 of its host" in e for e in errors), errors)
-        self.assertTrue(all(re.search(r"CUDA backend|no CUDA device", e) for e in errors), errors)
-        self.assertFalse(os.path.exists(out))
+        for name, command in (("graphit", [*self.GRAPHIT, "--epochs", "1"]),
+                              ("otke", self.train_args(out, 1)[:-2])):
+            with self.subTest(name):
+                done = subprocess.run(mpirun(2, *command, "--backend", "cuda", "--out", out),
+                                      capture_output=True, text=True, timeout=120)
+                self.assertNotEqual(done.returncode, 0)
+                errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+                self.assertEqual(len(errors), 2, done.stderr)
+                self.assertTrue(any("local rank 1 of its host" in e for e in errors), errors)
+                self.assertTrue(all(re.search(r"CUDA backend|no CUDA device", e) for e in errors), errors)
+                self.assertFalse(os.path.exists(out))
 
     def test_unknown_distributed_mode_is_refused(self):
         done = subprocess.run([CLI, *self.train_args(self.path("x.safetensors"), 1, "--distributed", "pvm")],

@@ -4,7 +4,8 @@
 // refits, checkpoints. Every step and every evaluation goes through an OtkeStepper, which owns the parameters,
 // their gradients and Adam's moments on its backend for the whole run. The CPU stepper trains the host model in
 // place (it is the reference); a device stepper (native/cuda) keeps everything on the GPU and copies parameters
-// back only when pull() asks for them (best model, checkpoints, head refits).
+// back only when pull() asks for them (best model, checkpoints, head refits). Across ranks, one wrapper
+// (make_data_parallel_otke_stepper) splits the steps of either.
 #pragma once
 
 #include <cstdint>
@@ -49,16 +50,31 @@ class OtkeStepper {
   virtual void push(const OtkeModel& model, const Adam& adam) = 0;
   virtual OtkeStepStats stats() const { return {}; }
 
+  // A data-parallel step's two halves (make_data_parallel_otke_stepper). share_gradients: the mean loss of the sets
+  // `indices` of the bound data and its gradients (the layers this stepper trains, shaped as otke_loss gives them;
+  // zeros for no sets), with the dropout masks of the next step on rank `rank`; nothing changes. apply_gradients: one
+  // Adam step from `grads` (the ranks' mean). A stepper that cannot split its step throws Error{kBackend} (the
+  // default).
+  virtual double share_gradients(const std::vector<int>& indices, const std::vector<int32_t>& labels, int rank,
+                                 OtkeGradients* grads);
+  virtual void apply_gradients(OtkeGradients& grads, double lr);
+
  protected:
   const SetBatch* bound_ = nullptr;
 };
 
-// The reference stepper: otke_loss and Adam on the host model and optimiser, which must outlive it. With a
-// communicator of several ranks, step_on() is data parallel: each rank takes its contiguous share of the batch and
-// the ranks' gradients are summed (Communicator::allreduce_sum) before the same Adam step everywhere.
+// The reference stepper: otke_loss and Adam on the host model and optimiser, which must outlive it.
+std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss);
+
+// Data parallelism over `comm` (which must outlive it) for any stepper that splits its steps (share_gradients,
+// apply_gradients): step_on() gives each rank its contiguous share of the batch, sums the ranks' gradients (in float,
+// Communicator::allreduce_sum_float) and loss, and takes the same Adam step everywhere, so N ranks train the
+// one-process model up to float rounding. Everything else goes to `inner`; stats() times the two parts.
 class Communicator;
-std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss,
-                                                   Communicator* comm = nullptr);
+std::unique_ptr<OtkeStepper> make_data_parallel_otke_stepper(std::unique_ptr<OtkeStepper> inner, Communicator& comm);
+
+// Zero gradients with the shapes otke_loss gives `model` under `loss` (a rank whose share of a batch is empty).
+OtkeGradients zero_otke_gradients(const OtkeModel& model, const OtkeLossOptions& loss);
 
 // `loss` restricted to the layers this model has (a default OtkeLossOptions asks for all of them): every stepper
 // trains exactly these.

@@ -1,8 +1,6 @@
 // The CPU OTKE stepper: otke_loss and Adam on the host model, in place (the reference for every other backend).
-#include <chrono>
 #include <string>
 
-#include "inductive/communicator.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/random.h"
 
@@ -27,95 +25,32 @@ OtkeLossOptions otke_loss_options(const OtkeConfig& c, const OtkeTrainOptions& o
 
 namespace {
 
-// Zero gradients with the shapes otke_loss gives this model under `lo` (a rank whose share of a batch is empty).
-OtkeGradients zero_gradients(const OtkeModel& m, const OtkeLossOptions& lo) {
-  const OtkeConfig& c = m.config;
-  OtkeGradients g;
-  if (lo.head) {
-    g.head_weight = MatF::Zero(m.head.weight.rows(), m.head.weight.cols());
-    g.head_bias = VecF::Zero(m.head.bias.size());
-    if (c.hidden > 0) {
-      g.hidden_weight = MatF::Zero(m.hidden.weight.rows(), m.hidden.weight.cols());
-      g.hidden_bias = VecF::Zero(m.hidden.bias.size());
-    }
-  }
-  if (lo.tokens) g.tokens = MatF::Zero(m.token_table.rows(), m.token_table.cols());
-  if (lo.anchors && c.embedding == OtkeEmbedding::kNystrom)
-    g.anchors = MatF::Zero(m.nystrom.num_anchors(), m.nystrom.dim());
-  if (lo.anchors && c.embedding == OtkeEmbedding::kConv) {
-    g.conv_weight = MatF::Zero(m.conv_weight.rows(), m.conv_weight.cols());
-    g.conv_bias = VecF::Zero(m.conv_bias.size());
-  }
-  if (lo.references)
-    for (const MatF& z : m.pooling.references()) g.references.push_back(MatF::Zero(z.rows(), z.cols()));
-  return g;
-}
-
-// Every gradient tensor, in one fixed order (the order ranks sum them in).
-std::vector<std::pair<float*, int64_t>> tensors_of(OtkeGradients& g) {
-  std::vector<std::pair<float*, int64_t>> t = {{g.head_weight.data(), g.head_weight.size()},
-                                               {g.head_bias.data(), g.head_bias.size()},
-                                               {g.tokens.data(), g.tokens.size()},
-                                               {g.anchors.data(), g.anchors.size()},
-                                               {g.conv_weight.data(), g.conv_weight.size()},
-                                               {g.conv_bias.data(), g.conv_bias.size()},
-                                               {g.hidden_weight.data(), g.hidden_weight.size()},
-                                               {g.hidden_bias.data(), g.hidden_bias.size()}};
-  for (MatF& z : g.references) t.push_back({z.data(), z.size()});
-  return t;
-}
-
 class CpuOtkeStepper final : public OtkeStepper {
  public:
   // Only the layers this model has learn (a default OtkeLossOptions asks for all of them).
-  CpuOtkeStepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss, Communicator* comm)
-      : model_(model), adam_(adam), lo_(learning_layers(model.config, loss)), comm_(comm) {}
+  CpuOtkeStepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss)
+      : model_(model), adam_(adam), lo_(learning_layers(model.config, loss)) {}
 
   double step(const SetBatch& x, const std::vector<int32_t>& y, double lr) override {
     OtkeGradients g;
-    const double loss = otke_loss(model_, x, y, &g, step_options());
+    const double loss = otke_loss(model_, x, y, &g, step_options(0));
     apply(g, lr);
     return loss;
   }
 
-  // Data parallel: this rank's contiguous share of the batch, the ranks' gradient sums added in rank order, then
-  // the same Adam step on every rank. Equal to step() on the whole batch up to float rounding.
-  double step_on(const std::vector<int>& indices, const std::vector<int32_t>& labels, double lr) override {
-    if (!comm_ || comm_->size() == 1) return OtkeStepper::step_on(indices, labels, lr);
-    INDUCTIVE_CHECK(bound_ != nullptr, ErrorCode::kInternal, "otke stepper: step_on before bind");
-    const Shard sh = shard_of(static_cast<int64_t>(indices.size()), comm_->rank(), comm_->size());
-    const auto t0 = std::chrono::steady_clock::now();
-    OtkeGradients g = zero_gradients(model_, lo_);
-    double loss_sum = 0;
-    if (sh.end > sh.begin) {
-      const std::vector<int> mine(indices.begin() + sh.begin, indices.begin() + sh.end);
-      const std::vector<int32_t> y(labels.begin() + sh.begin, labels.begin() + sh.end);
-      loss_sum = otke_loss(model_, bound_->gather(mine), y, &g, step_options()) * static_cast<double>(mine.size());
-      for (auto [data, size] : tensors_of(g))
-        for (int64_t i = 0; i < size; ++i) data[i] *= static_cast<float>(mine.size());
+  double share_gradients(const std::vector<int>& indices, const std::vector<int32_t>& labels, int rank,
+                         OtkeGradients* grads) override {
+    INDUCTIVE_CHECK(bound_ != nullptr, ErrorCode::kInternal, "otke stepper: share_gradients before bind");
+    if (indices.empty()) {
+      *grads = zero_otke_gradients(model_, lo_);
+      return 0.0;
     }
-    // Gradients sum in float (half the bytes), the loss in double.
-    std::vector<float> flat;
-    for (auto [data, size] : tensors_of(g)) flat.insert(flat.end(), data, data + size);
-    const auto t1 = std::chrono::steady_clock::now();
-    comm_->allreduce_sum_float(flat.data(), static_cast<int64_t>(flat.size()));
-    comm_->allreduce_sum(&loss_sum, 1);
-    const auto t2 = std::chrono::steady_clock::now();
-    ++stats_.steps;
-    stats_.compute_seconds += std::chrono::duration<double>(t1 - t0).count();
-    stats_.allreduce_seconds += std::chrono::duration<double>(t2 - t1).count();
-    stats_.allreduce_bytes = static_cast<int64_t>(flat.size() * sizeof(float) + sizeof(double));
-    const double total = static_cast<double>(indices.size());
-    size_t at = 0;
-    for (auto [data, size] : tensors_of(g))
-      for (int64_t i = 0; i < size; ++i) data[i] = static_cast<float>(flat[at++] / total);
-    apply(g, lr);
-    return loss_sum / total;
+    return otke_loss(model_, bound_->gather(indices), labels, grads, step_options(rank));
   }
+  void apply_gradients(OtkeGradients& grads, double lr) override { apply(grads, lr); }
 
   MatF logits(const SetBatch& x) override { return model_.predict(model_.embed(x)); }
   MatF embed(const SetBatch& x) override { return model_.embed(x); }
-  OtkeStepStats stats() const override { return stats_; }
 
   void pull(OtkeModel& model, Adam& adam) override {
     INDUCTIVE_CHECK(&model == &model_ && &adam == &adam_, ErrorCode::kInternal,
@@ -161,13 +96,13 @@ class CpuOtkeStepper final : public OtkeStepper {
     if (!refs.empty()) model_.pooling.set_references(std::move(refs));
   }
 
-  // The loss options of the next step: a fresh dropout mask per step (and per rank), replayable from the seed and
-  // the step count, which a resumed run restores from Adam's step counter.
-  OtkeLossOptions step_options() const {
+  // The loss options of the next step on `rank`: a fresh dropout mask per step (and per rank), replayable from the
+  // seed and the step count, which a resumed run restores from Adam's step counter.
+  OtkeLossOptions step_options(int rank) const {
     OtkeLossOptions lo = lo_;
     if (model_.config.dropout > 0) {
       lo.dropout = true;
-      lo.dropout_seed = otke_step_dropout_seed(lo_.dropout_seed, adam_.steps(), comm_ ? comm_->rank() : 0);
+      lo.dropout_seed = otke_step_dropout_seed(lo_.dropout_seed, adam_.steps(), rank);
     }
     return lo;
   }
@@ -175,15 +110,12 @@ class CpuOtkeStepper final : public OtkeStepper {
   OtkeModel& model_;
   Adam& adam_;
   OtkeLossOptions lo_;
-  Communicator* comm_;
-  OtkeStepStats stats_;
 };
 
 }  // namespace
 
-std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss,
-                                                   Communicator* comm) {
-  return std::make_unique<CpuOtkeStepper>(model, adam, loss, comm);
+std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam, const OtkeLossOptions& loss) {
+  return std::make_unique<CpuOtkeStepper>(model, adam, loss);
 }
 
 }  // namespace inductive

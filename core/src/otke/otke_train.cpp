@@ -140,9 +140,6 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   INDUCTIVE_CHECK(static_cast<int>(y_train.size()) == train.batch && static_cast<int>(y_val.size()) == val.batch,
                   ErrorCode::kShapeMismatch, "otke train: labels do not match the number of sets");
   Communicator* comm = options.communicator && options.communicator->size() > 1 ? options.communicator : nullptr;
-  INDUCTIVE_CHECK(!comm || !options.backend || options.backend->is_cpu(), ErrorCode::kInvalidArgument,
-                  "otke train: data-parallel training (", comm ? comm->name() : "",
-                  ") runs on the cpu backend only for now, not ", options.backend ? options.backend->name() : "");
   const bool writer = !comm || comm->writer();
   INDUCTIVE_CHECK(options.head_refit_every == 0 || (c.hidden == 0 && !c.multilabel), ErrorCode::kInvalidArgument,
                   "otke train: head refits (logistic regression) fit a linear one-of-C head; this model's head is ",
@@ -155,9 +152,10 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
   OtkeModel best = model;
   const bool resumed = load_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
   // The backend's stepper owns the parameters from here on; pull() brings them back to `model` and `adam`.
-  const std::unique_ptr<OtkeStepper> stepper =
-      comm || !options.backend ? make_cpu_otke_stepper(model, adam, otke_loss_options(c, options), comm)
-                               : options.backend->otke_stepper(model, adam, otke_loss_options(c, options));
+  std::unique_ptr<OtkeStepper> stepper = options.backend
+                                             ? options.backend->otke_stepper(model, adam, otke_loss_options(c, options))
+                                             : make_cpu_otke_stepper(model, adam, otke_loss_options(c, options));
+  if (comm) stepper = make_data_parallel_otke_stepper(std::move(stepper), *comm);
   if (resumed) {
     report.resumed = true;
     report.resumed_from_epoch = st.epoch;
