@@ -215,7 +215,10 @@ OtkeTrainReport train_otke_supervised(OtkeModel& model, const SetBatch& train, c
     report.history.push_back({epoch, train_loss, val_loss, val_acc, adam.options().lr, clock.seconds()});
     st.epoch = epoch;
   };
-  hooks.parameter_hash = [&] { return parameters_hash(model); };
+  hooks.parameter_hash = [&] {  // a device stepper's parameters first come back to the host model
+    stepper->pull(model, adam);
+    return parameters_hash(model);
+  };
   hooks.save_checkpoint = [&](int, bool write) {
     if (write) save_checkpoint(options.checkpoint_path, model, best, adam, st, report.history);
   };
