@@ -175,6 +175,18 @@ void multiply(float* out, const float* a, const float* b, int64_t count, cudaStr
   launch_items(count, graphit_ops::Multiply{out, a, b}, stream, "multiply kernel launch");
 }
 
+namespace {
+struct Scale {
+  float* x;
+  float a;
+  INDUCTIVE_HD void operator()(int64_t t) const { x[t] *= a; }
+};
+}  // namespace
+
+void scale_values(float* x, int64_t count, float a, cudaStream_t stream) {
+  launch_items(count, Scale{x, a}, stream, "scale kernel launch");
+}
+
 void token_lookup(const otke_tokens::Lookup& lookup, int64_t rows, cudaStream_t stream) {
   launch_items(rows * lookup.e, lookup, stream, "token lookup kernel launch");
 }

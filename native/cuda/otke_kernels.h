@@ -59,6 +59,8 @@ void token_table_gradient(float* g_table, int64_t vocab, const float* dx, const 
 
 // out = a o b over `count` entries (the MLP's dropout mask); out may be a or b.
 void multiply(float* out, const float* a, const float* b, int64_t count, cudaStream_t stream);
+// x *= a over `count` entries (a rank's share of the batch before the ranks' gradient sum).
+void scale_values(float* x, int64_t count, float a, cudaStream_t stream);
 
 // Mean or max pooling over each set's valid elements (otke_pool_ops.h): forward writes a.phi (and a.argmax for max),
 // backward writes a.dpsi from a.dphi.

@@ -13,7 +13,9 @@
 
 #include "blas.h"
 #include "cuda_util.h"
+#include "inductive/communicator.h"
 #include "inductive/error.h"
+#include "nccl_allreduce.h"
 #include "otke_kernels.h"
 #include "sinkhorn_kernels.h"
 
@@ -124,6 +126,12 @@ struct CudaOtkeStepper::State {
   const SetBatch* bound = nullptr;
   bool resident = false;
   size_t resident_limit = SIZE_MAX;
+
+  // Data-parallel ranks' sums (RankSums): the NCCL communicator, made at the first step that asks for it, and the
+  // run's Communicator for the anchors' gradient. Declared last: NCCL's streams go before the compute stream does.
+  RankSums rank_sums = RankSums::kNccl;
+  Communicator* comm = nullptr;
+  std::unique_ptr<NcclAllreduce> nccl;
 
   cudaStream_t s() const { return stream->get(); }
   size_t matrix() const { return static_cast<size_t>(batch) * n_max * p; }  // one [batch, n_max, p] buffer
@@ -494,6 +502,30 @@ struct CudaOtkeStepper::State {
     }
   }
 
+  // The device gradients this stepper trains, in download_gradients' order: what the ranks sum on the devices.
+  std::vector<std::pair<float*, int64_t>> device_gradients() {
+    std::vector<std::pair<float*, int64_t>> t = {{g_weight.as<float>(), static_cast<int64_t>(classes) * hd},
+                                                 {g_bias.as<float>(), classes}};
+    if (hidden > 0) {
+      t.push_back({g_hid_w.as<float>(), static_cast<int64_t>(hidden) * dim});
+      t.push_back({g_hid_b.as<float>(), hidden});
+    }
+    if (train_tokens) t.push_back({g_table.as<float>(), static_cast<int64_t>(vocab) * d});
+    if (train_conv) {
+      t.push_back({g_conv_w.as<float>(), static_cast<int64_t>(k) * d});
+      t.push_back({g_conv_b.as<float>(), k});
+    }
+    if (lo.references) t.push_back({g_refs.as<float>(), static_cast<int64_t>(q) * p * k});
+    return t;
+  }
+
+  // A rank with no sets this step: zero gradients where the sum reads them.
+  void zero_gradients() {
+    for (auto [data, count] : device_gradients())
+      check(cudaMemsetAsync(data, 0, static_cast<size_t>(count) * sizeof(float), s()), "cudaMemsetAsync");
+    if (train_anchors) anchor_grad = MatF::Zero(k, d);
+  }
+
   // The last backward's gradients to the host, shaped as otke_loss gives them (synchronises).
   void download_gradients(OtkeGradients* grads) {
     *grads = OtkeGradients{};
@@ -572,8 +604,10 @@ struct CudaOtkeStepper::State {
   }
 };
 
-CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam& adam, const OtkeLossOptions& lo)
+CudaOtkeStepper::CudaOtkeStepper(int device, const OtkeModel& model, const Adam& adam, const OtkeLossOptions& lo,
+                                 RankSums sums)
     : s_(std::make_unique<State>()) {
+  s_->rank_sums = sums;
   const OtkeConfig& c = model.config;
   check_cuda_otke_support(c, lo);
   INDUCTIVE_CHECK(c.classes == 0 || (model.head.weight.rows() == c.classes && model.head.weight.cols() == c.head_dim()),
@@ -826,7 +860,12 @@ double CudaOtkeStepper::share_gradients(const std::vector<int>& indices, const s
   State& s = *s_;
   INDUCTIVE_CHECK(s.bound != nullptr, ErrorCode::kInternal, "otke stepper: share_gradients before bind");
   if (indices.empty()) {
-    *grads = zero_otke_gradients(s.host, s.lo);
+    if (grads) {
+      *grads = zero_otke_gradients(s.host, s.lo);
+    } else {
+      check(cudaSetDevice(s.device), "cudaSetDevice");
+      s.zero_gradients();
+    }
     return 0.0;
   }
   if (!s.resident) return run_batch(s.bound->gather(indices), labels, grads, rank);
@@ -836,8 +875,45 @@ double CudaOtkeStepper::share_gradients(const std::vector<int>& indices, const s
   s.set_step_dropout(rank);
   s.forward(true);
   const double loss = s.backward();
-  s.download_gradients(grads);
+  if (grads) s.download_gradients(grads);
   return loss;
+}
+
+bool CudaOtkeStepper::sums_on_device(Communicator& comm) {
+  State& s = *s_;
+  if (s.rank_sums == RankSums::kHost || (s.rank_sums == RankSums::kNccl && comm.size() < 2)) return false;
+  if (!s.nccl) {
+    check(cudaSetDevice(s.device), "cudaSetDevice");
+    s.nccl = std::make_unique<NcclAllreduce>(comm, s.device, s.s());
+  }
+  s.comm = &comm;
+  return true;
+}
+
+int64_t CudaOtkeStepper::sum_gradients_on_device(float scale) {
+  State& s = *s_;
+  INDUCTIVE_CHECK(s.nccl != nullptr && s.comm != nullptr, ErrorCode::kInternal,
+                  "otke train (cuda): sum_gradients_on_device before sums_on_device");
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  int64_t values = 0;
+  for (auto [data, count] : s.device_gradients()) {
+    if (scale != 1.0f) scale_values(data, count, scale, s.s());
+    s.nccl->start_gradient_sum(data, count);
+    values += count;
+  }
+  s.nccl->finish_gradients();
+  if (s.train_anchors) {  // finished on the host (Nystrom::anchor_gradient): summed there
+    s.anchor_grad *= scale;
+    s.comm->allreduce_sum_float(s.anchor_grad.data(), s.anchor_grad.size());
+    values += s.anchor_grad.size();
+  }
+  return values * static_cast<int64_t>(sizeof(float));
+}
+
+void CudaOtkeStepper::apply_gradients_on_device(double lr) {
+  State& s = *s_;
+  check(cudaSetDevice(s.device), "cudaSetDevice");
+  s.adam(lr);
 }
 
 void CudaOtkeStepper::apply_gradients(OtkeGradients& grads, double lr) {

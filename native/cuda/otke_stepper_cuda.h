@@ -23,10 +23,18 @@
 
 namespace inductive::cuda {
 
+// How data-parallel ranks sum this stepper's gradients (make_data_parallel_otke_stepper).
+enum class RankSums {
+  kNccl,       // on the devices through NCCL when there are several ranks (one GPU each): the default
+  kNcclAlone,  // through NCCL even for one rank (the GPU check's 1-GPU NCCL smoke test)
+  kHost,       // through the host and the Communicator (ranks sharing one GPU, as threads in the tests)
+};
+
 class CudaOtkeStepper final : public OtkeStepper {
  public:
   // Copies the model's parameters and Adam's moments (if any) to the device `device` (already validated).
-  CudaOtkeStepper(int device, const OtkeModel& model, const Adam& adam, const OtkeLossOptions& loss);
+  CudaOtkeStepper(int device, const OtkeModel& model, const Adam& adam, const OtkeLossOptions& loss,
+                  RankSums sums = RankSums::kNccl);
   ~CudaOtkeStepper() override;
 
   double step(const SetBatch& features, const std::vector<int32_t>& labels, double lr) override;
@@ -45,11 +53,16 @@ class CudaOtkeStepper final : public OtkeStepper {
   // The mean loss of a batch and the gradients otke_loss would give (head, references), without a step: the
   // CUDA tests compare them with the CPU's.
   double loss_and_gradients(const SetBatch& features, const std::vector<int32_t>& labels, OtkeGradients* grads);
-  // A data-parallel step's halves (make_data_parallel_otke_stepper): gradients come to the host, where the ranks'
-  // sum goes through the Communicator, and the mean goes back for the Adam step on the device.
+  // A data-parallel step's halves (make_data_parallel_otke_stepper). Through NCCL (RankSums): the gradients stay on
+  // the device, each buffer scaled by the rank's share and summed on the NCCL stream (the Nystrom anchors' gradient,
+  // which the host finishes, through the Communicator), then Adam on the device. Through the host: the gradients
+  // come to the host, the ranks' sum goes through the Communicator, and the mean goes back for the Adam step.
   double share_gradients(const std::vector<int>& indices, const std::vector<int32_t>& labels, int rank,
                          OtkeGradients* grads) override;
   void apply_gradients(OtkeGradients& grads, double lr) override;
+  bool sums_on_device(Communicator& comm) override;
+  int64_t sum_gradients_on_device(float scale) override;
+  void apply_gradients_on_device(double lr) override;
 
   // Device memory of a step, in bytes: parameters, optimiser state and batch buffers (not the resident dataset).
   size_t device_bytes() const;

@@ -24,9 +24,11 @@
 #include "cuda_test_util.h"
 #include "cuda_util.h"
 #include "inductive/backend_registry.h"
+#include "inductive/communicator.h"
 #include "inductive/otke_stepper.h"
 #include "inductive/otke_train.h"
 #include "inductive/sinkhorn.h"
+#include "nccl_allreduce.h"
 #include "otke_stepper_cuda.h"
 #include "sinkhorn_kernels.h"
 
@@ -579,7 +581,8 @@ TEST(CudaOtkeStepper, DataParallelStepsOverRanksAreTheOneProcessSteps) {
             testing::ThreadCommunicator comm(ranks, r);
             Adam adam(AdamOptions{0.02});
             const auto stepper = make_data_parallel_otke_stepper(
-                std::make_unique<cuda::CudaOtkeStepper>(0, start, adam, OtkeLossOptions{}), comm);
+                std::make_unique<cuda::CudaOtkeStepper>(0, start, adam, OtkeLossOptions{}, cuda::RankSums::kHost),
+                comm);
             run(*stepper, losses[r]);
             stepper->pull(models[r], adam);
           } catch (const std::exception& e) {
@@ -601,6 +604,59 @@ TEST(CudaOtkeStepper, DataParallelStepsOverRanksAreTheOneProcessSteps) {
         if (v.vocab > 0) EXPECT_LE(rel_error(models[r].token_table, one.token_table), 1e-4);
       }
     }
+  }
+}
+
+// The 1-GPU NCCL smoke test of the GPU check for OTKE: the data-parallel wrapper over one rank whose gradients are
+// summed by NCCL on the device (the identity for one rank, the scale 1), Adam on the device: the plain one-GPU steps.
+// Several GPUs run the same calls with each rank's share as the scale.
+TEST(CudaOtkeDataParallel, OneGpuThroughNcclStepsThePlainOneGpuSteps) {
+  REQUIRE_CUDA_DEVICE();
+  try {
+    std::printf("NCCL %s\n", cuda::nccl_version().c_str());
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const Variant variants[] = {
+      {"nystrom q2 positional", 2, 0.1f, OtkScale::kPaper, 4, 5},
+      {"conv mlp", 1, 0.0f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7, 0, 5},
+      {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled,
+       OtkePooling::kOtk, 0, 10}};
+  const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13}, {14, 15}, {16}};
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const OtkeModel start = make_model(v, 8, 2, 1600);
+    const SetBatch data = v.vocab > 0 ? make_token_sets(17, 21, v.vocab, 1601) : make_sets(17, 21, 8, 1601);
+    const std::vector<int32_t> labels = make_labels(v, 17, 2, 1602);
+    const auto run = [&](OtkeStepper& stepper, std::vector<double>& losses, OtkeModel& out, Adam& adam) {
+      stepper.bind(data);
+      for (const auto& b : batches) {
+        std::vector<int32_t> y;
+        for (int i : b) y.push_back(labels[i]);
+        losses.push_back(stepper.step_on(b, y, 0.02));
+      }
+      stepper.pull(out, adam);
+    };
+    OtkeModel plain = start, nccl = start;
+    Adam plain_adam(AdamOptions{0.02}), nccl_adam(AdamOptions{0.02});
+    std::vector<double> plain_losses, nccl_losses;
+    cuda::CudaOtkeStepper one(0, start, plain_adam, OtkeLossOptions{});
+    run(one, plain_losses, plain, plain_adam);
+    const std::unique_ptr<Communicator> serial = make_serial_communicator();
+    const auto wrapped = make_data_parallel_otke_stepper(
+        std::make_unique<cuda::CudaOtkeStepper>(0, start, nccl_adam, OtkeLossOptions{}, cuda::RankSums::kNcclAlone),
+        *serial);
+    run(*wrapped, nccl_losses, nccl, nccl_adam);
+    EXPECT_GT(wrapped->stats().allreduce_bytes, static_cast<int64_t>(sizeof(double)));
+    for (size_t s = 0; s < plain_losses.size(); ++s)
+      EXPECT_NEAR(nccl_losses[s], plain_losses[s], 1e-6 * (1 + std::fabs(plain_losses[s]))) << "step " << s;
+    EXPECT_LE(rel_error(nccl.head.weight, plain.head.weight), 1e-6);
+    for (int q = 0; q < v.q; ++q)
+      EXPECT_LE(rel_error(nccl.pooling.references()[q], plain.pooling.references()[q]), 1e-6);
+    if (v.anchors > 0) EXPECT_LE(rel_error(nccl.nystrom.anchors(), plain.nystrom.anchors()), 1e-6);
+    if (v.filters > 0) EXPECT_LE(rel_error(nccl.conv_weight, plain.conv_weight), 1e-6);
+    if (v.hidden > 0) EXPECT_LE(rel_error(nccl.hidden.weight, plain.hidden.weight), 1e-6);
+    if (v.vocab > 0) EXPECT_LE(rel_error(nccl.token_table, plain.token_table), 1e-6);
   }
 }
 

@@ -17,6 +17,8 @@
 
 namespace inductive {
 
+class Communicator;
+
 // Where a data-parallel run's step time goes (zero for one process).
 struct OtkeStepStats {
   int64_t steps = 0;
@@ -59,6 +61,15 @@ class OtkeStepper {
                                  OtkeGradients* grads);
   virtual void apply_gradients(OtkeGradients& grads, double lr);
 
+  // Ranks that sum where the gradients are (NCCL between GPUs). A stepper that can returns true from
+  // sums_on_device(comm) (a collective call: every rank makes it at the same step); then share_gradients(..., nullptr)
+  // leaves this rank's gradients in place, sum_gradients_on_device(scale) replaces them by the ranks' sum of scale x
+  // their gradients (scale = this rank's share of the batch) and returns the bytes each rank sent, and
+  // apply_gradients_on_device(lr) takes the Adam step with them. By default false: the sums go through the host.
+  virtual bool sums_on_device(Communicator& comm) { return false; }
+  virtual int64_t sum_gradients_on_device(float scale);
+  virtual void apply_gradients_on_device(double lr);
+
  protected:
   const SetBatch* bound_ = nullptr;
 };
@@ -69,8 +80,8 @@ std::unique_ptr<OtkeStepper> make_cpu_otke_stepper(OtkeModel& model, Adam& adam,
 // Data parallelism over `comm` (which must outlive it) for any stepper that splits its steps (share_gradients,
 // apply_gradients): step_on() gives each rank its contiguous share of the batch, sums the ranks' gradients (in float,
 // Communicator::allreduce_sum_float) and loss, and takes the same Adam step everywhere, so N ranks train the
-// one-process model up to float rounding. Everything else goes to `inner`; stats() times the two parts.
-class Communicator;
+// one-process model up to float rounding (a stepper that sums_on_device sums there instead). Everything else goes to
+// `inner`; stats() times the two parts.
 std::unique_ptr<OtkeStepper> make_data_parallel_otke_stepper(std::unique_ptr<OtkeStepper> inner, Communicator& comm);
 
 // Zero gradients with the shapes otke_loss gives `model` under `loss` (a rank whose share of a batch is empty).

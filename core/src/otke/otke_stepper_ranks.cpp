@@ -37,6 +37,12 @@ double OtkeStepper::share_gradients(const std::vector<int>&, const std::vector<i
 void OtkeStepper::apply_gradients(OtkeGradients&, double) {
   INDUCTIVE_FAIL(ErrorCode::kBackend, "otke train: this backend cannot split a step across ranks");
 }
+int64_t OtkeStepper::sum_gradients_on_device(float) {
+  INDUCTIVE_FAIL(ErrorCode::kInternal, "otke train: this backend does not sum gradients on a device");
+}
+void OtkeStepper::apply_gradients_on_device(double) {
+  INDUCTIVE_FAIL(ErrorCode::kInternal, "otke train: this backend does not sum gradients on a device");
+}
 
 namespace {
 
@@ -75,26 +81,35 @@ class DataParallelOtkeStepper final : public OtkeStepper {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<int> mine(indices.begin() + sh.begin, indices.begin() + sh.end);
     const std::vector<int32_t> y(labels.begin() + sh.begin, labels.begin() + sh.end);
+    const double share = static_cast<double>(mine.size()), total = static_cast<double>(indices.size());
+    // Where the gradients are (NCCL between GPUs), else through the host in float (half the bytes); the loss in double.
+    const bool on_device = inner_->sums_on_device(comm_);
     OtkeGradients g;
-    const double share = static_cast<double>(mine.size());
-    double loss_sum = inner_->share_gradients(mine, y, comm_.rank(), &g) * share;
-    // Gradients sum in float (half the bytes), the loss in double.
-    std::vector<float> flat;
-    for (auto [data, size] : tensors_of(g))
-      for (int64_t i = 0; i < size; ++i) flat.push_back(data[i] * static_cast<float>(share));
+    double loss_sum = inner_->share_gradients(mine, y, comm_.rank(), on_device ? nullptr : &g) * share;
     const auto t1 = std::chrono::steady_clock::now();
-    comm_.allreduce_sum_float(flat.data(), static_cast<int64_t>(flat.size()));
+    std::vector<float> flat;
+    if (on_device) {
+      stats_.allreduce_bytes = inner_->sum_gradients_on_device(static_cast<float>(share / total));
+    } else {
+      for (auto [data, size] : tensors_of(g))
+        for (int64_t i = 0; i < size; ++i) flat.push_back(data[i] * static_cast<float>(share));
+      comm_.allreduce_sum_float(flat.data(), static_cast<int64_t>(flat.size()));
+      stats_.allreduce_bytes = static_cast<int64_t>(flat.size() * sizeof(float));
+    }
     comm_.allreduce_sum(&loss_sum, 1);
+    stats_.allreduce_bytes += static_cast<int64_t>(sizeof(double));
     const auto t2 = std::chrono::steady_clock::now();
     ++stats_.steps;
     stats_.compute_seconds += std::chrono::duration<double>(t1 - t0).count();
     stats_.allreduce_seconds += std::chrono::duration<double>(t2 - t1).count();
-    stats_.allreduce_bytes = static_cast<int64_t>(flat.size() * sizeof(float) + sizeof(double));
-    const double total = static_cast<double>(indices.size());
-    size_t at = 0;
-    for (auto [data, size] : tensors_of(g))
-      for (int64_t i = 0; i < size; ++i) data[i] = static_cast<float>(flat[at++] / total);
-    inner_->apply_gradients(g, lr);
+    if (on_device) {
+      inner_->apply_gradients_on_device(lr);
+    } else {
+      size_t at = 0;
+      for (auto [data, size] : tensors_of(g))
+        for (int64_t i = 0; i < size; ++i) data[i] = static_cast<float>(flat[at++] / total);
+      inner_->apply_gradients(g, lr);
+    }
     return loss_sum / total;
   }
 
