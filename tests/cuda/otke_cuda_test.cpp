@@ -540,25 +540,29 @@ OtkeTrainReport train_on(const std::string& backend, OtkeModel& model, int epoch
   return train_otke_supervised(model, tr, ytr, va, yva, o);
 }
 
+// The data-parallel tests' models (Nystrom with positional weighting, conv + MLP head, tokens under Nystrom) and
+// steps: batches of 7, 7, 2 and 1 sets (with 3 ranks the last two leave ranks without sets).
+const Variant kDataParallelVariants[] = {
+    {"nystrom q2 positional", 2, 0.1f, OtkScale::kPaper, 4, 5},
+    {"conv mlp", 1, 0.0f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7, 0, 5},
+    {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled, OtkePooling::kOtk,
+     0, 10}};
+const std::vector<std::vector<int>> kDataParallelBatches = {
+    {0, 1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13}, {14, 15}, {16}};
+
 // `mpirun -np N inductive otke train --backend cuda`'s steps, with ranks played by threads on one device: each rank's
 // CUDA stepper computes its share's gradients, the wrapper sums them on the host, every rank steps on the device.
 // Held to the CPU stepper's one-process steps (batches of 7, 7, 2 and 1 sets: 3 ranks leave ranks without sets).
 TEST(CudaOtkeStepper, DataParallelStepsOverRanksAreTheOneProcessSteps) {
   REQUIRE_CUDA_DEVICE();
-  const Variant variants[] = {
-      {"nystrom q2 positional", 2, 0.1f, OtkScale::kPaper, 4, 5},
-      {"conv mlp", 1, 0.0f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7, 0, 5},
-      {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled,
-       OtkePooling::kOtk, 0, 10}};
-  const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13}, {14, 15}, {16}};
-  for (const Variant& v : variants) {
+  for (const Variant& v : kDataParallelVariants) {
     SCOPED_TRACE(v.name);
     const OtkeModel start = make_model(v, 8, 2, 1500);
     const SetBatch data = v.vocab > 0 ? make_token_sets(17, 21, v.vocab, 1501) : make_sets(17, 21, 8, 1501);
     const std::vector<int32_t> labels = make_labels(v, 17, 2, 1502);
     const auto run = [&](OtkeStepper& stepper, std::vector<double>& losses) {
       stepper.bind(data);
-      for (const auto& b : batches) {
+      for (const auto& b : kDataParallelBatches) {
         std::vector<int32_t> y;
         for (int i : b) y.push_back(labels[i]);
         losses.push_back(stepper.step_on(b, y, 0.02));
@@ -617,20 +621,14 @@ TEST(CudaOtkeDataParallel, OneGpuThroughNcclStepsThePlainOneGpuSteps) {
   } catch (const Error& e) {
     GTEST_SKIP() << e.what();
   }
-  const Variant variants[] = {
-      {"nystrom q2 positional", 2, 0.1f, OtkScale::kPaper, 4, 5},
-      {"conv mlp", 1, 0.0f, OtkScale::kPaper, 6, 0, false, SinkhornGradient::kUnrolled, OtkePooling::kOtk, 7, 0, 5},
-      {"tokens nystrom keep-norm", 1, 0.0f, OtkScale::kPaper, 4, 5, true, SinkhornGradient::kUnrolled,
-       OtkePooling::kOtk, 0, 10}};
-  const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13}, {14, 15}, {16}};
-  for (const Variant& v : variants) {
+  for (const Variant& v : kDataParallelVariants) {
     SCOPED_TRACE(v.name);
     const OtkeModel start = make_model(v, 8, 2, 1600);
     const SetBatch data = v.vocab > 0 ? make_token_sets(17, 21, v.vocab, 1601) : make_sets(17, 21, 8, 1601);
     const std::vector<int32_t> labels = make_labels(v, 17, 2, 1602);
     const auto run = [&](OtkeStepper& stepper, std::vector<double>& losses, OtkeModel& out, Adam& adam) {
       stepper.bind(data);
-      for (const auto& b : batches) {
+      for (const auto& b : kDataParallelBatches) {
         std::vector<int32_t> y;
         for (int i : b) y.push_back(labels[i]);
         losses.push_back(stepper.step_on(b, y, 0.02));
