@@ -73,6 +73,26 @@ void download(void* host, const DeviceBuffer& device, cudaStream_t stream) {
         "cudaMemcpyAsync (to host)");
 }
 
+PinnedBuffer::~PinnedBuffer() {
+  if (ptr_) (void)cudaFreeHost(ptr_);
+}
+
+void PinnedBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_) return;
+  if (ptr_) (void)cudaFreeHost(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+  check(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
+  bytes_ = bytes;
+}
+
+Event::Event() { check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags"); }
+
+Event::~Event() {
+  if (event_) (void)cudaEventDestroy(event_);
+  (void)cudaGetLastError();
+}
+
 Stream::Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
 
 Stream::~Stream() {

@@ -52,6 +52,37 @@ DeviceBuffer upload(const void* host, size_t bytes, cudaStream_t stream);
 // Copies a device buffer back to `host` when both exist (an optional output).
 void download(void* host, const DeviceBuffer& device, cudaStream_t stream);
 
+// Page-locked host memory, grow-only: what batches are packed into, so that their upload is a true asynchronous DMA
+// (a copy from pageable memory is staged through the driver's own buffer by the calling thread first).
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  // At least `bytes` bytes; contents are not kept when it grows.
+  void reserve(size_t bytes);
+  char* data() const { return static_cast<char*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Move-only owner of an event without timing (an ordering point between streams).
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Move-only owner of a non-blocking stream.
 class Stream {
  public:

@@ -131,35 +131,85 @@ class GraphitDevicePass {
   // Offset of tensor `t` (model-file order) in the flat vectors.
   int64_t offset(size_t t) const { return offsets_[t]; }
 
-  // Copies a packed batch (with its targets when `targets`) to the executor.
+  // Copies a packed batch (with its targets when `targets`) to the executor and makes it the batch the passes read.
   void upload_batch(const GraphitBatch& b, bool targets) {
+    stage_batch(b, targets);
+    use_staged();
+  }
+
+  // The batch in two halves, so that the next step's batch travels while this one computes. stage_batch packs `b`
+  // into the host staging area of the slot the passes do not read (page-locked memory on CUDA) and enqueues its
+  // copies on the executor's copy stream, after the compute stream's last use of that slot; use_staged makes it the
+  // batch the passes read, the compute stream waiting for its copies. A second stage_batch before use_staged
+  // replaces the first (it waits until the first's copies have left the staging area).
+  void stage_batch(const GraphitBatch& b, bool targets) {
+    const int next = 1 - cur_;
+    Slot& s = slots_[next];
+    s.B = b.n_graphs;
+    s.N = b.n_nodes;
+    s.sq_total = b.sq_offsets.back();
+    // One staging area, each field at a 64-byte boundary.
+    size_t bytes = 0;
+    const auto field = [&](size_t size) {
+      const size_t at = bytes;
+      bytes += (size + 63) / 64 * 64;
+      return at;
+    };
+    const size_t f = sizeof(float), i32 = sizeof(int32_t);
+    const size_t at_graph_of = field(s.N * i32), at_offsets = field((s.B + 1) * i32),
+                 at_sq = field((s.B + 1) * sizeof(int64_t)), at_labels = field(c_.vocab > 0 ? s.N * i32 : 0),
+                 at_features = field(c_.features > 0 ? b.features.size() * f : 0),
+                 at_pe = field(c_.pe_dim > 0 ? b.pe.size() * f : 0),
+                 at_path = field(c_.path_dim > 0 ? b.path.size() * f : 0), at_residual = field(s.N * f),
+                 at_kernels = field(c_.kernel ? s.sq_total * f : 0),
+                 at_classes = field(targets && c_.classification() ? s.B * i32 : 0),
+                 at_values = field(targets && !c_.classification() ? b.values.size() * f : 0);
+    exec_.before_stage(next);  // the slot's last copies have left its staging area
+    s.staging.reserve(bytes);
+    char* h = s.staging.data();
+    auto* graph_of = reinterpret_cast<int32_t*>(h + at_graph_of);
+    for (int g = 0; g < s.B; ++g) std::fill(graph_of + b.offsets[g], graph_of + b.offsets[g + 1], g);
+    std::copy(b.offsets.begin(), b.offsets.end(), reinterpret_cast<int32_t*>(h + at_offsets));
+    std::copy(b.sq_offsets.begin(), b.sq_offsets.end(), reinterpret_cast<int64_t*>(h + at_sq));
+    if (c_.vocab > 0) std::copy(b.labels.begin(), b.labels.end(), reinterpret_cast<int32_t*>(h + at_labels));
+    if (c_.features > 0) std::copy_n(b.features.data(), b.features.size(), reinterpret_cast<float*>(h + at_features));
+    if (c_.pe_dim > 0) std::copy_n(b.pe.data(), b.pe.size(), reinterpret_cast<float*>(h + at_pe));
+    if (c_.path_dim > 0) std::copy_n(b.path.data(), b.path.size(), reinterpret_cast<float*>(h + at_path));
+    std::copy_n(b.residual_scale.data(), s.N, reinterpret_cast<float*>(h + at_residual));
+    if (c_.kernel)
+      for (int g = 0; g < s.B; ++g)
+        std::copy_n(b.kernels[g]->data(), b.kernels[g]->size(),
+                    reinterpret_cast<float*>(h + at_kernels) + b.sq_offsets[g]);
+    if (targets && c_.classification())
+      std::copy(b.classes.begin(), b.classes.end(), reinterpret_cast<int32_t*>(h + at_classes));
+    if (targets && !c_.classification())
+      std::copy_n(b.values.data(), b.values.size(), reinterpret_cast<float*>(h + at_values));
+    // The copies, once the compute stream is done with the slot's device buffers (the step before last).
+    exec_.before_fill(next);
+    send(s.graph_of, h + at_graph_of, s.N);
+    send(s.offsets, h + at_offsets, s.B + 1);
+    send(s.sq_off, h + at_sq, s.B + 1);
+    if (c_.vocab > 0) send(s.labels, h + at_labels, s.N);
+    if (c_.features > 0) send(s.features, h + at_features, b.features.size());
+    if (c_.pe_dim > 0) send(s.pe, h + at_pe, b.pe.size());
+    if (c_.path_dim > 0) send(s.path, h + at_path, b.path.size());
+    send(s.residual, h + at_residual, s.N);
+    if (c_.kernel) send(s.kernels, h + at_kernels, s.sq_total);
+    if (targets && c_.classification()) send(s.classes, h + at_classes, s.B);
+    if (targets && !c_.classification()) send(s.values, h + at_values, b.values.size());
+    exec_.after_fill(next);
+    staged_ = true;
+  }
+  void use_staged() {
+    INDUCTIVE_CHECK(staged_, ErrorCode::kInternal, "graphit device pass: no staged batch to use");
+    exec_.release(cur_);  // the compute stream's work on the current slot so far
+    cur_ = 1 - cur_;
+    exec_.before_use(cur_);
+    staged_ = false;
     node_offset_ = sq_offset_ = 0;
-    B_ = b.n_graphs;
-    N_ = b.n_nodes;
-    sq_total_ = b.sq_offsets.back();
-    std::vector<int32_t> graph_of(N_);
-    for (int g = 0; g < B_; ++g) std::fill(graph_of.begin() + b.offsets[g], graph_of.begin() + b.offsets[g + 1], g);
-    put(graph_of_, graph_of.data(), N_);
-    put(offsets_dev_, b.offsets.data(), B_ + 1);
-    put(sq_off_, b.sq_offsets.data(), B_ + 1);
-    if (c_.vocab > 0) put(labels_, b.labels.data(), N_);
-    if (c_.features > 0) put(features_, b.features.data(), b.features.size());
-    if (c_.pe_dim > 0) put(pe_, b.pe.data(), b.pe.size());
-    if (c_.path_dim > 0) put(path_, b.path.data(), b.path.size());
-    put(residual_, b.residual_scale.data(), N_);
-    if (c_.kernel) {
-      host_kernels_.resize(static_cast<size_t>(sq_total_));
-      for (int g = 0; g < B_; ++g)
-        std::copy(b.kernels[g]->data(), b.kernels[g]->data() + b.kernels[g]->size(),
-                  host_kernels_.begin() + b.sq_offsets[g]);
-      put(kernels_, host_kernels_.data(), host_kernels_.size());
-    }
-    if (targets) {
-      if (c_.classification())
-        put(classes_, b.classes.data(), B_);
-      else
-        put(values_, b.values.data(), b.values.size());
-    }
+    B_ = in().B;
+    N_ = in().N;
+    sq_total_ = in().sq_total;
   }
 
   // Where the uploaded batch lies in its step's whole batch (a data-parallel share: GraphitRunOptions::node_offset,
@@ -182,12 +232,24 @@ class GraphitDevicePass {
   // to `buckets` (data parallel) as each layer's are final. An empty batch (clear_batch) has loss 0.
   double loss(bool training, std::mt19937_64* rng, bool backward, MatF* outputs, float grad_scale = 1.0f,
               device::GradientBuckets* buckets = nullptr) {
+    enqueue_loss(training, rng, backward, grad_scale, buckets);
+    return finish_loss(outputs);
+  }
+  // loss() in two halves: enqueue_loss issues the passes (the generator's draw is taken here) and returns without
+  // waiting for them, so that the host can prepare the next batch meanwhile; finish_loss waits and brings back the
+  // losses (and the outputs). The losses are read after the backward pass is issued: the device runs both passes
+  // without a round trip to the host between them.
+  void enqueue_loss(bool training, std::mt19937_64* rng, bool backward, float grad_scale = 1.0f,
+                    device::GradientBuckets* buckets = nullptr) {
     forward(training, rng);
     loss_g_.resize(B_);
     d_out_.resize(static_cast<size_t>(B_) * c_.outputs);
-    launch(B_, graphit_ops::GraphLoss{output_.data(), c_.classification() ? classes_.data() : nullptr,
-                                      c_.classification() ? nullptr : values_.data(), loss_g_.data(), d_out_.data(),
+    launch(B_, graphit_ops::GraphLoss{output_.data(), c_.classification() ? in().classes.data() : nullptr,
+                                      c_.classification() ? nullptr : in().values.data(), loss_g_.data(), d_out_.data(),
                                       c_.outputs, B_, grad_scale});
+    if (backward) this->backward(buckets);
+  }
+  double finish_loss(MatF* outputs) {
     std::vector<double> lg(B_);
     if (B_ > 0) exec_.download(lg.data(), loss_g_.data(), lg.size() * sizeof(double));
     if (outputs) {
@@ -196,13 +258,16 @@ class GraphitDevicePass {
     }
     double total = 0;
     for (double l : lg) total += l;
-    if (backward) this->backward(buckets);
     return B_ > 0 ? total / B_ : 0.0;
   }
 
-  // Evaluation-mode outputs of the uploaded batch (no targets needed), B x outputs.
+  // Evaluation-mode outputs of the uploaded batch (no targets needed), B x outputs; in two halves as loss() is.
   MatF outputs() {
-    forward(false, nullptr);
+    enqueue_outputs();
+    return finish_outputs();
+  }
+  void enqueue_outputs() { forward(false, nullptr); }
+  MatF finish_outputs() {
     MatF out(B_, c_.outputs);
     exec_.download(out.data(), output_.data(), static_cast<size_t>(out.size()) * sizeof(float));
     return out;
@@ -232,6 +297,15 @@ class GraphitDevicePass {
   }
 
  private:
+  // A batch on the executor, and its staging area on the host.
+  struct Slot {
+    typename Exec::Staging staging;  // the packed batch on the host
+    Buf<int32_t> graph_of, offsets, labels, classes;
+    Buf<int64_t> sq_off;
+    Buf<float> features, pe, path, residual, kernels, values;
+    int B = 0, N = 0;
+    int64_t sq_total = 0;
+  };
   struct Norm {
     Buf<float> xhat, rstd, mean;
     Buf<double> sums, sq;  // training BatchNorm: column sums and node count (d + 1), centred squares (d)
@@ -254,10 +328,12 @@ class GraphitDevicePass {
   }
   static std::string layer_name(int l, const char* what) { return "layers." + std::to_string(l) + "." + what; }
 
+  const Slot& in() const { return slots_[cur_]; }
+  // `count` values from the staging area at `src` into `dst`, on the copy stream.
   template <typename T>
-  void put(Buf<T>& dst, const T* src, int64_t count) {
-    dst.resize(static_cast<size_t>(count));
-    if (count > 0) exec_.upload(dst.data(), src, static_cast<size_t>(count) * sizeof(T));
+  void send(Buf<T>& dst, const char* src, size_t count) {
+    dst.resize(count);
+    if (count > 0) exec_.stage_copy(dst.data(), src, count * sizeof(T));
   }
   template <typename F>
   void launch(int64_t count, const F& f) {
@@ -356,11 +432,11 @@ class GraphitDevicePass {
       x0 = x_out_.data();
     }
     launch(Nd, graphit_ops::EmbedInit{
-                   x0, c_.vocab > 0 ? labels_.data() : nullptr, c_.vocab > 0 ? param("embedding.weight") : nullptr,
+                   x0, c_.vocab > 0 ? in().labels.data() : nullptr, c_.vocab > 0 ? param("embedding.weight") : nullptr,
                    c_.pe_dim > 0 ? param("pe.bias") : nullptr, c_.path_dim > 0 ? param("path.bias") : nullptr, d});
-    if (c_.features > 0) linear(x0, features_.data(), N_, c_.features, param("features.weight"), d, 1.0f);
-    if (c_.pe_dim > 0) linear(x0, pe_.data(), N_, c_.pe_dim, param("pe.weight"), d, 1.0f);
-    if (c_.path_dim > 0) linear(x0, path_.data(), N_, c_.path_dim, param("path.weight"), d, 1.0f);
+    if (c_.features > 0) linear(x0, in().features.data(), N_, c_.features, param("features.weight"), d, 1.0f);
+    if (c_.pe_dim > 0) linear(x0, in().pe.data(), N_, c_.pe_dim, param("pe.weight"), d, 1.0f);
+    if (c_.path_dim > 0) linear(x0, in().path.data(), N_, c_.path_dim, param("path.weight"), d, 1.0f);
 
     y_.resize(Nd);
     for (int l = 0; l < L; ++l) {
@@ -378,14 +454,14 @@ class GraphitDevicePass {
       if (drop_)
         draw(ly.drop_attn, static_cast<int64_t>(H) * sq_total_, l, GraphitDropoutMask::kAttention, H * sq_offset_);
       launch(static_cast<int64_t>(N_) * H,
-             graphit_ops::AttentionForwardRow{ly.q.data(), ly.v.data(), c_.kernel ? kernels_.data() : nullptr,
-                                              drop_ ? ly.drop_attn.data() : nullptr, graph_of_.data(),
-                                              offsets_dev_.data(), sq_off_.data(), ly.probs.data(), ly.heads.data(),
+             graphit_ops::AttentionForwardRow{ly.q.data(), ly.v.data(), c_.kernel ? in().kernels.data() : nullptr,
+                                              drop_ ? ly.drop_attn.data() : nullptr, in().graph_of.data(),
+                                              in().offsets.data(), in().sq_off.data(), ly.probs.data(), ly.heads.data(),
                                               ly.floored.data(), ly.argmax.data(), H, dh, d, scale});
 
       linear(y_.data(), ly.heads.data(), N_, d, param(layer_name(l, "attn.out.weight")), d);
       if (drop_) draw(ly.drop1, Nd, l, GraphitDropoutMask::kAttentionOut, node_offset_ * d);
-      launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "attn.out.bias")), residual_.data(),
+      launch(Nd, graphit_ops::BiasScaleResidual{y_.data(), param(layer_name(l, "attn.out.bias")), in().residual.data(),
                                                 drop_ ? ly.drop1.data() : nullptr, x, d});
       ly.x1.resize(Nd);
       float* stats = stats_.data() + static_cast<size_t>(4) * l * d;  // mean1, var1, mean2, var2
@@ -426,7 +502,7 @@ class GraphitDevicePass {
     const bool mean = c_.pooling == GraphitPooling::kMean;
     pooled_.resize(static_cast<size_t>(B_) * d);
     launch(static_cast<int64_t>(B_) * d,
-           graphit_ops::Pool{x_out_.data(), offsets_dev_.data(), pooled_.data(), d, mean});
+           graphit_ops::Pool{x_out_.data(), in().offsets.data(), pooled_.data(), d, mean});
     hidden_.resize(static_cast<size_t>(B_) * c_.hidden);
     linear(hidden_.data(), pooled_.data(), B_, d, param("head.hidden.weight"), c_.hidden);
     launch(static_cast<int64_t>(B_) * c_.hidden,
@@ -458,7 +534,7 @@ class GraphitDevicePass {
 
     // Pooling.
     dx_.resize(Nd);
-    launch(Nd, graphit_ops::Unpool{d_pooled_.data(), graph_of_.data(), offsets_dev_.data(), dx_.data(), d,
+    launch(Nd, graphit_ops::Unpool{d_pooled_.data(), in().graph_of.data(), in().offsets.data(), dx_.data(), d,
                                    c_.pooling == GraphitPooling::kMean});
 
     dz_.resize(Nd);
@@ -492,20 +568,21 @@ class GraphitDevicePass {
       // norm1, attention residual: dy is the residual's gradient and (gated) the attention output's.
       norm_backward(training_, ly.norm1, layer_name(l, "norm1"), dz_.data(), dy_.data());
       launch(Nd, graphit_ops::Copy{dg_.data(), dy_.data()});
-      launch(Nd, graphit_ops::GradGate{dg_.data(), drop_ ? ly.drop1.data() : nullptr, residual_.data(), nullptr, d});
+      launch(Nd,
+             graphit_ops::GradGate{dg_.data(), drop_ ? ly.drop1.data() : nullptr, in().residual.data(), nullptr, d});
       linear_weight_grad(grad(layer_name(l, "attn.out.weight")), dg_.data(), N_, d, ly.heads.data(), d);
       column_sum_add(grad(layer_name(l, "attn.out.bias")), dg_.data(), N_, d);
       linear_input_grad(dheads_.data(), dg_.data(), N_, d, param(layer_name(l, "attn.out.weight")), d, 0.0f);
 
       const float* drop_attn = drop_ ? ly.drop_attn.data() : nullptr;
       launch(static_cast<int64_t>(N_) * H,
-             graphit_ops::AttentionBackwardScores{ly.v.data(), ly.probs.data(), drop_attn, dheads_.data(),
-                                                  ly.floored.data(), ly.argmax.data(), graph_of_.data(),
-                                                  offsets_dev_.data(), sq_off_.data(), ds_.data(), H, dh, d, scale});
+             graphit_ops::AttentionBackwardScores{
+                 ly.v.data(), ly.probs.data(), drop_attn, dheads_.data(), ly.floored.data(), ly.argmax.data(),
+                 in().graph_of.data(), in().offsets.data(), in().sq_off.data(), ds_.data(), H, dh, d, scale});
       launch(static_cast<int64_t>(N_) * H,
              graphit_ops::AttentionBackwardRows{ly.q.data(), ly.probs.data(), drop_attn, dheads_.data(), ds_.data(),
-                                                graph_of_.data(), offsets_dev_.data(), sq_off_.data(), dq_.data(),
-                                                dv_.data(), H, dh, d});
+                                                in().graph_of.data(), in().offsets.data(), in().sq_off.data(),
+                                                dq_.data(), dv_.data(), H, dh, d});
       linear_weight_grad(grad(layer_name(l, "attn.q.weight")), dq_.data(), N_, d, ly.x_in.data(), d);
       linear_weight_grad(grad(layer_name(l, "attn.v.weight")), dv_.data(), N_, d, ly.x_in.data(), d);
       launch(Nd, graphit_ops::Copy{dx_.data(), dy_.data()});
@@ -516,14 +593,15 @@ class GraphitDevicePass {
 
     // Input embedding.
     if (c_.vocab > 0)
-      launch(d, graphit_ops::EmbeddingGrad{grad("embedding.weight"), dx_.data(), labels_.data(), N_, d});
-    if (c_.features > 0) linear_weight_grad(grad("features.weight"), dx_.data(), N_, d, features_.data(), c_.features);
+      launch(d, graphit_ops::EmbeddingGrad{grad("embedding.weight"), dx_.data(), in().labels.data(), N_, d});
+    if (c_.features > 0)
+      linear_weight_grad(grad("features.weight"), dx_.data(), N_, d, in().features.data(), c_.features);
     if (c_.pe_dim > 0) {
-      linear_weight_grad(grad("pe.weight"), dx_.data(), N_, d, pe_.data(), c_.pe_dim);
+      linear_weight_grad(grad("pe.weight"), dx_.data(), N_, d, in().pe.data(), c_.pe_dim);
       column_sum_add(grad("pe.bias"), dx_.data(), N_, d);
     }
     if (c_.path_dim > 0) {
-      linear_weight_grad(grad("path.weight"), dx_.data(), N_, d, path_.data(), c_.path_dim);
+      linear_weight_grad(grad("path.weight"), dx_.data(), N_, d, in().path.data(), c_.path_dim);
       column_sum_add(grad("path.bias"), dx_.data(), N_, d);
     }
     if (buckets) buckets->finish();
@@ -535,13 +613,13 @@ class GraphitDevicePass {
   std::vector<int64_t> offsets_, sizes_;
   int64_t n_params_ = 0;
   Buf<float> params_, grads_, m_, v_, stats_;
-  // The batch.
+  // The batch: two slots (stage_batch fills the one the passes do not read), the shape the passes read (0 graphs
+  // after clear_batch).
+  Slot slots_[2];
+  int cur_ = 0;
+  bool staged_ = false;
   int B_ = 0, N_ = 0;
   int64_t sq_total_ = 0;
-  Buf<int32_t> graph_of_, offsets_dev_, labels_, classes_;
-  Buf<int64_t> sq_off_;
-  Buf<float> features_, pe_, path_, residual_, kernels_, values_;
-  std::vector<float> host_kernels_;
   int64_t node_offset_ = 0, sq_offset_ = 0;  // the batch's place in its step (dropout)
   // The forward pass's record and the backward's scratch.
   bool training_ = false, drop_ = false;
@@ -565,12 +643,17 @@ MatF device_graphit_predict(Exec& exec, const GraphitModel& model, const std::ve
   GraphitDevicePass<Exec> pass(exec, model);
   const int n = static_cast<int>(graphs.size());
   MatF out(n, model.config.outputs);
-  for (int begin = 0; begin < n; begin += batch_size) {
-    const int end = std::min(n, begin + batch_size);
+  const auto stage = [&](int begin) {
     std::vector<int> idx;
-    for (int g = begin; g < end; ++g) idx.push_back(g);
-    pass.upload_batch(GraphitBatch::pack(model.config, graphs, idx), false);
-    out.middleRows(begin, end - begin) = pass.outputs();
+    for (int g = begin; g < std::min(n, begin + batch_size); ++g) idx.push_back(g);
+    pass.stage_batch(GraphitBatch::pack(model.config, graphs, idx), false);
+  };
+  stage(0);
+  for (int begin = 0; begin < n; begin += batch_size) {
+    pass.use_staged();
+    pass.enqueue_outputs();
+    if (begin + batch_size < n) stage(begin + batch_size);  // packed and sent while this batch computes
+    out.middleRows(begin, std::min(n, begin + batch_size) - begin) = pass.finish_outputs();
   }
   return out;
 }

@@ -14,8 +14,16 @@ namespace inductive::cuda {
 
 struct CudaExec {
   int device = 0;
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  // the passes
   Blas* blas = nullptr;
+  // The batch slots of GraphitDevicePass (stage_batch / use_staged): their copies run on `copy_stream`, from pinned
+  // staging areas, while `stream` computes on the other slot. Per slot, `released` marks the compute stream's last
+  // use of it (the copies into it wait for that) and `filled` the end of its copies (the compute stream, and the host
+  // before it rewrites the staging area, wait for that). Events never recorded are no waits.
+  cudaStream_t copy_stream = nullptr;
+  cudaEvent_t released[2] = {nullptr, nullptr};
+  cudaEvent_t filled[2] = {nullptr, nullptr};
+  using Staging = PinnedBuffer;
 
   // Grow-only device storage: resize() reallocates (contents not kept) only when asked for more.
   template <typename T>
@@ -54,6 +62,42 @@ struct CudaExec {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }
   void zero(void* dst, size_t bytes) { check(cudaMemsetAsync(dst, 0, bytes, stream), "cudaMemsetAsync"); }
+
+  void stage_copy(void* dst, const void* src, size_t bytes) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, copy_stream), "cudaMemcpyAsync (batch)");
+  }
+  void before_stage(int slot) { check(cudaEventSynchronize(filled[slot]), "cudaEventSynchronize"); }
+  void before_fill(int slot) { check(cudaStreamWaitEvent(copy_stream, released[slot], 0), "cudaStreamWaitEvent"); }
+  void after_fill(int slot) { check(cudaEventRecord(filled[slot], copy_stream), "cudaEventRecord"); }
+  void release(int slot) { check(cudaEventRecord(released[slot], stream), "cudaEventRecord"); }
+  void before_use(int slot) { check(cudaStreamWaitEvent(stream, filled[slot], 0), "cudaStreamWaitEvent"); }
+};
+
+// The device (made current), streams, cuBLAS handle and events a CudaExec points to, and the executor itself: made
+// before whatever uses the executor (a base-from-member of the steppers), waited for when it goes.
+struct CudaExecResources {
+  explicit CudaExecResources(int device) : select((check(cudaSetDevice(device), "cudaSetDevice"), device)) {
+    exec.device = device;
+    exec.stream = stream.get();
+    exec.blas = &blas;
+    exec.copy_stream = copy_stream.get();
+    for (int slot = 0; slot < 2; ++slot) {
+      exec.released[slot] = released[slot].get();
+      exec.filled[slot] = filled[slot].get();
+    }
+  }
+  ~CudaExecResources() {
+    (void)cudaSetDevice(select);
+    (void)cudaStreamSynchronize(stream.get());
+    (void)cudaStreamSynchronize(copy_stream.get());
+  }
+  CudaExecResources(const CudaExecResources&) = delete;
+  CudaExecResources& operator=(const CudaExecResources&) = delete;
+  int select;
+  Stream stream, copy_stream;
+  Event released[2], filled[2];
+  Blas blas{stream.get()};
+  CudaExec exec;
 };
 
 }  // namespace inductive::cuda

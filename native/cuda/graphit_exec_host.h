@@ -26,6 +26,18 @@ struct HostExec {
     std::vector<T> v_;
   };
 
+  // The batch's staging area (GraphitDevicePass::stage_batch): plain host memory.
+  class Staging {
+   public:
+    void reserve(size_t bytes) {
+      if (bytes > v_.size()) v_.resize(bytes);
+    }
+    char* data() { return v_.data(); }
+
+   private:
+    std::vector<char> v_;
+  };
+
   void activate() {}
   template <typename F>
   void launch(int64_t count, const F& f) {
@@ -51,6 +63,13 @@ struct HostExec {
   void upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
   void zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+  // The batch slots' copies and their ordering (see CudaExec): here every copy is done when it returns.
+  void stage_copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  void before_stage(int) {}
+  void before_fill(int) {}
+  void after_fill(int) {}
+  void release(int) {}
+  void before_use(int) {}
 };
 
 }  // namespace inductive::graphit_device

@@ -10,23 +10,6 @@
 namespace inductive::cuda {
 namespace {
 
-// The device, stream, cuBLAS handle and executor, made before the stepper that uses them (base-from-member).
-struct CudaResources {
-  explicit CudaResources(int device) : select((check(cudaSetDevice(device), "cudaSetDevice"), device)) {
-    exec.device = device;
-    exec.stream = stream.get();
-    exec.blas = &blas;
-  }
-  ~CudaResources() {
-    (void)cudaSetDevice(select);
-    (void)cudaStreamSynchronize(stream.get());
-  }
-  int select;
-  Stream stream;
-  Blas blas{stream.get()};
-  CudaExec exec;
-};
-
 // NCCL over the run's ranks, joined after the device is set up and before the stepper (which keeps a pointer).
 struct CudaRanks {
   CudaRanks(const CudaExec& exec, const GraphitTrainOptions& o, bool nccl_alone) {
@@ -36,13 +19,13 @@ struct CudaRanks {
   std::unique_ptr<NcclAllreduce> nccl;
 };
 
-class CudaGraphitStepper final : private CudaResources,
+class CudaGraphitStepper final : private CudaExecResources,
                                  private CudaRanks,
                                  public graphit_device::DeviceGraphitStepper<CudaExec> {
  public:
   CudaGraphitStepper(int device, GraphitModel& model, Adam& adam, const GraphitDataset& train,
                      const GraphitTrainOptions& o, bool nccl_alone)
-      : CudaResources(device),
+      : CudaExecResources(device),
         CudaRanks(exec, o, nccl_alone),
         DeviceGraphitStepper<CudaExec>(exec, model, adam, train, o, nccl.get()) {}
 };
@@ -57,13 +40,13 @@ std::unique_ptr<GraphitStepper> make_cuda_graphit_stepper(int device, GraphitMod
 
 MatF cuda_graphit_predict(int device, const GraphitModel& model, const std::vector<GraphitGraph>& graphs,
                           int batch_size) {
-  CudaResources r(device);
+  CudaExecResources r(device);
   return graphit_device::device_graphit_predict(r.exec, model, graphs, batch_size);
 }
 
 std::vector<MatF> cuda_graphit_attention_maps(int device, const GraphitModel& model, const GraphitGraph& graph,
                                               MatF* outputs) {
-  CudaResources r(device);
+  CudaExecResources r(device);
   return graphit_device::device_graphit_attention_maps(r.exec, model, graph, outputs);
 }
 

@@ -33,28 +33,6 @@ void check_cuda_otke_support(const OtkeConfig& c, const OtkeLossOptions& lo) {
 
 namespace {
 
-// Page-locked host memory: the staging buffer batches are packed into, so the upload is a true async DMA.
-class Pinned {
- public:
-  ~Pinned() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  void reserve(size_t bytes) {
-    if (bytes <= bytes_) return;
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    bytes_ = 0;
-    check(cudaMallocHost(&ptr_, bytes), "cudaMallocHost");
-    bytes_ = bytes;
-  }
-  char* data() const { return static_cast<char*>(ptr_); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 std::string reference_name(int r) { return "otk.references." + std::to_string(r); }
 
 }  // namespace
@@ -119,7 +97,7 @@ struct CudaOtkeStepper::State {
   DeviceBuffer table, g_table, m_table, v_table, local, ids, dx;
   DeviceBuffer grad_norm;  // Nystrom with keep_norm under a learning table: dL/d||x|| per row
   int vocab = 0;
-  Pinned staging;
+  PinnedBuffer staging;
   int batch = 0, n_max = 0;  // the current batch's shape
   // The bound training set, when resident on the device.
   DeviceBuffer data, data_n, index;

@@ -67,10 +67,8 @@ TEST(CudaGraphitPass, LossOutputsAndGradientsMatchTheCpuForEveryVariant) {
       {"dropout batch", config_of(true, GraphitNorm::kBatch, 0.2, 0, 0, GraphitTask::kClassification)},
       {"lappe paths", config_of(true, GraphitNorm::kLayer, 0.1, 3, 5, GraphitTask::kClassification)},
       {"regression", config_of(true, GraphitNorm::kLayer, 0, 2, 0, GraphitTask::kRegression)}};
-  cuda::check(cudaSetDevice(0), "cudaSetDevice");
-  cuda::Stream stream;
-  cuda::Blas blas(stream.get());
-  cuda::CudaExec exec{0, stream.get(), &blas};
+  cuda::CudaExecResources device(0);
+  cuda::CudaExec& exec = device.exec;
   for (const V& v : variants) {
     SCOPED_TRACE(v.name);
     const GraphitDataset data = dataset(v.c, 24, 3);

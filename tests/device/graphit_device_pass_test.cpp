@@ -191,6 +191,36 @@ TEST(GraphitDevicePass, FlooredAttentionRowsMatchTheCpuModel) {
     expect_close(g.data() + pass.offset(t), views[t].data, views[t].size(), 1e-4, views[t].name);
 }
 
+// The batch's two slots (how a step's prefetch reaches the device while the step computes): a batch staged while
+// another is current leaves the current one's passes alone until use_staged, and a second stage_batch before
+// use_staged replaces the first.
+TEST(GraphitDevicePass, AStagedBatchWaitsInTheOtherSlotUntilUsed) {
+  const Variant v{"slots", true, GraphitNorm::kLayer};
+  Problem a = setup(v, 50), b = setup(v, 51), c = setup(v, 52);
+  MatF out_a, out_b, out_c;
+  a.model.loss(a.batch, {}, nullptr, &out_a);
+  a.model.loss(b.batch, {}, nullptr, &out_b);
+  a.model.loss(c.batch, {}, nullptr, &out_c);
+  ASSERT_GT((out_a - out_b).norm(), 1e-3);  // the batches tell themselves apart
+  HostExec exec;
+  GraphitDevicePass<HostExec> pass(exec, a.model);
+  pass.upload_batch(a.batch, true);
+  MatF out;
+  for (const GraphitBatch* staged : {&c.batch, &b.batch}) {
+    pass.stage_batch(*staged, true);
+    pass.loss(false, nullptr, false, &out);
+    expect_close(out.data(), out_a.data(), out_a.size(), 1e-5, "current batch while another is staged");
+  }
+  pass.use_staged();
+  pass.loss(false, nullptr, false, &out);
+  ASSERT_EQ(out.rows(), out_b.rows());
+  expect_close(out.data(), out_b.data(), out_b.size(), 1e-5, "the last staged batch, once used");
+  pass.stage_batch(c.batch, true);  // back into the first slot
+  pass.use_staged();
+  pass.loss(false, nullptr, false, &out);
+  expect_close(out.data(), out_c.data(), out_c.size(), 1e-5, "a third batch, in the first slot again");
+}
+
 // Two AdamW steps on the device pass's gradients: the parameters and moments the CPU's Adam gives on the same
 // gradients, and pull/push of the moments keep them (a resumed checkpoint). LayerNorm: under BatchNorm the biases
 // before a norm have a gradient that is 0 in exact arithmetic, and Adam turns its rounding noise into full steps.

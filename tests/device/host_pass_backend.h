@@ -19,6 +19,11 @@ class HostPassBackend final : public Backend {
  public:
   // `bucket`: gradients per bucket of the sum over ranks (small ones give several buckets on a small model).
   explicit HostPassBackend(int64_t bucket = device::kGradientBucketValues) : bucket_(bucket) {}
+  using Stepper = graphit_device::DeviceGraphitStepper<graphit_device::HostExec>;
+  // Whether the steppers it makes prefetch the next batch (the default, as on CUDA).
+  bool prefetch = true;
+  // The last stepper it made (alive while its training run is).
+  const Stepper* last_stepper = nullptr;
   std::string name() const override { return "host-pass"; }
   void sinkhorn_log(const SinkhornProblem<float>& p, const SinkhornOptions& o,
                     const SinkhornOutput<float>& out) override {
@@ -32,8 +37,10 @@ class HostPassBackend final : public Backend {
     allreduce_.reset();
     if (options.communicator && options.communicator->size() > 1)
       allreduce_ = std::make_unique<device::StagedAllreduce<graphit_device::HostExec>>(exec_, *options.communicator);
-    return std::make_unique<graphit_device::DeviceGraphitStepper<graphit_device::HostExec>>(
-        exec_, model, adam, train, options, allreduce_.get(), bucket_);
+    auto stepper = std::make_unique<Stepper>(exec_, model, adam, train, options, allreduce_.get(), bucket_);
+    stepper->set_prefetch(prefetch);
+    last_stepper = stepper.get();
+    return stepper;
   }
 
  private:
