@@ -111,58 +111,80 @@ void for_each_row(Eigen::Index n, const F& row) {
 // Each variant reads y and writes xhat and out in as few passes over the n x d matrices as its statistics allow
 // (LayerNorm and evaluation BatchNorm: one; training BatchNorm: three, as its column statistics need two reductions
 // before any output): at ZINC's batch sizes the matrices live in L3, and the pass count, not arithmetic, set the cost.
+// The norms whose rows are computed alone: LayerNorm, and BatchNorm in evaluation (running statistics). First
+// norm_rows_prepare sizes the cache and `out` for n x d (and sets evaluation BatchNorm's per-column rstd from
+// `eval_var`); then norm_forward_rows computes any rows [r0, r1), on any thread (each row the same operations
+// whatever the range, so the bits do not depend on how the rows are split).
+inline void norm_rows_prepare(bool batch_norm, Eigen::Index n, Eigen::Index d, GraphitCache::Norm& cache, MatF& out,
+                              const VecF* eval_var) {
+  cache.xhat.resize(n, d);
+  out.resize(n, d);
+  if (!batch_norm)
+    cache.rstd.resize(n);
+  else
+    cache.rstd = (eval_var->array() + kNormEps).rsqrt();
+}
+inline void norm_forward_rows(bool batch_norm, const MatF& y, const VecF& weight, const VecF& bias,
+                              GraphitCache::Norm& cache, MatF& out, const VecF* eval_mean, Eigen::Index r0,
+                              Eigen::Index r1) {
+  const Eigen::Index d = y.cols();
+  const float* w = weight.data();
+  const float* b = bias.data();
+  const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
+  for (Eigen::Index i = r0; i < r1; ++i) {
+    if (batch_norm) {
+      norm_rows::standardise(row(y, i), eval_mean->data(), cache.rstd.data(), w, b, row(cache.xhat, i), row(out, i), d);
+      continue;
+    }
+    const float* yi = row(y, i);
+    float* xi = row(cache.xhat, i);
+    const float mu = row_sum(d, [&](Eigen::Index c) { return yi[c]; }) / static_cast<float>(d);
+    for (Eigen::Index c = 0; c < d; ++c) xi[c] = yi[c] - mu;
+    const float sq = row_sum(d, [&](Eigen::Index c) { return xi[c] * xi[c]; });
+    const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(d) + kNormEps);
+    cache.rstd[i] = rstd;
+    norm_rows::rescale(xi, nullptr, rstd, w, b, row(out, i), d);
+  }
+}
+
 inline void norm_forward(bool batch_norm, bool training, const MatF& y, const VecF& weight, const VecF& bias,
                          GraphitCache::Norm& cache, MatF& out, VecF* running_mean, VecF* running_var,
                          const VecF* eval_mean, const VecF* eval_var, Communicator* comm) {
   const Eigen::Index n = y.rows(), d = y.cols();
+  if (!batch_norm || !training) {
+    norm_rows_prepare(batch_norm, n, d, cache, out, eval_var);
+    for_each_row_block(n, [&](Eigen::Index r0, Eigen::Index r1) {
+      norm_forward_rows(batch_norm, y, weight, bias, cache, out, eval_mean, r0, r1);
+    });
+    return;
+  }
   cache.xhat.resize(n, d);
   out.resize(n, d);
   const float* w = weight.data();
   const float* b = bias.data();
   const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
-  if (!batch_norm) {
-    cache.rstd.resize(n);
-    for_each_row(n, [&](Eigen::Index i) {
-      const float* yi = row(y, i);
-      float* xi = row(cache.xhat, i);
-      const float mu = row_sum(d, [&](Eigen::Index c) { return yi[c]; }) / static_cast<float>(d);
-      for (Eigen::Index c = 0; c < d; ++c) xi[c] = yi[c] - mu;
-      const float sq = row_sum(d, [&](Eigen::Index c) { return xi[c] * xi[c]; });
-      const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(d) + kNormEps);
-      cache.rstd[i] = rstd;
-      norm_rows::rescale(xi, nullptr, rstd, w, b, row(out, i), d);
-    });
-    return;
+  // Statistics in double: column sums, then the centred squares (two passes), over this process's nodes or, with
+  // `comm`, every rank's. Double sums of floats taken in another order (ranks) differ far below a float's
+  // precision, so N ranks and one process nearly always round them to the same floats.
+  std::vector<double> s(static_cast<size_t>(d) + 1, 0.0);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float* yi = row(y, i);
+    for (Eigen::Index c = 0; c < d; ++c) s[c] += static_cast<double>(yi[c]);
   }
-  if (training) {
-    // Statistics in double: column sums, then the centred squares (two passes), over this process's nodes or, with
-    // `comm`, every rank's. Double sums of floats taken in another order (ranks) differ far below a float's
-    // precision, so N ranks and one process nearly always round them to the same floats.
-    std::vector<double> s(static_cast<size_t>(d) + 1, 0.0);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const float* yi = row(y, i);
-      for (Eigen::Index c = 0; c < d; ++c) s[c] += static_cast<double>(yi[c]);
-    }
-    s[d] = static_cast<double>(n);
-    if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d) + 1);
-    const double count = s[d];
-    Eigen::RowVectorXf mu(d), var(d);
-    for (Eigen::Index c = 0; c < d; ++c) mu[c] = static_cast<float>(s[c] / count);
-    std::fill(s.begin(), s.begin() + d, 0.0);
-    for (Eigen::Index i = 0; i < n; ++i) norm_rows::centre(row(y, i), mu.data(), row(cache.xhat, i), s.data(), d);
-    if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d));
-    for (Eigen::Index c = 0; c < d; ++c) var[c] = static_cast<float>(s[c] / count);
-    cache.count = count;
-    cache.rstd = (var.array() + kNormEps).rsqrt().transpose();
-    if (running_mean) update_running(*running_mean, *running_var, mu, var, count);
-    for_each_row(
-        n, [&](Eigen::Index i) { norm_rows::rescale(row(cache.xhat, i), cache.rstd.data(), 0, w, b, row(out, i), d); });
-    return;
-  }
-  cache.rstd = (eval_var->array() + kNormEps).rsqrt();
-  for_each_row(n, [&](Eigen::Index i) {
-    norm_rows::standardise(row(y, i), eval_mean->data(), cache.rstd.data(), w, b, row(cache.xhat, i), row(out, i), d);
-  });
+  s[d] = static_cast<double>(n);
+  if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d) + 1);
+  const double count = s[d];
+  Eigen::RowVectorXf mu(d), var(d);
+  for (Eigen::Index c = 0; c < d; ++c) mu[c] = static_cast<float>(s[c] / count);
+  std::fill(s.begin(), s.begin() + d, 0.0);
+  for (Eigen::Index i = 0; i < n; ++i) norm_rows::centre(row(y, i), mu.data(), row(cache.xhat, i), s.data(), d);
+  if (comm) comm->allreduce_sum(s.data(), static_cast<int>(d));
+  for (Eigen::Index c = 0; c < d; ++c) var[c] = static_cast<float>(s[c] / count);
+  cache.count = count;
+  cache.rstd = (var.array() + kNormEps).rsqrt().transpose();
+  if (running_mean) update_running(*running_mean, *running_var, mu, var, count);
+  for_each_row(
+      n, [&](Eigen::Index i) { norm_rows::rescale(row(cache.xhat, i), cache.rstd.data(), 0, w, b, row(out, i), d); });
 }
 
 // Given d_out, accumulates d_weight/d_bias and writes d_y (a matrix other than d_out). `comm`: as norm_forward's.

@@ -13,6 +13,8 @@ using namespace graphit_detail;
 
 namespace {
 
+constexpr int kGraphChunkRows = 64;
+
 void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
   INDUCTIVE_CHECK(b.n_graphs >= 1 && static_cast<int>(b.offsets.size()) == b.n_graphs + 1 &&
                       static_cast<int>(b.sq_offsets.size()) == b.n_graphs + 1 && b.offsets.back() == b.n_nodes &&
@@ -75,89 +77,163 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   for (int g = 0; g < b.n_graphs; ++g) max_n = std::max(max_n, b.size(g));
   reserve_attention_scratch(cache.scratch, max_n, d);
 
+  // Every buffer a layer writes, sized up front: the passes below write row ranges of them, possibly on several
+  // threads at once. The weights are transposed once, so that each product is broadcasts and FMAs (gemm_ab).
+  const int F = c.ffn;
+  struct Transposed {
+    MatF q, v, out, ffn1, ffn2;
+  };
+  std::vector<Transposed> wt(static_cast<size_t>(L));
   for (int l = 0; l < L; ++l) {
     GraphitCache::Layer& ly = cache.layers[l];
     const GraphitLayerParams& p = params.layers[l];
-    const MatF& x = ly.x_in;
-    rows_product(ly.q, x, p.q_weight.transpose());
-    rows_product(ly.v, x, p.v_weight.transpose());
+    wt[l] = {p.q_weight.transpose(), p.v_weight.transpose(), p.out_weight.transpose(), p.ffn1_weight.transpose(),
+             p.ffn2_weight.transpose()};
+    ly.q.resize(N, d);
+    ly.v.resize(N, d);
     ly.heads.resize(N, d);
     ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
     ly.floored.resize(static_cast<size_t>(N) * H);
     ly.argmax.resize(static_cast<size_t>(N) * H);
-    if (drop)
+    if (drop) {
       ly.drop_attn.resize(ly.probs.size());
-    else
-      ly.drop_attn.clear();
-
-    // Graphs are independent blocks split across threads; each writes only its own rows of heads/floored/argmax,
-    // its own probs block and its own block of the attention mask (drawn by position: any order gives the same).
-    parallel_for(b.n_graphs, 4, b.n_graphs < 8 ? 1 : 0, [&](int g, int worker) {
-      const int o = b.offsets[g], n = b.size(g);
-      const int64_t at = H * b.sq_offsets[g];
-      float* mask = nullptr;
-      if (drop) {
-        mask = ly.drop_attn.data() + at;
-        graphit_dropout_mask(mask, H * static_cast<int64_t>(n) * n, c.dropout,
-                             graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kAttention),
-                             H * (run.sq_offset + b.sq_offsets[g]));
-      }
-      const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
-      attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
-                        ly.v.data() + static_cast<int64_t>(o) * d, c.kernel ? b.kernels[g]->data() : nullptr, mask,
-                        ly.probs.data() + at, ly.heads.data() + static_cast<int64_t>(o) * d, ly.floored.data() + row0,
-                        ly.argmax.data() + row0, cache.scratch[static_cast<size_t>(worker)].data());
-    });
-
-    // Out-projection, degree-scaled residual, norm1.
-    // The bias, degree scaling and (without dropout, whose mask comes between) the residual are the product's
-    // epilogue, applied while its rows are in registers, in the order the separate passes took.
-    MatF& y = cache.work_a;
-    simd::RowEpilogue out_epilogue;
-    out_epilogue.bias = p.out_bias.data();
-    out_epilogue.row_scale = b.residual_scale.data();
-    if (!drop) out_epilogue.residual = x.data(), out_epilogue.ld_residual = d;
-    rows_product(y, ly.heads, p.out_weight.transpose(), false, &out_epilogue);
-    if (drop) {
       ly.drop1.resize(N, d);
-      graphit_dropout_mask(ly.drop1.data(), ly.drop1.size(), c.dropout,
-                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kAttentionOut),
-                           run.node_offset * d);
-      y.array() *= ly.drop1.array();
-      y += x;
-    }
-    GraphitNormStats* rs = run.training && run.running && batch_norm ? &(*run.running)[l] : nullptr;
-    const GraphitNormStats* es = !run.training && batch_norm ? &norm_stats[l] : nullptr;
-    norm_forward(batch_norm, run.training, y, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1, rs ? &rs->mean1 : nullptr,
-                 rs ? &rs->var1 : nullptr, es ? &es->mean1 : nullptr, es ? &es->var1 : nullptr, cache.norm_comm);
-
-    // Feed-forward block, residual, norm2 (its output is the next layer's input).
-    simd::RowEpilogue ffn1_epilogue;
-    ffn1_epilogue.bias = p.ffn1_bias.data();
-    ffn1_epilogue.relu = true;
-    rows_product(ly.ffn, ly.x1, p.ffn1_weight.transpose(), false, &ffn1_epilogue);
-    MatF& z = cache.work_b;
-    simd::RowEpilogue ffn2_epilogue;
-    ffn2_epilogue.bias = p.ffn2_bias.data();
-    if (!drop) ffn2_epilogue.residual = ly.x1.data(), ffn2_epilogue.ld_residual = d;
-    if (drop) {
-      ly.drop_ffn.resize(N, c.ffn);
-      graphit_dropout_mask(ly.drop_ffn.data(), ly.drop_ffn.size(), c.dropout,
-                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kFfnHidden),
-                           run.node_offset * c.ffn);
-      cache.work_c = ly.ffn.cwiseProduct(ly.drop_ffn);
-      rows_product(z, cache.work_c, p.ffn2_weight.transpose(), false, &ffn2_epilogue);
+      ly.drop_ffn.resize(N, F);
       ly.drop2.resize(N, d);
-      graphit_dropout_mask(ly.drop2.data(), ly.drop2.size(), c.dropout,
-                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kFfnOut), run.node_offset * d);
-      z.array() *= ly.drop2.array();
-      z += ly.x1;
     } else {
-      rows_product(z, ly.ffn, p.ffn2_weight.transpose(), false, &ffn2_epilogue);
+      ly.drop_attn.clear();
     }
-    MatF& next = l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out;
-    norm_forward(batch_norm, run.training, z, p.norm2_weight, p.norm2_bias, ly.norm2, next, rs ? &rs->mean2 : nullptr,
-                 rs ? &rs->var2 : nullptr, es ? &es->mean2 : nullptr, es ? &es->var2 : nullptr, cache.norm_comm);
+    ly.x1.resize(N, d);
+    ly.ffn.resize(N, F);
+    (l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out).resize(N, d);
+  }
+  cache.work_a.resize(N, d);
+  cache.work_b.resize(N, d);
+  if (drop) cache.work_c.resize(N, F);
+
+  // A layer's passes. All but training BatchNorm's statistics compute each row (or graph) alone, the same
+  // operations whatever the rows around it, so any split of the rows gives the same bits.
+  const auto mask_rows = [&](MatF& m, int l, GraphitDropoutMask which, Eigen::Index r0, Eigen::Index r1) {
+    const int64_t cols = m.cols();
+    graphit_dropout_mask(m.data() + r0 * cols, (r1 - r0) * cols, c.dropout,
+                         graphit_dropout_stream(dropout_key, l, which), (run.node_offset + r0) * cols);
+  };
+  // Q and V of rows [r0, r1).
+  const auto project = [&](int l, Eigen::Index r0, Eigen::Index r1) {
+    GraphitCache::Layer& ly = cache.layers[l];
+    product_rows(ly.q, ly.x_in, wt[l].q, r0, r1, false, nullptr);
+    product_rows(ly.v, ly.x_in, wt[l].v, r0, r1, false, nullptr);
+  };
+  // Graph g's attention, all heads: its own rows of heads/floored/argmax, its own probs block and its own block of
+  // the attention mask (drawn by position).
+  const auto attend = [&](int l, int g, int worker) {
+    GraphitCache::Layer& ly = cache.layers[l];
+    const int o = b.offsets[g], n = b.size(g);
+    const int64_t at = H * b.sq_offsets[g];
+    float* mask = nullptr;
+    if (drop) {
+      mask = ly.drop_attn.data() + at;
+      graphit_dropout_mask(mask, H * static_cast<int64_t>(n) * n, c.dropout,
+                           graphit_dropout_stream(dropout_key, l, GraphitDropoutMask::kAttention),
+                           H * (run.sq_offset + b.sq_offsets[g]));
+    }
+    const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
+    attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
+                      ly.v.data() + static_cast<int64_t>(o) * d, c.kernel ? b.kernels[g]->data() : nullptr, mask,
+                      ly.probs.data() + at, ly.heads.data() + static_cast<int64_t>(o) * d, ly.floored.data() + row0,
+                      ly.argmax.data() + row0, cache.scratch[static_cast<size_t>(worker)].data());
+  };
+  // Out-projection and the degree-scaled residual of rows [r0, r1), into work_a (norm1's input). The bias, degree
+  // scaling and (without dropout, whose mask comes between) the residual are the product's epilogue, applied while
+  // its rows are in registers, in the order the separate passes took.
+  const auto out_project = [&](int l, Eigen::Index r0, Eigen::Index r1) {
+    GraphitCache::Layer& ly = cache.layers[l];
+    MatF& y = cache.work_a;
+    simd::RowEpilogue e;
+    e.bias = params.layers[l].out_bias.data();
+    e.row_scale = b.residual_scale.data();
+    if (!drop) e.residual = ly.x_in.data(), e.ld_residual = d;
+    product_rows(y, ly.heads, wt[l].out, r0, r1, false, &e);
+    if (drop) {
+      mask_rows(ly.drop1, l, GraphitDropoutMask::kAttentionOut, r0, r1);
+      y.middleRows(r0, r1 - r0).array() *= ly.drop1.middleRows(r0, r1 - r0).array();
+      y.middleRows(r0, r1 - r0) += ly.x_in.middleRows(r0, r1 - r0);
+    }
+  };
+  // The feed-forward block and its residual of rows [r0, r1), into work_b (norm2's input).
+  const auto feed_forward = [&](int l, Eigen::Index r0, Eigen::Index r1) {
+    GraphitCache::Layer& ly = cache.layers[l];
+    const GraphitLayerParams& p = params.layers[l];
+    simd::RowEpilogue e1;
+    e1.bias = p.ffn1_bias.data();
+    e1.relu = true;
+    product_rows(ly.ffn, ly.x1, wt[l].ffn1, r0, r1, false, &e1);
+    MatF& z = cache.work_b;
+    simd::RowEpilogue e2;
+    e2.bias = p.ffn2_bias.data();
+    if (!drop) {
+      e2.residual = ly.x1.data(), e2.ld_residual = d;
+      product_rows(z, ly.ffn, wt[l].ffn2, r0, r1, false, &e2);
+      return;
+    }
+    mask_rows(ly.drop_ffn, l, GraphitDropoutMask::kFfnHidden, r0, r1);
+    cache.work_c.middleRows(r0, r1 - r0) =
+        ly.ffn.middleRows(r0, r1 - r0).cwiseProduct(ly.drop_ffn.middleRows(r0, r1 - r0));
+    product_rows(z, cache.work_c, wt[l].ffn2, r0, r1, false, &e2);
+    mask_rows(ly.drop2, l, GraphitDropoutMask::kFfnOut, r0, r1);
+    z.middleRows(r0, r1 - r0).array() *= ly.drop2.middleRows(r0, r1 - r0).array();
+    z.middleRows(r0, r1 - r0) += ly.x1.middleRows(r0, r1 - r0);
+  };
+  const auto next_input = [&](int l) -> MatF& { return l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out; };
+
+  if (!(run.training && batch_norm)) {
+    // No statistic across the batch: a chunk of graphs goes through every layer on one thread, so a pass over a
+    // small batch is one parallel loop, not eight a layer. With (a)'s 32 graphs of ~23 nodes, those loops' joins
+    // and the serial steps between them had left 2 threads 1.1-1.4x as fast as one.
+    for (int l = 0; l < L; ++l) {
+      const GraphitNormStats* es = batch_norm ? &norm_stats[l] : nullptr;
+      norm_rows_prepare(batch_norm, N, d, cache.layers[l].norm1, cache.layers[l].x1, es ? &es->var1 : nullptr);
+      norm_rows_prepare(batch_norm, N, d, cache.layers[l].norm2, next_input(l), es ? &es->var2 : nullptr);
+    }
+    // Chunks of whole graphs of about kGraphChunkRows rows, dealt to the threads as they come free (a chunk is every
+    // layer's work on its rows, enough to pay for its hand-over even on a small batch; many chunks a thread, so
+    // that the last ones even out the threads' shares, or a busy core's).
+    std::vector<int> first{0};
+    for (int g = 0; g < b.n_graphs; ++g)
+      if (b.offsets[g + 1] - b.offsets[first.back()] >= kGraphChunkRows || g + 1 == b.n_graphs) first.push_back(g + 1);
+    const int chunks = static_cast<int>(first.size()) - 1;
+    parallel_for(chunks, 1, 0, [&](int ch, int worker) {
+      const int g0 = first[ch], g1 = first[ch + 1];
+      const Eigen::Index r0 = b.offsets[g0], r1 = b.offsets[g1];
+      for (int l = 0; l < L; ++l) {
+        GraphitCache::Layer& ly = cache.layers[l];
+        const GraphitLayerParams& p = params.layers[l];
+        const GraphitNormStats* es = batch_norm ? &norm_stats[l] : nullptr;
+        project(l, r0, r1);
+        for (int g = g0; g < g1; ++g) attend(l, g, worker);
+        out_project(l, r0, r1);
+        norm_forward_rows(batch_norm, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1,
+                          es ? &es->mean1 : nullptr, r0, r1);
+        feed_forward(l, r0, r1);
+        norm_forward_rows(batch_norm, cache.work_b, p.norm2_weight, p.norm2_bias, ly.norm2, next_input(l),
+                          es ? &es->mean2 : nullptr, r0, r1);
+      }
+    });
+  } else {
+    // Training BatchNorm: its column statistics need every row of the batch between the passes.
+    for (int l = 0; l < L; ++l) {
+      GraphitCache::Layer& ly = cache.layers[l];
+      const GraphitLayerParams& p = params.layers[l];
+      for_each_row_block(N, [&](Eigen::Index r0, Eigen::Index r1) { project(l, r0, r1); });
+      parallel_for(b.n_graphs, 4, b.n_graphs < 8 ? 1 : 0, [&](int g, int worker) { attend(l, g, worker); });
+      for_each_row_block(N, [&](Eigen::Index r0, Eigen::Index r1) { out_project(l, r0, r1); });
+      GraphitNormStats* rs = run.running ? &(*run.running)[l] : nullptr;
+      norm_forward(true, true, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1, rs ? &rs->mean1 : nullptr,
+                   rs ? &rs->var1 : nullptr, nullptr, nullptr, cache.norm_comm);
+      for_each_row_block(N, [&](Eigen::Index r0, Eigen::Index r1) { feed_forward(l, r0, r1); });
+      norm_forward(true, true, cache.work_b, p.norm2_weight, p.norm2_bias, ly.norm2, next_input(l),
+                   rs ? &rs->mean2 : nullptr, rs ? &rs->var2 : nullptr, nullptr, nullptr, cache.norm_comm);
+    }
   }
 
   // Readout: pooling, Linear-ReLU-Linear.
