@@ -231,6 +231,57 @@ inline void norm_backward(bool batch_norm, bool training, const GraphitCache::No
   });
 }
 
+// The row-local half of norm_backward (LayerNorm, evaluation BatchNorm): d_y's rows [r0, r1) from d_out's, without
+// the weight and bias gradients, which norm_backward_sums adds afterwards over every row in order. Each value is the
+// one norm_backward computes.
+inline void norm_backward_rows(bool batch_norm, const GraphitCache::Norm& cache, const VecF& weight, const MatF& d_out,
+                               MatF& d_y, Eigen::Index r0, Eigen::Index r1) {
+  const Eigen::Index d = d_out.cols();
+  const float* w = weight.data();
+  const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
+  for (Eigen::Index i = r0; i < r1; ++i) {
+    const float* g = row(d_out, i);
+    const float* xi = row(cache.xhat, i);
+    float* ti = row(d_y, i);
+    if (batch_norm) {
+      for (Eigen::Index c = 0; c < d; ++c) ti[c] = g[c] * w[c] * cache.rstd[c];
+      continue;
+    }
+    for (Eigen::Index c = 0; c < d; ++c) ti[c] = g[c] * w[c];
+    const float m1 = row_sum(d, [&](Eigen::Index c) { return ti[c]; }) / static_cast<float>(d);
+    const float m2 = row_sum(d, [&](Eigen::Index c) { return ti[c] * xi[c]; }) / static_cast<float>(d);
+    const float rstd = cache.rstd[i];
+    for (Eigen::Index c = 0; c < d; ++c) ti[c] = rstd * (ti[c] - m1 - xi[c] * m2);
+  }
+}
+// The other half: d_weight += sum_i d_out_i o xhat_i and d_bias += sum_i d_out_i, row by row in order (the sums
+// norm_backward takes).
+inline void norm_backward_sums(const GraphitCache::Norm& cache, const MatF& d_out, VecF& d_weight, VecF& d_bias) {
+  const Eigen::Index n = d_out.rows(), d = d_out.cols();
+  float* __restrict dw = d_weight.data();
+  float* __restrict db = d_bias.data();
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float* __restrict g = d_out.data() + i * d;
+    const float* __restrict x = cache.xhat.data() + i * d;
+    for (Eigen::Index c = 0; c < d; ++c) {
+      dw[c] += g[c] * x[c];
+      db[c] += g[c];
+    }
+  }
+}
+
+// A batch cut into chunks of whole graphs of about `rows` rows each: chunk k holds graphs [first[k], first[k + 1]).
+// The passes whose rows or graphs are computed alone deal such chunks to the threads, each chunk through every
+// layer on one thread (GraphitModel::forward and backward).
+inline std::vector<int> graph_chunks(const std::vector<int>& offsets, int rows) {
+  const int graphs = static_cast<int>(offsets.size()) - 1;
+  std::vector<int> first{0};
+  for (int g = 0; g < graphs; ++g)
+    if (offsets[g + 1] - offsets[first.back()] >= rows || g + 1 == graphs) first.push_back(g + 1);
+  return first;
+}
+constexpr int kGraphChunkRows = 64;
+
 // What norm_forward and norm_backward all-reduce, made by a rank without nodes: the same calls, zeros.
 // The batch's statistics still come back, and update the running ones as on the ranks with nodes.
 inline void norm_forward_idle(Communicator& comm, int d, VecF* running_mean, VecF* running_var) {

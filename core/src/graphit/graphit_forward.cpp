@@ -13,8 +13,6 @@ using namespace graphit_detail;
 
 namespace {
 
-constexpr int kGraphChunkRows = 64;
-
 void check_batch(const GraphitConfig& c, const GraphitBatch& b) {
   INDUCTIVE_CHECK(b.n_graphs >= 1 && static_cast<int>(b.offsets.size()) == b.n_graphs + 1 &&
                       static_cast<int>(b.sq_offsets.size()) == b.n_graphs + 1 && b.offsets.back() == b.n_nodes &&
@@ -198,9 +196,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     // Chunks of whole graphs of about kGraphChunkRows rows, dealt to the threads as they come free (a chunk is every
     // layer's work on its rows, enough to pay for its hand-over even on a small batch; many chunks a thread, so
     // that the last ones even out the threads' shares, or a busy core's).
-    std::vector<int> first{0};
-    for (int g = 0; g < b.n_graphs; ++g)
-      if (b.offsets[g + 1] - b.offsets[first.back()] >= kGraphChunkRows || g + 1 == b.n_graphs) first.push_back(g + 1);
+    const std::vector<int> first = graph_chunks(b.offsets, kGraphChunkRows);
     const int chunks = static_cast<int>(first.size()) - 1;
     parallel_for(chunks, 1, 0, [&](int ch, int worker) {
       const int g0 = first[ch], g1 = first[ch + 1];

@@ -29,13 +29,25 @@ Adam::Moments& Adam::moments_for(const ParamBlock& b) {
   return moments_.back();
 }
 
+namespace {
+
+// adam_update over a block, through __restrict pointers: with the four arrays possibly aliasing, GCC kept the loop
+// scalar, and a GraphiT (a) training step spent 6 % of its time here on two threads (all of it on one). Vectorising
+// changes no value (each element's operations are the same, with no contraction into FMAs under -std=c++17).
+void adam_block(float* __restrict value, float* __restrict m, float* __restrict v, const float* __restrict grad,
+                int64_t n, const elementwise::AdamCoefficients& c, bool decay) {
+  for (int64_t i = 0; i < n; ++i) elementwise::adam_update(value[i], m[i], v[i], grad[i], c, decay);
+}
+
+}  // namespace
+
 void Adam::step(const std::vector<ParamBlock>& blocks) {
   options_.validate();
   ++t_;
   const elementwise::AdamCoefficients c = coefficients();
   for (const ParamBlock& b : blocks) {
     Moments& mo = moments_for(b);
-    for (int64_t i = 0; i < b.size; ++i) elementwise::adam_update(b.value[i], mo.m[i], mo.v[i], b.grad[i], c, b.decay);
+    adam_block(b.value, mo.m.data(), mo.v.data(), b.grad, b.size, c, b.decay);
   }
 }
 

@@ -365,5 +365,60 @@ TEST(GraphitGradient, TheSameBitsOnOneThreadAsOnSeveral) {
     }
   }
 }
+
+// Without statistics across the batch (LayerNorm; BatchNorm in evaluation) the backward pass sends chunks of graphs
+// down every layer and takes the weight gradients afterwards (GraphitModel::backward_by_chunks): it gives the
+// pass-by-pass schedule's gradients, every tensor bit for bit, on 1 and 2 threads, with dropout, LapPE and paths.
+TEST(GraphitGradient, ChunkedBackwardGivesThePassByPassGradientsBitForBit) {
+  struct CapGuard {
+    ~CapGuard() { set_parallel_threads(0); }
+  } guard;
+  for (const auto& [norm, training] : {std::pair{GraphitNorm::kLayer, true}, std::pair{GraphitNorm::kBatch, false}}) {
+    GraphitConfig c = GraphitConfig::with_dim(32, 2, 4);
+    c.vocab = 4;
+    c.pe_dim = 2;
+    c.path_dim = 3;
+    c.norm = norm;
+    c.dropout = training ? 0.2 : 0.0;
+    c.outputs = 3;
+    TestGraphOptions o;
+    o.pe = 2;
+    o.path = 3;
+    const auto graphs = testing::random_graphs(30, 5, 25, o, 33);
+    std::vector<int32_t> classes;
+    for (size_t g = 0; g < graphs.size(); ++g) classes.push_back(static_cast<int32_t>(g % 3));
+    const GraphitBatch batch = GraphitBatch::pack(c, graphs, {}, &classes);
+    ASSERT_GT(batch.n_nodes, 3 * 64);  // several chunks
+    const GraphitModel model = GraphitModel::create(c, 4);
+    for (int threads : {1, 2}) {
+      set_parallel_threads(threads);
+      std::mt19937_64 rng(5);
+      GraphitRunOptions run;
+      run.training = training;
+      run.rng = &rng;
+      GraphitCache cache;
+      const MatF out = model.forward(batch, run, &cache);
+      ASSERT_EQ(out.rows(), batch.n_graphs);
+      // Both schedules from the same gradient at the last layer's output, into fresh gradients.
+      MatF dx(batch.n_nodes, c.d);
+      dx.setRandom();
+      MatF dx2 = dx;
+      GraphitParams g1 = GraphitParams::zeros(c), g2 = GraphitParams::zeros(c);
+      model.backward_by_chunks(batch, cache, dx, g1);
+      model.backward_by_passes(batch, cache, dx2, g2);
+      EXPECT_EQ(std::memcmp(dx.data(), dx2.data(), sizeof(float) * static_cast<size_t>(dx.size())), 0)
+          << "input gradient, " << threads << " threads";
+      const auto a = g1.tensors(c), b = g2.tensors(c);
+      int compared = 0;
+      for (size_t t = 0; t < a.size(); ++t) {
+        EXPECT_EQ(std::memcmp(a[t].data, b[t].data, sizeof(float) * static_cast<size_t>(a[t].size())), 0)
+            << a[t].name << ", " << threads << " threads";
+        compared += a[t].name.rfind("layers.", 0) == 0;
+      }
+      EXPECT_GT(compared, 20);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace inductive
