@@ -65,6 +65,8 @@ export async function runDemoTest({
           '--disable-sync',
           '--no-first-run',
           '--disable-quic',
+          // E2E_CHROMIUM_ARGS: extra switches, space-separated, for experiments (bench/README.md: --js-flags=--no-liftoff).
+          ...(process.env.E2E_CHROMIUM_ARGS ?? '').split(' ').filter(Boolean),
         ],
         viewport: { width: 1440, height: 900 },
       });
