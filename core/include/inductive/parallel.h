@@ -64,9 +64,8 @@ void parallel_for(int n, int chunk, int max_threads, F&& body) {
 // cancellation) stops every item not yet started and is rethrown.
 template <typename F, typename P>
 void parallel_for_each_checked(int n, int chunk, F&& body, P&& progress) {
-  // Items read first_failed without the lock: in wasm a contended mutex sleeps on a futex (Atomics.wait), and a
-  // lock per item, taken by every thread, had made GraphiT's prepare on 2 threads slower than on 1. Only failures,
-  // rare, take the lock, which orders first_failed and error together.
+  // Items read first_failed without the lock (in wasm a contended mutex sleeps on a futex); only failures, rare,
+  // take it, which orders first_failed and error together.
   std::mutex m;
   std::atomic<int> first_failed{n};  // lowest failing index so far (-1: progress threw)
   std::exception_ptr error;

@@ -4,7 +4,8 @@
 // wasm mutex sleeps on a futex (Atomics.wait) and is woken through JS. A loop of small vector allocations ran 15x
 // slower on 2 threads than on 1 (bench: 640 items of 200 vectors, 11 ms on 1 thread, 166 ms on 2), and GraphiT's
 // prepare (SMILES, graphs, diffusion kernels: many small Eigen and std::vector buffers) was slower on 2 threads than
-// on 1 in Chromium. Natively glibc has per-thread caches already; the single-threaded module has no lock.
+// on 1 (bench/README.md, "Threads in the browser"). Natively glibc has per-thread caches already; the single-threaded
+// module has no lock.
 //
 // How: malloc and free (and calloc, which would otherwise reach dlmalloc's own malloc) are replaced; every other
 // allocation function stays dlmalloc's. A cached block is always a whole dlmalloc chunk, obtained by
@@ -31,9 +32,14 @@ constexpr size_t kLargest = kClassSize[kClasses - 1];
 // What a thread keeps per class: at least 8 blocks, else 64 KiB. Past it, half the list goes back to dlmalloc.
 constexpr size_t kKeepBytes = 64 << 10;
 
-constexpr int kept_blocks(int c) {
-  return kKeepBytes / kClassSize[c] > 8 ? static_cast<int>(kKeepBytes / kClassSize[c]) : 8;
-}
+struct KeptBlocks {
+  int per_class[kClasses];
+  constexpr KeptBlocks() : per_class() {
+    for (int c = 0; c < kClasses; ++c)
+      per_class[c] = kKeepBytes / kClassSize[c] > 8 ? static_cast<int>(kKeepBytes / kClassSize[c]) : 8;
+  }
+};
+constexpr KeptBlocks kKept;  // a table, so that free divides nothing
 
 // The smallest class whose size is >= n (n <= kLargest).
 int class_for_request(size_t n) {
@@ -65,7 +71,7 @@ thread_local ThreadCache t_cache;
 
 // Gives the older half of class c's list back to dlmalloc (one lock each, the price the cache otherwise saves).
 void trim(ThreadCache& cache, int c) {
-  const int keep = kept_blocks(c) / 2;
+  const int keep = kKept.per_class[c] / 2;
   FreeBlock* b = cache.head[c];
   for (int i = 1; i < keep && b; ++i) b = b->next;
   if (!b) return;
@@ -107,7 +113,7 @@ void free(void* p) {
   FreeBlock* b = static_cast<FreeBlock*>(p);
   b->next = cache.head[c];
   cache.head[c] = b;
-  if (++cache.count[c] > kept_blocks(c)) trim(cache, c);
+  if (++cache.count[c] > kKept.per_class[c]) trim(cache, c);
 }
 
 void* calloc(size_t count, size_t size) {
