@@ -118,7 +118,8 @@ if [[ -x "$(dirname "$BENCH")/graphit_bench" ]]; then
   $PY bench/graphit_vs_torch.py --bench "$(dirname "$BENCH")/graphit_bench" ${QUICK:+--budget 1}
   echo
   "$(dirname "$BENCH")/graphit_bench" --roofline
-  # 1 vs 2 threads next to a busy loop, OpenMP and the pool (bench/thread_contention.py).
+  # 1 vs 2 threads next to a busy process (sharing the cores, then holding one whole), OpenMP and the pool
+  # (bench/thread_contention.py).
   echo
   $PY bench/thread_contention.py --bench "$(dirname "$BENCH")/graphit_bench"
 fi

@@ -236,7 +236,8 @@ struct GraphitCache {
   // which reads the cache as const, reuses it too (its contents carry nothing between calls).
   MatF work_a, work_b, work_c;
   mutable std::vector<std::vector<float>> scratch;
-  // The backward pass's per-layer gradients (what its weight gradients read), kept between calls for the same reason.
+  // The chunked backward pass's gradients of the layer it is in (what that layer's weight gradients read), kept
+  // between calls for the same reason.
   mutable std::vector<MatF> grad_work;
 };
 
@@ -322,7 +323,8 @@ class GraphitModel {
   void backward(const GraphitBatch& batch, const GraphitCache& cache, const Eigen::Ref<const MatF>& d_output,
                 GraphitParams& grads) const;
   // backward's two schedules below the head (dx: the gradient at the last layer's output in, at the first layer's
-  // input out): pass by pass over the whole batch (training BatchNorm), or chunks of graphs down every layer.
+  // input out): pass by pass over the whole batch (training BatchNorm), or chunks of graphs down each layer, then
+  // that layer's weight gradients.
   void backward_by_passes(const GraphitBatch& batch, const GraphitCache& cache, MatF& dx, GraphitParams& grads) const;
   void backward_by_chunks(const GraphitBatch& batch, const GraphitCache& cache, MatF& dx, GraphitParams& grads) const;
   // Mean loss over the batch (needs the batch's targets); when `grads` is given, adds its gradient to it.

@@ -141,11 +141,14 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
   }
 }
 
-// No statistic across the batch (LayerNorm; BatchNorm in evaluation): the gradients flowing down the layers are
-// computed row by row and graph by graph, so chunks of whole graphs go down every layer on one thread (one parallel
-// loop, where the pass-by-pass backward made about a dozen a layer, with serial passes between them); each layer's
-// gradients are kept, and the weight gradients, sums over every row of the batch, are then taken from them tensor by
-// tensor as the pass-by-pass backward takes them (the same sums in the same order: the same bits).
+// No statistic across the batch (LayerNorm; BatchNorm in evaluation): the gradients flowing down a layer are
+// computed row by row and graph by graph, so chunks of whole graphs go down the layer on one thread each (one
+// parallel loop, where the pass-by-pass backward makes about a dozen, with serial passes between them); the layer's
+// gradients are kept, and its weight gradients, sums over every row of the batch, are then taken from them tensor by
+// tensor (a second loop) as the pass-by-pass backward takes them: the same sums in the same order, the same bits.
+// Layer by layer rather than every layer's chunks first: the kept tensors are one layer's, 11 of the batch's rows
+// instead of 7L + 3 (24 for 3 layers, 73 for 10), read back while still in cache. Measured on (a): the same speed
+// or slightly better (bench/README.md, "Threads on a busy machine").
 void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache& cache, MatF& dx,
                                       GraphitParams& grads) const {
   const GraphitConfig& c = config;
@@ -154,54 +157,46 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
   const bool drop = cache.dropout;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   if (L == 0) return;
-  // Per layer: d(norm2's output) (layer l - 1's is what layer l passes down; below layer 0, dx), dg (the FFN's output
-  // gradient), dpre (its hidden one), d(norm1's output), d(attention output), dq, dv; then three row scratches.
-  enum Slot { kDn2, kDg, kDpre, kDn1, kDattn, kDq, kDv, kSlots };
+  // The layer's kept gradients: dg (the FFN's output gradient), dpre (its hidden one), d(norm1's output),
+  // d(attention output), dq, dv; the gradient coming down into the layer (d of norm2's output) and the one it passes
+  // on, two buffers taking turns; then three row scratches.
+  enum Slot { kDg, kDpre, kDn1, kDattn, kDq, kDv, kIn, kOut, kDz, kDy, kDheads, kSlots };
   std::vector<MatF>& work = cache.grad_work;
-  work.resize(static_cast<size_t>(kSlots) * L + 3);
-  const auto at = [&](int l, Slot s) -> MatF& { return work[static_cast<size_t>(l) * kSlots + s]; };
-  for (int l = 0; l < L; ++l)
-    for (int s = 0; s < kSlots; ++s) at(l, static_cast<Slot>(s)).resize(N, s == kDpre ? F : d);
-  MatF& dz = work[static_cast<size_t>(kSlots) * L];
-  MatF& dy = work[static_cast<size_t>(kSlots) * L + 1];
-  MatF& dheads = work[static_cast<size_t>(kSlots) * L + 2];
-  dz.resize(N, d);
-  dy.resize(N, d);
-  dheads.resize(N, d);
-  at(L - 1, kDn2) = dx;
-  const auto down = [&](int l) -> MatF& { return l > 0 ? at(l - 1, kDn2) : dx; };
+  work.resize(kSlots);
+  for (int s = 0; s < kSlots; ++s) work[s].resize(N, s == kDpre ? F : d);
+  work[kIn] = dx;
+  MatF* in = &work[kIn];
+  MatF* out = &work[kOut];
+  MatF &dz = work[kDz], &dy = work[kDy], &dheads = work[kDheads];
+  MatF &dg = work[kDg], &dpre = work[kDpre], &dx1 = work[kDn1], &dattn = work[kDattn], &dq = work[kDq], &dv = work[kDv];
 
   const std::vector<int> first = graph_chunks(b.offsets, kGraphChunkRows);
-  parallel_for(static_cast<int>(first.size()) - 1, 1, 0, [&](int ch, int worker) {
-    const int g0 = first[ch], g1 = first[ch + 1];
-    const Eigen::Index r0 = b.offsets[g0], r1 = b.offsets[g1], m = r1 - r0;
-    float* local = cache.scratch[static_cast<size_t>(worker)].data();
-    for (int l = L - 1; l >= 0; --l) {
-      const GraphitCache::Layer& ly = cache.layers[l];
-      const GraphitLayerParams& p = params.layers[l];
+  for (int l = L - 1; l >= 0; --l) {
+    const GraphitCache::Layer& ly = cache.layers[l];
+    const GraphitLayerParams& p = params.layers[l];
+    GraphitLayerParams& gp = grads.layers[l];
+    MatF& down = l > 0 ? *out : dx;
+    parallel_for(static_cast<int>(first.size()) - 1, 1, 0, [&](int ch, int worker) {
+      const int g0 = first[ch], g1 = first[ch + 1];
+      const Eigen::Index r0 = b.offsets[g0], r1 = b.offsets[g1], m = r1 - r0;
+      float* local = cache.scratch[static_cast<size_t>(worker)].data();
       // norm2, FFN residual.
-      norm_backward_rows(batch_norm, ly.norm2, p.norm2_weight, at(l, kDn2), dz, r0, r1);
-      MatF& dg = at(l, kDg);
+      norm_backward_rows(batch_norm, ly.norm2, p.norm2_weight, *in, dz, r0, r1);
       dg.middleRows(r0, m) = dz.middleRows(r0, m);
       if (drop) dg.middleRows(r0, m).array() *= ly.drop2.middleRows(r0, m).array();
-      MatF& dpre = at(l, kDpre);
       product_rows(dpre, dg, p.ffn2_weight, r0, r1, false, nullptr);
       if (drop) dpre.middleRows(r0, m).array() *= ly.drop_ffn.middleRows(r0, m).array();
       dpre.middleRows(r0, m).array() *= (ly.ffn.middleRows(r0, m).array() > 0.0f).cast<float>();
       simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1
       plus_dz.residual = dz.data(), plus_dz.ld_residual = d;
-      MatF& dx1 = at(l, kDn1);
       product_rows(dx1, dpre, p.ffn1_weight, r0, r1, false, &plus_dz);
       // norm1, attention residual.
       norm_backward_rows(batch_norm, ly.norm1, p.norm1_weight, dx1, dy, r0, r1);
-      MatF& dattn = at(l, kDattn);
       dattn.middleRows(r0, m) = dy.middleRows(r0, m);
       if (drop) dattn.middleRows(r0, m).array() *= ly.drop1.middleRows(r0, m).array();
       dattn.middleRows(r0, m).array().colwise() *= b.residual_scale.segment(r0, m).array();
       product_rows(dheads, dattn, p.out_weight, r0, r1, false, nullptr);
       // Attention, graph by graph.
-      MatF& dq = at(l, kDq);
-      MatF& dv = at(l, kDv);
       dq.middleRows(r0, m).setZero();
       for (int g = g0; g < g1; ++g) {
         const int o = b.offsets[g], n = b.size(g);
@@ -213,50 +208,48 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
       }
       simd::RowEpilogue plus_dy;  // dx = dy + dq Wq + dv Wv
       plus_dy.residual = dy.data(), plus_dy.ld_residual = d;
-      product_rows(down(l), dq, p.q_weight, r0, r1, false, &plus_dy);
-      product_rows(down(l), dv, p.v_weight, r0, r1, true, nullptr);
-    }
-  });
+      product_rows(down, dq, p.q_weight, r0, r1, false, &plus_dy);
+      product_rows(down, dv, p.v_weight, r0, r1, true, nullptr);
+    });
 
-  // The weight gradients, each a sum over every row: the tensors dealt to the threads (each sum on one thread, in
-  // its rows' fixed blocks and order, as the pass-by-pass backward takes it).
-  constexpr int kJobs = 7;
-  parallel_for(kJobs * L, 1, 0, [&](int job, int) {
-    const int l = L - 1 - job / kJobs;
-    const GraphitCache::Layer& ly = cache.layers[l];
-    GraphitLayerParams& gp = grads.layers[l];
-    switch (job % kJobs) {
-      case 0:
-        norm_backward_sums(ly.norm2, at(l, kDn2), gp.norm2_weight, gp.norm2_bias);
-        break;
-      case 1:
-        if (drop) {
-          const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-          add_transposed_product(gp.ffn2_weight, at(l, kDg), fd);
-        } else {
-          add_transposed_product(gp.ffn2_weight, at(l, kDg), ly.ffn);
-        }
-        gp.ffn2_bias += at(l, kDg).colwise().sum().transpose();
-        break;
-      case 2:
-        add_transposed_product(gp.ffn1_weight, at(l, kDpre), ly.x1);
-        gp.ffn1_bias += at(l, kDpre).colwise().sum().transpose();
-        break;
-      case 3:
-        norm_backward_sums(ly.norm1, at(l, kDn1), gp.norm1_weight, gp.norm1_bias);
-        break;
-      case 4:
-        add_transposed_product(gp.out_weight, at(l, kDattn), ly.heads);
-        gp.out_bias += at(l, kDattn).colwise().sum().transpose();
-        break;
-      case 5:
-        add_transposed_product(gp.q_weight, at(l, kDq), ly.x_in);
-        break;
-      default:
-        add_transposed_product(gp.v_weight, at(l, kDv), ly.x_in);
-        break;
-    }
-  });
+    // The layer's weight gradients, each a sum over every row: the tensors dealt to the threads (each sum on one
+    // thread, in its rows' fixed blocks and order, as the pass-by-pass backward takes it).
+    constexpr int kJobs = 7;
+    parallel_for(kJobs, 1, 0, [&](int job, int) {
+      switch (job) {
+        case 0:
+          norm_backward_sums(ly.norm2, *in, gp.norm2_weight, gp.norm2_bias);
+          break;
+        case 1:
+          if (drop) {
+            const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
+            add_transposed_product(gp.ffn2_weight, dg, fd);
+          } else {
+            add_transposed_product(gp.ffn2_weight, dg, ly.ffn);
+          }
+          gp.ffn2_bias += dg.colwise().sum().transpose();
+          break;
+        case 2:
+          add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
+          gp.ffn1_bias += dpre.colwise().sum().transpose();
+          break;
+        case 3:
+          norm_backward_sums(ly.norm1, dx1, gp.norm1_weight, gp.norm1_bias);
+          break;
+        case 4:
+          add_transposed_product(gp.out_weight, dattn, ly.heads);
+          gp.out_bias += dattn.colwise().sum().transpose();
+          break;
+        case 5:
+          add_transposed_product(gp.q_weight, dq, ly.x_in);
+          break;
+        default:
+          add_transposed_product(gp.v_weight, dv, ly.x_in);
+          break;
+      }
+    });
+    std::swap(in, out);
+  }
 }
 
 double GraphitModel::loss(const GraphitBatch& b, const GraphitRunOptions& run, GraphitParams* grads, MatF* outputs,

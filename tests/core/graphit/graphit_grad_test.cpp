@@ -367,7 +367,7 @@ TEST(GraphitGradient, TheSameBitsOnOneThreadAsOnSeveral) {
 }
 
 // Without statistics across the batch (LayerNorm; BatchNorm in evaluation) the backward pass sends chunks of graphs
-// down every layer and takes the weight gradients afterwards (GraphitModel::backward_by_chunks): it gives the
+// down each layer and then takes that layer's weight gradients (GraphitModel::backward_by_chunks): it gives the
 // pass-by-pass schedule's gradients, every tensor bit for bit, on 1 and 2 threads, with dropout, LapPE and paths.
 TEST(GraphitGradient, ChunkedBackwardGivesThePassByPassGradientsBitForBit) {
   struct CapGuard {
