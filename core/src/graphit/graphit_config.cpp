@@ -1,5 +1,8 @@
 // GraphiT config <-> JSON, strict (see inductive/graphit.h).
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "inductive/graphit.h"
@@ -119,7 +122,8 @@ GraphitConfig GraphitConfig::from_json(const nlohmann::json& j) {
     c.d = s.integer("d", c.d);
     c.layers = s.integer("layers", c.layers);
     c.heads = s.integer("heads", c.heads);
-    c.ffn = s.integer("ffn", 2 * c.d);
+    // The default width is 2d, saturated: a d far out of range must reach validate's message, not overflow here.
+    c.ffn = s.integer("ffn", static_cast<int>(std::clamp<int64_t>(2 * int64_t{c.d}, INT_MIN, INT_MAX)));
     c.norm = parse_enum(kGraphitNorms, s.str("norm", "layer"), "graphit config: encoder.norm");
     c.dropout = s.number("dropout", c.dropout);
     c.kernel = s.boolean("kernel", c.kernel);

@@ -63,6 +63,13 @@ TEST(GraphitConfig, RoundTripsThroughJsonAndRejectsTyposAndBadValues) {
   j = c.to_json();
   j["input"]["node_labels"] = {"C", "N"};
   expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "node_labels has 2 entries");
+  // A d far out of range reaches the range check, not an overflow in ffn's default 2 d (a fuzzer's finding).
+  for (const int64_t huge : {int64_t{2064951154}, int64_t{-2064951154}}) {
+    j = c.to_json();
+    j["encoder"].erase("ffn");
+    j["encoder"]["d"] = huge;
+    expect_error([&] { GraphitConfig::from_json(j); }, ErrorCode::kInvalidArgument, "encoder.d must be in 1..65536");
+  }
   // Defaults: ffn = 2 d, hidden = d, degree scaling follows the kernel, regression has one output.
   const GraphitConfig d = GraphitConfig::from_json(
       {{"input", {{"vocab", 3}}}, {"encoder", {{"d", 32}, {"kernel", false}}}, {"task", {{"type", "regression"}}}});
