@@ -17,6 +17,22 @@ namespace inductive {
 
 using namespace graphit_detail;
 
+namespace {
+
+// Rows r0..r0+m of the attention block's output gradient, dattn = (dy * drop1) * residual scale, in one pass; both
+// backward schedules take it here, so their products are in one order (the same bits).
+void attention_output_grad(const MatF& dy, const MatF* drop1, const VecF& residual_scale, Eigen::Index r0,
+                           Eigen::Index m, MatF& dattn) {
+  const auto scale = residual_scale.segment(r0, m).array();
+  if (drop1)
+    dattn.middleRows(r0, m).array() =
+        (dy.middleRows(r0, m).array() * drop1->middleRows(r0, m).array()).colwise() * scale;
+  else
+    dattn.middleRows(r0, m).array() = dy.middleRows(r0, m).array().colwise() * scale;
+}
+
+}  // namespace
+
 void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, const Eigen::Ref<const MatF>& d_output,
                             GraphitParams& grads) const {
   const GraphitConfig& c = config;
@@ -91,16 +107,17 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
     // norm2, FFN residual.
     norm_backward(batch_norm, cache.training, ly.norm2, p.norm2_weight, dx, dz, gp.norm2_weight, gp.norm2_bias,
                   cache.norm_comm);
-    dg = dz;
-    if (drop) dg.array() *= ly.drop2.array();
+    // The FFN's output gradient: dz itself without dropout (no copy), dz * drop2 in dg with it.
+    if (drop) dg = dz.cwiseProduct(ly.drop2);
+    const MatF& ffn_out_grad = drop ? dg : dz;
     if (drop) {
       const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-      add_transposed_product(gp.ffn2_weight, dg, fd);
+      add_transposed_product(gp.ffn2_weight, ffn_out_grad, fd);
     } else {
-      add_transposed_product(gp.ffn2_weight, dg, ly.ffn);
+      add_transposed_product(gp.ffn2_weight, ffn_out_grad, ly.ffn);
     }
-    gp.ffn2_bias += dg.colwise().sum().transpose();
-    rows_product(dpre, dg, p.ffn2_weight);
+    gp.ffn2_bias += ffn_out_grad.colwise().sum().transpose();
+    rows_product(dpre, ffn_out_grad, p.ffn2_weight);
     if (drop) dpre.array() *= ly.drop_ffn.array();
     dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
     add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
@@ -112,9 +129,8 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
     // norm1, attention residual.
     norm_backward(batch_norm, cache.training, ly.norm1, p.norm1_weight, dx1, dy, gp.norm1_weight, gp.norm1_bias,
                   cache.norm_comm);
-    dattn = dy;
-    if (drop) dattn.array() *= ly.drop1.array();
-    dattn.array().colwise() *= b.residual_scale.array();
+    dattn.resize(N, d);
+    attention_output_grad(dy, drop ? &ly.drop1 : nullptr, b.residual_scale, 0, N, dattn);
     add_transposed_product(gp.out_weight, dattn, ly.heads);
     gp.out_bias += dattn.colwise().sum().transpose();
     rows_product(dheads, dattn, p.out_weight);
@@ -176,15 +192,16 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
     const GraphitLayerParams& p = params.layers[l];
     GraphitLayerParams& gp = grads.layers[l];
     MatF& down = l > 0 ? *out : dx;
+    // The FFN's output gradient: dz itself without dropout (no copy), dz * drop2 in dg with it.
+    const MatF& ffn_out_grad = drop ? dg : dz;
     parallel_for(static_cast<int>(first.size()) - 1, 1, 0, [&](int ch, int worker) {
       const int g0 = first[ch], g1 = first[ch + 1];
       const Eigen::Index r0 = b.offsets[g0], r1 = b.offsets[g1], m = r1 - r0;
       float* local = cache.scratch[static_cast<size_t>(worker)].data();
       // norm2, FFN residual.
       norm_backward_rows(batch_norm, ly.norm2, p.norm2_weight, *in, dz, r0, r1);
-      dg.middleRows(r0, m) = dz.middleRows(r0, m);
-      if (drop) dg.middleRows(r0, m).array() *= ly.drop2.middleRows(r0, m).array();
-      product_rows(dpre, dg, p.ffn2_weight, r0, r1, false, nullptr);
+      if (drop) dg.middleRows(r0, m) = dz.middleRows(r0, m).cwiseProduct(ly.drop2.middleRows(r0, m));
+      product_rows(dpre, ffn_out_grad, p.ffn2_weight, r0, r1, false, nullptr);
       if (drop) dpre.middleRows(r0, m).array() *= ly.drop_ffn.middleRows(r0, m).array();
       dpre.middleRows(r0, m).array() *= (ly.ffn.middleRows(r0, m).array() > 0.0f).cast<float>();
       simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1
@@ -192,9 +209,7 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
       product_rows(dx1, dpre, p.ffn1_weight, r0, r1, false, &plus_dz);
       // norm1, attention residual.
       norm_backward_rows(batch_norm, ly.norm1, p.norm1_weight, dx1, dy, r0, r1);
-      dattn.middleRows(r0, m) = dy.middleRows(r0, m);
-      if (drop) dattn.middleRows(r0, m).array() *= ly.drop1.middleRows(r0, m).array();
-      dattn.middleRows(r0, m).array().colwise() *= b.residual_scale.segment(r0, m).array();
+      attention_output_grad(dy, drop ? &ly.drop1 : nullptr, b.residual_scale, r0, m, dattn);
       product_rows(dheads, dattn, p.out_weight, r0, r1, false, nullptr);
       // Attention, graph by graph.
       dq.middleRows(r0, m).setZero();
@@ -223,11 +238,11 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
         case 1:
           if (drop) {
             const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-            add_transposed_product(gp.ffn2_weight, dg, fd);
+            add_transposed_product(gp.ffn2_weight, ffn_out_grad, fd);
           } else {
-            add_transposed_product(gp.ffn2_weight, dg, ly.ffn);
+            add_transposed_product(gp.ffn2_weight, ffn_out_grad, ly.ffn);
           }
-          gp.ffn2_bias += dg.colwise().sum().transpose();
+          gp.ffn2_bias += ffn_out_grad.colwise().sum().transpose();
           break;
         case 2:
           add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
