@@ -31,6 +31,20 @@ void attention_output_grad(const MatF& dy, const MatF* drop1, const VecF& residu
     dattn.middleRows(r0, m).array() = dy.middleRows(r0, m).array().colwise() * scale;
 }
 
+// A Linear layer's gradients from its output gradient and its input: W += d_out^T input, b += the sum of d_out's rows.
+void add_linear_grads(const MatF& d_out, const MatF& input, MatF& weight, VecF& bias) {
+  add_transposed_product(weight, d_out, input);
+  bias += d_out.colwise().sum().transpose();
+}
+
+// The FFN's second Linear, whose input is the hidden layer after its dropout.
+void add_ffn2_grads(const GraphitCache::Layer& ly, bool drop, const MatF& d_out, GraphitLayerParams& gp) {
+  if (drop)
+    add_linear_grads(d_out, ly.ffn.cwiseProduct(ly.drop_ffn), gp.ffn2_weight, gp.ffn2_bias);
+  else
+    add_linear_grads(d_out, ly.ffn, gp.ffn2_weight, gp.ffn2_bias);
+}
+
 }  // namespace
 
 void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, const Eigen::Ref<const MatF>& d_output,
@@ -110,18 +124,11 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
     // The FFN's output gradient: dz itself without dropout (no copy), dz * drop2 in dg with it.
     if (drop) dg = dz.cwiseProduct(ly.drop2);
     const MatF& ffn_out_grad = drop ? dg : dz;
-    if (drop) {
-      const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-      add_transposed_product(gp.ffn2_weight, ffn_out_grad, fd);
-    } else {
-      add_transposed_product(gp.ffn2_weight, ffn_out_grad, ly.ffn);
-    }
-    gp.ffn2_bias += ffn_out_grad.colwise().sum().transpose();
+    add_ffn2_grads(ly, drop, ffn_out_grad, gp);
     rows_product(dpre, ffn_out_grad, p.ffn2_weight);
     if (drop) dpre.array() *= ly.drop_ffn.array();
     dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
-    add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
-    gp.ffn1_bias += dpre.colwise().sum().transpose();
+    add_linear_grads(dpre, ly.x1, gp.ffn1_weight, gp.ffn1_bias);
     simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1, the residual added as the rows are stored (no copy of dz)
     plus_dz.residual = dz.data(), plus_dz.ld_residual = d;
     rows_product(dx1, dpre, p.ffn1_weight, false, &plus_dz);
@@ -131,8 +138,7 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
                   cache.norm_comm);
     dattn.resize(N, d);
     attention_output_grad(dy, drop ? &ly.drop1 : nullptr, b.residual_scale, 0, N, dattn);
-    add_transposed_product(gp.out_weight, dattn, ly.heads);
-    gp.out_bias += dattn.colwise().sum().transpose();
+    add_linear_grads(dattn, ly.heads, gp.out_weight, gp.out_bias);
     rows_product(dheads, dattn, p.out_weight);
 
     // Attention, per graph (graphit_attention.h). Graphs are independent: each writes only its own rows of dq and
@@ -236,24 +242,16 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
           norm_backward_sums(ly.norm2, *in, gp.norm2_weight, gp.norm2_bias);
           break;
         case 1:
-          if (drop) {
-            const MatF fd = ly.ffn.cwiseProduct(ly.drop_ffn);
-            add_transposed_product(gp.ffn2_weight, ffn_out_grad, fd);
-          } else {
-            add_transposed_product(gp.ffn2_weight, ffn_out_grad, ly.ffn);
-          }
-          gp.ffn2_bias += ffn_out_grad.colwise().sum().transpose();
+          add_ffn2_grads(ly, drop, ffn_out_grad, gp);
           break;
         case 2:
-          add_transposed_product(gp.ffn1_weight, dpre, ly.x1);
-          gp.ffn1_bias += dpre.colwise().sum().transpose();
+          add_linear_grads(dpre, ly.x1, gp.ffn1_weight, gp.ffn1_bias);
           break;
         case 3:
           norm_backward_sums(ly.norm1, dx1, gp.norm1_weight, gp.norm1_bias);
           break;
         case 4:
-          add_transposed_product(gp.out_weight, dattn, ly.heads);
-          gp.out_bias += dattn.colwise().sum().transpose();
+          add_linear_grads(dattn, ly.heads, gp.out_weight, gp.out_bias);
           break;
         case 5:
           add_transposed_product(gp.q_weight, dq, ly.x_in);
