@@ -175,11 +175,12 @@ int main(int argc, char** argv) {
     const double peak = gemm.best();
     std::printf(
         "GraphiT roofline, 1 thread. Peak: the faster of two float32 GEMMs measured now, Eigen's 1024^3 (%.1f "
-        "GFLOP/s) and the library's kernel on a cache-resident product (%.1f GFLOP/s). MFLOP per graph "
+        "GFLOP/s) and the library's kernel on a cache-resident product (%.1f GFLOP/s); the core's FMA limit %.1f "
+        "GFLOP/s (independent multiply-adds in registers). MFLOP per graph "
         "= the forward pass's products (a training step: 3x); exps per graph in the forward pass\n\n"
         "| config | MFLOP/graph | exps/graph | infer graphs/s | infer GFLOP/s | of peak | train graphs/s | train "
         "GFLOP/s | of peak |\n|---|---|---|---|---|---|---|---|---|\n",
-        gemm.eigen, gemm.kernel);
+        gemm.eigen, gemm.kernel, gemm.fma);
     for (const Setup* s : setups) roofline(*s, make_workload(*s), peak);
     return 0;
   }

@@ -15,6 +15,10 @@ Padding differs and is reported: ours computes each graph's attention at its own
 attention to the batch's largest graph (`attention padding` = padded / true attention entries), as the GraphiT
 reference does. PyTorch runs with the allocator settings of bench/otke_vs_torch.py.
 
+`ceiling` is the ratio no implementation could pass on this machine: the configuration's FLOPs per graph (at each
+graph's true size) at the core's FMA limit, both from `graphit_bench --roofline` in the same run, against PyTorch's
+median rate (bench/roofline_ceiling.py). Where the target ratio is above it, the target is out of reach here.
+
   /usr/bin/python3 bench/graphit_vs_torch.py --bench build/native-release/bin/graphit_bench [--configs a,b]
                                              [--threads 1,2] [--budget 3] [--rounds 3]
 """
@@ -30,6 +34,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from otke_vs_torch import TORCH_ENV  # noqa: E402  (one allocator setting for every PyTorch baseline)
+from roofline_ceiling import ceiling, roofline  # noqa: E402
 
 CONFIGS = ["a", "b"]
 
@@ -74,9 +79,10 @@ def main():
         ap.error(f"--threads: expected integers, got {a.threads!r}")
     if not os.access(a.bench, os.X_OK):
         ap.error(f"--bench {a.bench} is not an executable (build it: cmake --build build/native-release)")
-    print("| config | threads | ours infer | PyTorch infer | ratio (range) | ours train | PyTorch train | "
-          "ratio (range) | attention padding |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    limit, work = roofline(a.bench)
+    print("| config | threads | ours infer | PyTorch infer | ratio (range) | ceiling | ours train | PyTorch train | "
+          "ratio (range) | ceiling | attention padding |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     version = ""
     with tempfile.TemporaryDirectory(prefix="graphit-vs-torch-") as tmp:
         subprocess.run([a.bench, "--export", tmp], check=True)
@@ -92,12 +98,16 @@ def main():
                 ri = [x[0] / x[2] for x in rounds]
                 rt = [x[1] / x[3] for x in rounds]
                 span = (lambda v: f" ({min(v):.2f}-{max(v):.2f})" if len(v) > 1 else "")
+                if name not in work:
+                    sys.exit(f"error: {a.bench} --roofline has no row {name!r}")
+                ci, ct = (ceiling(limit, work[name][k], t, med[2 + k]) for k in range(2))
                 print(f"| {name} | {t} | {med[0]:.0f} | {med[2]:.0f} | {statistics.median(ri):.2f}x{span(ri)} | "
-                      f"{med[1]:.0f} | {med[3]:.0f} | {statistics.median(rt):.2f}x{span(rt)} | "
-                      f"{r['attention_padding']:.2f}x |", flush=True)
+                      f"{ci:.2f}x | {med[1]:.0f} | {med[3]:.0f} | {statistics.median(rt):.2f}x{span(rt)} | "
+                      f"{ct:.2f}x | {r['attention_padding']:.2f}x |", flush=True)
     print(f"\ngraphs/s, medians of {a.rounds} interleaved rounds; PyTorch {version} on the CPU, measured in this run "
           "(allocator: "
-          + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()) + ")")
+          + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()) + f"); ceiling: the ratio at this core's FMA limit, "
+          f"{limit:.1f} GFLOP/s a thread, measured now")
 
 
 if __name__ == "__main__":

@@ -212,10 +212,11 @@ void roofline_table() {
   std::printf(
       "OTKE roofline, 1 thread, batch 64, n ~ U[200, 1000], eps 0.5, 10 iterations. Peak: the faster of two "
       "float32 GEMMs measured now, Eigen's 1024^3 (%.1f GFLOP/s) and the library's kernel on a cache-resident product "
-      "(%.1f GFLOP/s)\n\n| config | MFLOP/seq infer | exps/seq infer | infer seq/s | infer "
+      "(%.1f GFLOP/s); the core's FMA limit %.1f GFLOP/s (independent multiply-adds in registers)\n\n| config | "
+      "MFLOP/seq infer | exps/seq infer | infer seq/s | infer "
       "GFLOP/s | of peak | MFLOP/seq train | exps/seq train | train seq/s | train GFLOP/s | of peak |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|\n",
-      gemm.eigen, gemm.kernel);
+      gemm.eigen, gemm.kernel, gemm.fma);
   for (const auto& [k, p] : std::vector<std::pair<int, int>>{{128, 64}, {512, 64}, {128, 10}, {512, 10}}) {
     const SetBatch x = make_features(64, k, 11);
     std::vector<int32_t> y(64);

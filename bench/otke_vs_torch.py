@@ -14,6 +14,10 @@ reference does. Allocator: PyTorch runs with glibc's mmap threshold raised to 32
 1 GiB (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_), so that its large temporaries are not mapped and unmapped
 at every call (on this VM that alone costs it up to 2x); ours uses the default allocator.
 
+`ceiling` is the ratio no implementation could pass on this machine: the configuration's FLOPs per sequence (at each
+set's true size; exps not counted) at the core's FMA limit, both from `otke_bench --roofline` in the same run,
+against PyTorch's rate (bench/roofline_ceiling.py).
+
   /usr/bin/python3 bench/otke_vs_torch.py --bench build/native-release/bin/otke_bench [--configs k128p64,...]
                                           [--threads 1,2] [--quick]
 """
@@ -26,6 +30,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from roofline_ceiling import ceiling, roofline  # noqa: E402
 CONFIGS = ["k128p64", "k512p64", "k128p10", "k512p10"]
 TORCH_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(2**30)}
 
@@ -69,8 +75,10 @@ def main():
         ap.error(f"--threads: expected integers, got {a.threads!r}")
     if not os.access(a.bench, os.X_OK):
         ap.error(f"--bench {a.bench} is not an executable (build it: cmake --build build/native-release)")
-    print("| config | threads | ours infer | PyTorch infer | ratio | ours train | PyTorch train | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
+    limit, work = roofline(a.bench)
+    print("| config | threads | ours infer | PyTorch infer | ratio | ceiling | ours train | PyTorch train | ratio | "
+          "ceiling |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     version = ""
     for c in configs:
         mine = ours(a.bench, c)
@@ -79,10 +87,12 @@ def main():
                 continue
             ti, tt, version = torch_baseline(c, t, a.quick)
             oi, ot = mine[t]
-            print(f"| {c} | {t} | {oi:.0f} | {ti:.0f} | {oi / ti:.2f}x | {ot:.0f} | {tt:.0f} | {ot / tt:.2f}x |",
-                  flush=True)
+            ci, ct = ceiling(limit, work[c][0], t, ti), ceiling(limit, work[c][1], t, tt)
+            print(f"| {c} | {t} | {oi:.0f} | {ti:.0f} | {oi / ti:.2f}x | {ci:.2f}x | {ot:.0f} | {tt:.0f} | "
+                  f"{ot / tt:.2f}x | {ct:.2f}x |", flush=True)
     print(f"\nseq/s; PyTorch {version} on the CPU, measured in this run (allocator: "
-          + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()) + ")")
+          + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()) + f"); ceiling: the ratio at this core's FMA limit, "
+          f"{limit:.1f} GFLOP/s a thread, measured now")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import torch
 
 BENCH = os.environ.get("INDUCTIVE_GRAPHIT_BENCH", "")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import roofline_ceiling  # noqa: E402
 import torch_graphit  # noqa: E402
 
 EXPECTED = {  # config: (layers, heads, norm, task, vocab, batch, smallest, largest graph)
@@ -85,6 +86,28 @@ class GraphitBenchWorkload(unittest.TestCase):
         out = torch_graphit.forward(p, stats, config, b, training=True)
         self.assertEqual(tuple(out.shape), (batch_size, 1))
         self.assertTrue(torch.isfinite(out).all())
+
+    def test_roofline_counts_the_exported_graphs_products_and_bounds_the_ratio(self):
+        # graphit_vs_torch.py's `ceiling` divides these FLOPs at the FMA limit by PyTorch's rate: per layer and graph of
+        # n nodes 6 n d^2 + 4 n d ffn + 4 n^2 d (inductive/graphit.h's products), averaged over the timed graphs.
+        done = subprocess.run([BENCH, "--roofline"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        limit, rows = roofline_ceiling.parse_roofline(done.stdout)
+        self.assertGreater(limit, 0)
+        self.assertEqual(len(rows), 2)
+        for key in EXPECTED:
+            d = os.path.join(self.tmp.name, key)
+            enc = json.load(open(os.path.join(d, "config.json")))["model"]["encoder"]
+            n = np.load(os.path.join(d, "sizes.npy")).astype(np.float64)
+            dm, ffn = enc["d"], enc.get("ffn", 2 * enc["d"])
+            mflop = (enc["layers"] * (6 * n * dm * dm + 4 * n * dm * ffn + 4 * n * n * dm)).mean() / 1e6
+            (name,) = [r for r in rows if r.startswith(f"({key})")]
+            self.assertAlmostEqual(rows[name][0], mflop, delta=0.006, msg=key)  # printed to 2 decimals
+            self.assertEqual(rows[name][1], 3 * rows[name][0])
+        # 100 GFLOP/s a thread, 4.31 MFLOP a graph, a baseline of 5000 graphs/s: 2 threads could be 9.28x faster.
+        self.assertAlmostEqual(roofline_ceiling.ceiling(100.0, 4.31, 2, 5000.0), 2 * 100e3 / 4.31 / 5000, places=9)
+        with self.assertRaises(ValueError):
+            roofline_ceiling.parse_roofline("| (a) x | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 |")  # no FMA limit printed
 
     def test_bench_manners(self):
         done = subprocess.run([BENCH, "--help"], capture_output=True, text=True, timeout=30)

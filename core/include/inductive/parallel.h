@@ -13,11 +13,13 @@
 // dealt: the same bits on 1 thread as on N.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -55,6 +57,17 @@ void parallel_for(int n, int chunk, int max_threads, F&& body) {
     for (int i = begin; i < end; ++i) f(i, worker);
   };
   parallel_detail::run(n, chunk < 1 ? 1 : chunk, max_threads, call, const_cast<void*>(static_cast<const void*>(&body)));
+}
+
+// The indices [0, n) in decreasing order of cost(i), ties in index order. Items of very different sizes dealt in this
+// order start largest first, so that the last ones to finish are small and the threads end their loop together
+// (with the sizes in index order, a thread that drew a large set last kept the other one waiting for it).
+template <typename C>
+std::vector<int> largest_first(int n, C&& cost) {
+  std::vector<int> order(static_cast<size_t>(std::max(n, 0)));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
+  return order;
 }
 
 // parallel_for for work that may fail or be cancelled, with the outcome of a serial loop: body(i) for every i in

@@ -33,6 +33,14 @@ TEST(ParallelFor, RunsEveryItemExactlyOnceForEveryChunkSize) {
   }
 }
 
+// Sets of very different sizes are dealt largest first, so that the last items to finish are small ones.
+TEST(LargestFirst, OrdersByDecreasingCostAndKeepsIndexOrderAmongEquals) {
+  const std::vector<int> size = {3, 9, 1, 9, 5, 3};
+  EXPECT_EQ(largest_first(6, [&](int i) { return size[static_cast<size_t>(i)]; }),
+            (std::vector<int>{1, 3, 4, 0, 5, 2}));
+  EXPECT_TRUE(largest_first(0, [](int) { return 0; }).empty());
+}
+
 TEST(ParallelFor, WorkerIdsAreBelowParallelThreadsSoPerThreadScratchIsSafe) {
   const int T = parallel_threads();
   ASSERT_GE(T, 1);

@@ -96,6 +96,41 @@ TEST(OtkPooling, SetBySetKeepsTheBatchsPlansAndTapeBitForBit) {
   }
 }
 
+// Backward deals the sets to the threads largest first and sums their dL/dz in set order for every entry, so its
+// gradients are the same bits on one thread as on several, narrow and wide, with one reference and with two.
+TEST(OtkPoolingGradient, TheSameBitsOnOneThreadAsOnSeveral) {
+  for (int p : {3, 40}) {
+    for (int q : {1, 2}) {
+      OtkOptions o = small_options(q, 0.0f);
+      o.p = p;
+      std::vector<MatF> refs;
+      for (int r = 0; r < q; ++r) refs.push_back(random_mat(p, 24, 30 + r));
+      const OtkPooling pool(refs, o);
+      const SetBatch x = random_batch({9, 70, 1, 64, 33, 2, 50}, 24, 41);
+      const MatF g = random_mat(x.batch, q * p * 24, 42);
+      SetBatch gx1;
+      std::vector<MatF> gz1;
+      for (int threads : {1, 2, 3}) {
+        set_parallel_threads(threads);
+        OtkPooling::Cache cache;
+        pool.forward(x, &cache);
+        SetBatch gx;
+        std::vector<MatF> gz;
+        pool.backward(x, cache, g, &gx, &gz);
+        if (threads == 1) {
+          gx1 = gx, gz1 = gz;
+          continue;
+        }
+        EXPECT_EQ(gx.x, gx1.x) << "p " << p << " q " << q << " threads " << threads;
+        for (int r = 0; r < q; ++r)
+          EXPECT_TRUE(gz[static_cast<size_t>(r)] == gz1[static_cast<size_t>(r)])
+              << "p " << p << " q " << q << " threads " << threads;
+      }
+      set_parallel_threads(0);
+    }
+  }
+}
+
 TEST(OtkPooling, OtkCompatibleScaleIsSqrtPQTimesThePaperScale) {
   OtkOptions o = small_options(2, 0.0f);
   const std::vector<MatF> refs = {random_mat(3, 4, 6), random_mat(3, 4, 7)};
