@@ -18,8 +18,25 @@ if(EMSCRIPTEN)
   target_include_directories(inductive_deps SYSTEM INTERFACE "${INDUCTIVE_WASM_INCLUDE}")
   # Eigen's x86 intrinsics do not compile for wasm; xsimd's SSE4.1 backend lowers to wasm SIMD128.
   target_compile_definitions(inductive_deps INTERFACE EIGEN_DONT_VECTORIZE)
-  target_compile_options(inductive_deps INTERFACE -msimd128 -msse4.1 -fexceptions)
-  target_link_options(inductive_deps INTERFACE -fexceptions)
+  target_compile_options(inductive_deps INTERFACE -msimd128 -msse4.1)
+  # C++ exceptions, set per core (core/CMakeLists.txt) and carried to whatever links it. The one-thread core uses
+  # WebAssembly's own instructions (try/catch; every engine since 2021-22: Chrome 95, Firefox 100, Safari 15.2,
+  # Node 17) rather than emscripten's JavaScript emulation, where every call that may throw out of a frame with a
+  # destructor or a catch went out to a JS trampoline (invoke_*) and back: 5 % of a GraphiT prediction's samples
+  # under Node, and a fifth of the module's size. The threaded core keeps the emulation: in emscripten 3.1.6,
+  # -pthread with -fwasm-exceptions catches a thrown std::runtime_error only in catch (...), never by its type
+  # (tests/wasm/threaded_core_test.cpp checks that a core Error keeps its type there). INDUCTIVE_WASM_EH=js gives
+  # the one-thread core the emulation too (a comparison build).
+  set(INDUCTIVE_WASM_EH "wasm" CACHE STRING "C++ exceptions in the one-thread wasm core: wasm (instructions) or js")
+  set_property(CACHE INDUCTIVE_WASM_EH PROPERTY STRINGS wasm js)
+  if(INDUCTIVE_WASM_EH STREQUAL "wasm")
+    set(INDUCTIVE_WASM_EXCEPTIONS -fwasm-exceptions)
+  elseif(INDUCTIVE_WASM_EH STREQUAL "js")
+    set(INDUCTIVE_WASM_EXCEPTIONS -fexceptions)
+  else()
+    message(FATAL_ERROR "INDUCTIVE_WASM_EH must be wasm or js, got '${INDUCTIVE_WASM_EH}'")
+  endif()
+  set(INDUCTIVE_WASM_EXCEPTIONS_MT -fexceptions)
 elseif(INDUCTIVE_VENDORED_DEPS)
   # A GPU machine without our Debian packages (bench/gpu/check.sh): the headers bench/gpu/vendor_deps.sh copied.
   set(vendored "${INDUCTIVE_VENDORED_DEPS}/include")

@@ -167,6 +167,37 @@ int main() {
   spec("4 threads allocating, handing over and freeing 20000 blocks each never overlap two live blocks",
        stress(4, 20000));
 
+  // C++ exceptions are wasm instructions (cmake/Dependencies.cmake); the exception object comes from the allocator
+  // above. A core error keeps its type and code whether it is thrown on the calling thread or on a pool worker and
+  // rethrown by parallel_for, and a short model file is reported as one (the bindings' guard catches by type).
+  const auto code_of = [](const auto& body) -> std::string {
+    try {
+      body();
+      return "none";
+    } catch (const inductive::Error& e) {
+      return inductive::error_code_name(e.code());
+    } catch (const std::exception& e) {
+      return std::string("std::exception: ") + e.what();
+    } catch (...) {
+      return "a non-standard exception";
+    }
+  };
+  std::string code = code_of([] { throw inductive::Error(inductive::ErrorCode::kShapeMismatch, "thrown here"); });
+  spec("an Error thrown on the calling thread is caught as an Error with its code", code == "shape_mismatch", code);
+  code = code_of([] {
+    const std::vector<uint8_t> sixteen(16, 0);
+    (void)inductive::read_model(sixteen.data(), sixteen.size());
+  });
+  spec("a 16-byte model file is a bad_model_file error", code == "bad_model_file", code);
+  code = code_of([] {
+    inductive::set_parallel_threads(2);
+    inductive::parallel_for(64, 1, 0, [](int i, int) {
+      if (i == 37) throw inductive::Error(inductive::ErrorCode::kInvalidArgument, "item 37");
+    });
+  });
+  spec("an Error thrown by a parallel_for item on the pool reaches the caller as an Error", code == "invalid_argument",
+       code);
+
   // A core workload on the pool: GraphiT's prepare (SMILES, kernels: many small buffers) and predict give the same
   // bits on 2 threads as on 1.
   const std::vector<uint8_t> bytes = read_file(INDUCTIVE_MODELS "/graphit-mutag.safetensors");

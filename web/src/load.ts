@@ -191,7 +191,7 @@ async function loadSingleModule(options: InitOptions, simd: SimdLevel): Promise<
     throw new InductiveError(
       'backend',
       `init: cannot instantiate ${files.name}.wasm (a wrong or damaged file, ` +
-        `or a runtime without WebAssembly SIMD): ${describe(e)}`,
+        `or a runtime without WebAssembly SIMD or exception handling): ${describe(e)}`,
     );
   }
 }
