@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 BENCH = os.environ.get("INDUCTIVE_GRAPHIT_BENCH", "")
+OTKE_BENCH = os.environ.get("INDUCTIVE_OTKE_BENCH", "")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import roofline_ceiling  # noqa: E402
 import torch_graphit  # noqa: E402
@@ -108,6 +109,23 @@ class GraphitBenchWorkload(unittest.TestCase):
         self.assertAlmostEqual(roofline_ceiling.ceiling(100.0, 4.31, 2, 5000.0), 2 * 100e3 / 4.31 / 5000, places=9)
         with self.assertRaises(ValueError):
             roofline_ceiling.parse_roofline("| (a) x | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 |")  # no FMA limit printed
+
+    def test_otke_roofline_gives_otke_vs_torch_its_rows(self):
+        # otke_vs_torch.py looks its configurations up by name (k128p64 ...) in otke_bench's roofline table, which
+        # prints each one's MFLOP per sequence for inference and for a training step.
+        self.assertTrue(os.access(OTKE_BENCH, os.X_OK), f"INDUCTIVE_OTKE_BENCH={OTKE_BENCH!r} (ctest sets it)")
+        done = subprocess.run([OTKE_BENCH, "--roofline"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        limit, rows = roofline_ceiling.parse_roofline(done.stdout)
+        self.assertGreater(limit, 0)
+        self.assertEqual(sorted(rows), ["k128p10", "k128p64", "k512p10", "k512p64"])
+        # Per set of n rows (otke_bench.cpp's roofline_table): inference 4 n p k + 40 n p; a training step
+        # 8 n p k + 180 n p when p > 32 (scaling domain), 8 n p k + 120 n p otherwise. n cancels in the ratio; the
+        # table prints one decimal, so the ratio is good to about 3 %.
+        for name, (infer, train) in rows.items():
+            k, p = (int(v) for v in name[1:].split("p"))
+            expected = (8 * k + (180 if p > 32 else 120)) / (4 * k + 40)
+            self.assertAlmostEqual(train / infer / expected, 1.0, delta=0.03, msg=(name, infer, train))
 
     def test_bench_manners(self):
         done = subprocess.run([BENCH, "--help"], capture_output=True, text=True, timeout=30)
