@@ -38,7 +38,8 @@ def roofline(bench):
     """Runs `bench --roofline` (a few seconds: it also times each configuration once) and parses it."""
     out = subprocess.run([bench, "--roofline"], capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"error: {bench} --roofline failed: {out.stderr.strip().splitlines()[-1:]}")
+        last = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        sys.exit(f"error: {bench} --roofline failed: {last}")
     try:
         return parse_roofline(out.stdout)
     except ValueError as e:

@@ -167,9 +167,10 @@ int main() {
   spec("4 threads allocating, handing over and freeing 20000 blocks each never overlap two live blocks",
        stress(4, 20000));
 
-  // C++ exceptions are wasm instructions (cmake/Dependencies.cmake); the exception object comes from the allocator
-  // above. A core error keeps its type and code whether it is thrown on the calling thread or on a pool worker and
-  // rethrown by parallel_for, and a short model file is reported as one (the bindings' guard catches by type).
+  // The threaded core keeps emscripten's emulated C++ exceptions: with -pthread, 3.1.6's wasm exceptions catch only in
+  // catch (...) (cmake/Dependencies.cmake). A core error keeps its type and code whether it is thrown on the calling
+  // thread or on a pool worker and rethrown by parallel_for, and a short model file is reported as one (the bindings'
+  // guard catches by type); the exception objects come from the allocator above.
   const auto code_of = [](const auto& body) -> std::string {
     try {
       body();
