@@ -131,8 +131,8 @@ void memory_vs_iterations() {
   std::printf("\ntraining step, k512 p64, 1 thread: time and peak memory vs Sinkhorn iterations\n");
   std::printf("%-6s %-9s %12s %14s\n", "iters", "gradient", "train seq/s", "train peak MB");
   const SetBatch x = make_features(64, 512, 11);
-  std::vector<int32_t> y(64);
-  for (int b = 0; b < 64; ++b) y[b] = b % 2;
+  std::vector<int32_t> y(x.batch);
+  for (int b = 0; b < x.batch; ++b) y[b] = b % 2;
   for (int iters : {10, 100, 400})
     for (SinkhornGradient grad : {SinkhornGradient::kUnrolled, SinkhornGradient::kImplicit}) {
       OtkeModel m = make_model(512, 64, "otk");
@@ -219,8 +219,8 @@ void roofline_table() {
       gemm.eigen, gemm.kernel, gemm.fma);
   for (const auto& [k, p] : std::vector<std::pair<int, int>>{{128, 64}, {512, 64}, {128, 10}, {512, 10}}) {
     const SetBatch x = make_features(64, k, 11);
-    std::vector<int32_t> y(64);
-    for (int b = 0; b < 64; ++b) y[b] = b % 2;
+    std::vector<int32_t> y(x.batch);
+    for (int b = 0; b < x.batch; ++b) y[b] = b % 2;
     double n = 0;
     for (int b = 0; b < 64; ++b) n += x.n[b];
     n /= 64;  // every count is linear in n
@@ -319,7 +319,7 @@ void products_table() {
 
 int main(int argc, char** argv) {
   bool memory_only = false, breakdown_only = false, roofline_only = false, products_only = false;
-  std::string only;
+  std::string only, phase;
   inductive::bench::BenchArgs args("otke_bench",
                                    "OTKE inference and training throughput (seq/s), time breakdown and memory");
   args.flag("--memory", "only the table of training memory vs Sinkhorn iterations", &memory_only);
@@ -331,7 +331,15 @@ int main(int argc, char** argv) {
   args.option("--config", "NAME",
               "only this configuration of the first table: k128p64, k512p64, k128p10, k512p10, k128p10q4, k512p64q4",
               &only);
+  args.option("--phase", "inference|training",
+              "time only this one of the first table, OTK alone (the other columns print -), e.g. to profile it",
+              &phase);
   if (const int rc = args.parse(argc, argv); rc >= 0) return rc;
+  if (!phase.empty() && phase != "inference" && phase != "training") {
+    std::fprintf(stderr, "error: --phase: expected inference or training, got '%s'\n", phase.c_str());
+    return 2;
+  }
+  const bool time_inference = phase != "training", time_training = phase != "inference", mean_too = phase.empty();
   if (!only.empty() && only != "k128p64" && only != "k512p64" && only != "k128p10" && only != "k512p10" &&
       only != "k128p10q4" && only != "k512p64q4") {
     std::fprintf(stderr,
@@ -370,8 +378,8 @@ int main(int argc, char** argv) {
         "k" + std::to_string(r.k) + "p" + std::to_string(r.p) + (r.q > 1 ? "q" + std::to_string(r.q) : "");
     if (!only.empty() && only != config) continue;
     const SetBatch x = make_features(64, r.k, 11);
-    std::vector<int32_t> y(64);
-    for (int b = 0; b < 64; ++b) y[b] = b % 2;
+    std::vector<int32_t> y(x.batch);
+    for (int b = 0; b < x.batch; ++b) y[b] = b % 2;
     for (int threads : {1, 2}) {
 #if defined(_OPENMP)
       omp_set_num_threads(threads);
@@ -380,27 +388,38 @@ int main(int argc, char** argv) {
 #endif
       const OtkeModel otk = make_model(r.k, r.p, "otk", r.q);
       const OtkeModel mean = make_model(r.k, r.p, "mean");
-      const double t_inf = median_seconds([&] { otk.embed(x); });
-      const double t_inf_mean = median_seconds([&] { mean.embed(x); });
+      const double t_inf = time_inference ? median_seconds([&] { otk.embed(x); }) : 0;
+      const double t_inf_mean = time_inference && mean_too ? median_seconds([&] { mean.embed(x); }) : 0;
       OtkeModel otk_train = otk, mean_train = mean;
       Adam adam({1e-3}), adam_mean({1e-3});
-      const double t_train = median_seconds([&] { train_step(otk_train, x, y, adam); });
-      const double t_train_mean = median_seconds([&] { train_step(mean_train, x, y, adam_mean); });
+      const double t_train = time_training ? median_seconds([&] { train_step(otk_train, x, y, adam); }) : 0;
+      const double t_train_mean =
+          time_training && mean_too ? median_seconds([&] { train_step(mean_train, x, y, adam_mean); }) : 0;
       // Peak memory of one more training step above what the data and model already hold.
-      const long peak_mb = peak_mb_of([&] { train_step(otk_train, x, y, adam); });
+      const long peak_mb = time_training && mean_too ? peak_mb_of([&] { train_step(otk_train, x, y, adam); }) : 0;
       char name[32];
       if (r.q > 1)
         std::snprintf(name, sizeof name, "k%d p%d q%d", r.k, r.p, r.q);
       else
         std::snprintf(name, sizeof name, "k%d p%d", r.k, r.p);
-      std::printf("%-12s %-3d %12.0f %11.2fx %12.0f %11.2fx %14ld\n", name, threads, 64 / t_inf, t_inf_mean / t_inf,
-                  64 / t_train, t_train_mean / t_train, peak_mb);
+      // A column not measured (--phase) prints '-'.
+      auto cell = [](double v, const char* fmt) {
+        char b[32] = "-";
+        if (v > 0) std::snprintf(b, sizeof b, fmt, v);
+        return std::string(b);
+      };
+      std::printf("%-12s %-3d %12s %12s %12s %12s %14s\n", name, threads,
+                  cell(t_inf > 0 ? x.batch / t_inf : 0, "%.0f").c_str(),
+                  cell(t_inf_mean > 0 ? t_inf_mean / t_inf : 0, "%.2fx").c_str(),
+                  cell(t_train > 0 ? x.batch / t_train : 0, "%.0f").c_str(),
+                  cell(t_train_mean > 0 ? t_train_mean / t_train : 0, "%.2fx").c_str(),
+                  cell(static_cast<double>(peak_mb), "%.0f").c_str());
     }
   }
   std::printf(
       "\n'vs mean-pool' = time of mean pooling / time of OTKE on the same batch (same run): < 1 means OTKE is\n"
       "slower by that factor. PyTorch on the same workload, measured now: bench/otke_vs_torch.py\n");
-  if (arg == "--breakdown" || only.empty()) {
+  if (arg == "--breakdown" || (only.empty() && phase.empty())) {
     std::printf("\nwhere the inference time goes (one batch of 64, 1 thread)\n");
     for (const Ref& r : refs)
       if (r.q == 1) time_breakdown(r.k, r.p);

@@ -256,6 +256,11 @@ struct GraphitRunOptions {
   // mean loss, so that the ranks' gradients (and the backward's all-reduced sums) add up to the global batch's.
   Communicator* sync_norm = nullptr;
   double grad_scale = 1.0;
+  // false (evaluation only; ignored in training): the pass keeps no layer's activations in the cache, only its
+  // outputs, so every layer writes the same buffers (cache.layers[0]'s). A chunk of graphs then finds them in L2
+  // from one layer to the next, where each layer's own buffers (ZINC's 10 layers: ~70 MB a batch of 128) had
+  // streamed through L3. predict() passes it; attention maps need the layers (true, the default).
+  bool keep_layers = true;
 };
 
 // A rank with no graphs in a training batch whose BatchNorm is synchronised: makes the forward and backward passes

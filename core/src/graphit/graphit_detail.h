@@ -112,37 +112,37 @@ void for_each_row(Eigen::Index n, const F& row) {
 // (LayerNorm and evaluation BatchNorm: one; training BatchNorm: three, as its column statistics need two reductions
 // before any output): at ZINC's batch sizes the matrices live in L3, and the pass count, not arithmetic, set the cost.
 // The norms whose rows are computed alone: LayerNorm, and BatchNorm in evaluation (running statistics). First
-// norm_rows_prepare sizes the cache and `out` for n x d (and sets evaluation BatchNorm's per-column rstd from
+// norm_rows_prepare sizes xhat, rstd and `out` for n x d (and sets evaluation BatchNorm's per-column rstd from
 // `eval_var`); then norm_forward_rows computes any rows [r0, r1), on any thread (each row the same operations
-// whatever the range, so the bits do not depend on how the rows are split).
-inline void norm_rows_prepare(bool batch_norm, Eigen::Index n, Eigen::Index d, GraphitCache::Norm& cache, MatF& out,
+// whatever the range, so the bits do not depend on how the rows are split). xhat and rstd are a GraphitCache::Norm's,
+// apart so that an inference pass can share one xhat between its layers (GraphitRunOptions::keep_layers).
+inline void norm_rows_prepare(bool batch_norm, Eigen::Index n, Eigen::Index d, MatF& xhat, VecF& rstd, MatF& out,
                               const VecF* eval_var) {
-  cache.xhat.resize(n, d);
+  xhat.resize(n, d);
   out.resize(n, d);
   if (!batch_norm)
-    cache.rstd.resize(n);
+    rstd.resize(n);
   else
-    cache.rstd = (eval_var->array() + kNormEps).rsqrt();
+    rstd = (eval_var->array() + kNormEps).rsqrt();
 }
-inline void norm_forward_rows(bool batch_norm, const MatF& y, const VecF& weight, const VecF& bias,
-                              GraphitCache::Norm& cache, MatF& out, const VecF* eval_mean, Eigen::Index r0,
-                              Eigen::Index r1) {
+inline void norm_forward_rows(bool batch_norm, const MatF& y, const VecF& weight, const VecF& bias, MatF& xhat,
+                              VecF& rstd_out, MatF& out, const VecF* eval_mean, Eigen::Index r0, Eigen::Index r1) {
   const Eigen::Index d = y.cols();
   const float* w = weight.data();
   const float* b = bias.data();
   const auto row = [d](auto& m, Eigen::Index i) { return m.data() + i * d; };
   for (Eigen::Index i = r0; i < r1; ++i) {
     if (batch_norm) {
-      norm_rows::standardise(row(y, i), eval_mean->data(), cache.rstd.data(), w, b, row(cache.xhat, i), row(out, i), d);
+      norm_rows::standardise(row(y, i), eval_mean->data(), rstd_out.data(), w, b, row(xhat, i), row(out, i), d);
       continue;
     }
     const float* yi = row(y, i);
-    float* xi = row(cache.xhat, i);
+    float* xi = row(xhat, i);
     const float mu = row_sum(d, [&](Eigen::Index c) { return yi[c]; }) / static_cast<float>(d);
     for (Eigen::Index c = 0; c < d; ++c) xi[c] = yi[c] - mu;
     const float sq = row_sum(d, [&](Eigen::Index c) { return xi[c] * xi[c]; });
     const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(d) + kNormEps);
-    cache.rstd[i] = rstd;
+    rstd_out[i] = rstd;
     norm_rows::rescale(xi, nullptr, rstd, w, b, row(out, i), d);
   }
 }
@@ -152,9 +152,9 @@ inline void norm_forward(bool batch_norm, bool training, const MatF& y, const Ve
                          const VecF* eval_mean, const VecF* eval_var, Communicator* comm) {
   const Eigen::Index n = y.rows(), d = y.cols();
   if (!batch_norm || !training) {
-    norm_rows_prepare(batch_norm, n, d, cache, out, eval_var);
+    norm_rows_prepare(batch_norm, n, d, cache.xhat, cache.rstd, out, eval_var);
     for_each_row_block(n, [&](Eigen::Index r0, Eigen::Index r1) {
-      norm_forward_rows(batch_norm, y, weight, bias, cache, out, eval_mean, r0, r1);
+      norm_forward_rows(batch_norm, y, weight, bias, cache.xhat, cache.rstd, out, eval_mean, r0, r1);
     });
     return;
   }

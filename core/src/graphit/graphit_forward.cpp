@@ -54,10 +54,16 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   cache.dropout = drop;
   cache.norm_comm = run.training && batch_norm ? run.sync_norm : nullptr;
   cache.layers.resize(L);
+  // Where layer l's activations go: its own buffers, or with keep_layers off (inference) layer 0's for every layer.
+  // Each layer reads its input rows (x_in) before it writes the next layer's input over them, row for row, so the
+  // next layer's input may be the same buffer as its own. Only the evaluation BatchNorm's per-column rstd (and
+  // LayerNorm's per-row rstd) stay per layer. The same operations either way, so the same bits.
+  const bool share = !run.keep_layers && !run.training;
+  const auto store = [&](int l) -> GraphitCache::Layer& { return cache.layers[share ? 0 : l]; };
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 
   // Input embedding.
-  MatF& x0 = L > 0 ? cache.layers[0].x_in : cache.x_out;
+  MatF& x0 = L > 0 ? store(0).x_in : cache.x_out;
   x0.setZero(N, d);
   if (c.vocab > 0)
     for (int i = 0; i < N; ++i) x0.row(i) += params.embedding.row(b.labels[i]);
@@ -83,10 +89,17 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   };
   std::vector<Transposed> wt(static_cast<size_t>(L));
   for (int l = 0; l < L; ++l) {
-    GraphitCache::Layer& ly = cache.layers[l];
     const GraphitLayerParams& p = params.layers[l];
     wt[l] = {p.q_weight.transpose(), p.v_weight.transpose(), p.out_weight.transpose(), p.ffn1_weight.transpose(),
              p.ffn2_weight.transpose()};
+    if (share && l > 0) {  // layer 0's buffers serve; what an earlier call kept here is freed
+      GraphitCache::Layer& own = cache.layers[l];
+      VecF rstd1 = std::move(own.norm1.rstd), rstd2 = std::move(own.norm2.rstd);
+      own = GraphitCache::Layer{};
+      own.norm1.rstd = std::move(rstd1), own.norm2.rstd = std::move(rstd2);
+      continue;
+    }
+    GraphitCache::Layer& ly = cache.layers[l];
     ly.q.resize(N, d);
     ly.v.resize(N, d);
     ly.heads.resize(N, d);
@@ -103,7 +116,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     }
     ly.x1.resize(N, d);
     ly.ffn.resize(N, F);
-    (l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out).resize(N, d);
+    (l + 1 < L ? store(l + 1).x_in : cache.x_out).resize(N, d);
   }
   cache.work_a.resize(N, d);
   cache.work_b.resize(N, d);
@@ -118,14 +131,14 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   };
   // Q and V of rows [r0, r1).
   const auto project = [&](int l, Eigen::Index r0, Eigen::Index r1) {
-    GraphitCache::Layer& ly = cache.layers[l];
+    GraphitCache::Layer& ly = store(l);
     product_rows(ly.q, ly.x_in, wt[l].q, r0, r1, false, nullptr);
     product_rows(ly.v, ly.x_in, wt[l].v, r0, r1, false, nullptr);
   };
   // Graph g's attention, all heads: its own rows of heads/floored/argmax, its own probs block and its own block of
   // the attention mask (drawn by position).
   const auto attend = [&](int l, int g, int worker) {
-    GraphitCache::Layer& ly = cache.layers[l];
+    GraphitCache::Layer& ly = store(l);
     const int o = b.offsets[g], n = b.size(g);
     const int64_t at = H * b.sq_offsets[g];
     float* mask = nullptr;
@@ -145,7 +158,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   // scaling and (without dropout, whose mask comes between) the residual are the product's epilogue, applied while
   // its rows are in registers, in the order the separate passes took.
   const auto out_project = [&](int l, Eigen::Index r0, Eigen::Index r1) {
-    GraphitCache::Layer& ly = cache.layers[l];
+    GraphitCache::Layer& ly = store(l);
     MatF& y = cache.work_a;
     simd::RowEpilogue e;
     e.bias = params.layers[l].out_bias.data();
@@ -160,7 +173,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
   };
   // The feed-forward block and its residual of rows [r0, r1), into work_b (norm2's input).
   const auto feed_forward = [&](int l, Eigen::Index r0, Eigen::Index r1) {
-    GraphitCache::Layer& ly = cache.layers[l];
+    GraphitCache::Layer& ly = store(l);
     const GraphitLayerParams& p = params.layers[l];
     simd::RowEpilogue e1;
     e1.bias = p.ffn1_bias.data();
@@ -182,7 +195,7 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     z.middleRows(r0, r1 - r0).array() *= ly.drop2.middleRows(r0, r1 - r0).array();
     z.middleRows(r0, r1 - r0) += ly.x1.middleRows(r0, r1 - r0);
   };
-  const auto next_input = [&](int l) -> MatF& { return l + 1 < L ? cache.layers[l + 1].x_in : cache.x_out; };
+  const auto next_input = [&](int l) -> MatF& { return l + 1 < L ? store(l + 1).x_in : cache.x_out; };
 
   if (!(run.training && batch_norm)) {
     // No statistic across the batch: a chunk of graphs goes through every layer on one thread, so a pass over a
@@ -190,8 +203,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     // and the serial steps between them had left 2 threads 1.1-1.4x as fast as one.
     for (int l = 0; l < L; ++l) {
       const GraphitNormStats* es = batch_norm ? &norm_stats[l] : nullptr;
-      norm_rows_prepare(batch_norm, N, d, cache.layers[l].norm1, cache.layers[l].x1, es ? &es->var1 : nullptr);
-      norm_rows_prepare(batch_norm, N, d, cache.layers[l].norm2, next_input(l), es ? &es->var2 : nullptr);
+      GraphitCache::Layer &own = cache.layers[l], &ly = store(l);
+      norm_rows_prepare(batch_norm, N, d, ly.norm1.xhat, own.norm1.rstd, ly.x1, es ? &es->var1 : nullptr);
+      norm_rows_prepare(batch_norm, N, d, ly.norm2.xhat, own.norm2.rstd, next_input(l), es ? &es->var2 : nullptr);
     }
     // Chunks of whole graphs of about kGraphChunkRows rows, dealt to the threads as they come free (a chunk is every
     // layer's work on its rows, enough to pay for its hand-over even on a small batch; many chunks a thread, so
@@ -202,17 +216,17 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
       const int g0 = first[ch], g1 = first[ch + 1];
       const Eigen::Index r0 = b.offsets[g0], r1 = b.offsets[g1];
       for (int l = 0; l < L; ++l) {
-        GraphitCache::Layer& ly = cache.layers[l];
+        GraphitCache::Layer &own = cache.layers[l], &ly = store(l);
         const GraphitLayerParams& p = params.layers[l];
         const GraphitNormStats* es = batch_norm ? &norm_stats[l] : nullptr;
         project(l, r0, r1);
         for (int g = g0; g < g1; ++g) attend(l, g, worker);
         out_project(l, r0, r1);
-        norm_forward_rows(batch_norm, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1, ly.x1,
-                          es ? &es->mean1 : nullptr, r0, r1);
+        norm_forward_rows(batch_norm, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1.xhat, own.norm1.rstd,
+                          ly.x1, es ? &es->mean1 : nullptr, r0, r1);
         feed_forward(l, r0, r1);
-        norm_forward_rows(batch_norm, cache.work_b, p.norm2_weight, p.norm2_bias, ly.norm2, next_input(l),
-                          es ? &es->mean2 : nullptr, r0, r1);
+        norm_forward_rows(batch_norm, cache.work_b, p.norm2_weight, p.norm2_bias, ly.norm2.xhat, own.norm2.rstd,
+                          next_input(l), es ? &es->mean2 : nullptr, r0, r1);
       }
     });
   } else {

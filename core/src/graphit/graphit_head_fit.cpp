@@ -13,11 +13,13 @@ MatF graphit_hidden(const GraphitModel& model, const std::vector<GraphitGraph>& 
   const int n = static_cast<int>(graphs.size());
   MatF hidden(n, model.config.hidden);
   GraphitCache cache;
+  GraphitRunOptions outputs_only;  // the hidden layer is an output; no layer's activations are needed
+  outputs_only.keep_layers = false;
   for (int begin = 0; begin < n; begin += batch_size) {
     const int end = std::min(n, begin + batch_size);
     std::vector<int> idx;
     for (int g = begin; g < end; ++g) idx.push_back(g);
-    model.forward(GraphitBatch::pack(model.config, graphs, idx), {}, &cache);
+    model.forward(GraphitBatch::pack(model.config, graphs, idx), outputs_only, &cache);
     hidden.middleRows(begin, end - begin) = cache.hidden;
     if (progress) progress("hidden", static_cast<double>(end) / n);
   }

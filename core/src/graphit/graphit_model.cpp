@@ -181,11 +181,13 @@ MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_si
   const int n = static_cast<int>(graphs.size());
   MatF out(n, config.outputs);
   GraphitCache cache;
+  GraphitRunOptions outputs_only;
+  outputs_only.keep_layers = false;
   for (int begin = 0; begin < n; begin += batch_size) {
     const int end = std::min(n, begin + batch_size);
     std::vector<int> idx;
     for (int g = begin; g < end; ++g) idx.push_back(g);
-    out.middleRows(begin, end - begin) = forward(GraphitBatch::pack(config, graphs, idx), {}, &cache);
+    out.middleRows(begin, end - begin) = forward(GraphitBatch::pack(config, graphs, idx), outputs_only, &cache);
   }
   return out;
 }

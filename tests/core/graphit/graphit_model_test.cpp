@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include "graphit_test_util.h"
 #include "inductive/graphit.h"
 #include "inductive/otke.h"
+#include "inductive/parallel.h"
 
 namespace inductive {
 namespace {
@@ -147,6 +149,50 @@ TEST(GraphitModel, PackedGraphsDoNotInfluenceEachOther) {
     const MatF pred = model.predict(graphs, 2);
     EXPECT_TRUE(pred.isApprox(all, 1e-5f)) << norm;
   }
+}
+
+// predict() keeps no layer's activations (GraphitRunOptions::keep_layers = false: every layer writes layer 0's
+// buffers). The same operations on the same rows: the kept-layers pass's bits, for LayerNorm and evaluation BatchNorm
+// (per-layer rstd), with and without the kernel, on one thread and several, and with one cache going back and forth
+// between the two modes (a kept pass after a shared one must size its layers again).
+TEST(GraphitModel, InferenceThatKeepsNoLayerGivesTheKeptLayersBits) {
+  struct CapGuard {
+    ~CapGuard() { set_parallel_threads(0); }
+  } guard;
+  for (const char* norm : {"layer", "batch"})
+    for (const bool kernel : {true, false}) {
+      GraphitConfig c = base_config();
+      c.layers = 3;
+      c.kernel = kernel;
+      c.norm = parse_enum(kGraphitNorms, norm, "norm");
+      GraphitModel model = GraphitModel::create(c, 4);
+      if (c.norm == GraphitNorm::kBatch)
+        for (size_t l = 0; l < model.norm_stats.size(); ++l) {  // a different rstd per layer
+          model.norm_stats[l].mean1.setConstant(0.1f * static_cast<float>(l));
+          model.norm_stats[l].var1.setConstant(1.0f + static_cast<float>(l));
+          model.norm_stats[l].var2.setConstant(2.0f + 0.5f * static_cast<float>(l));
+        }
+      const auto graphs = testing::random_graphs(40, 3, 30, base_options(), 17);
+      const GraphitBatch batch = GraphitBatch::pack(c, graphs);
+      GraphitRunOptions shared;
+      shared.keep_layers = false;
+      for (int threads : {1, 3}) {
+        set_parallel_threads(threads);
+        GraphitCache cache;
+        const MatF kept = model.forward(batch, {}, &cache);
+        const MatF outputs_only = model.forward(batch, shared, &cache);
+        const MatF kept_again = model.forward(batch, {}, &cache);
+        const std::string where = std::string(norm) + (kernel ? ", kernel" : ", plain") + ", " +
+                                  std::to_string(threads) + " threads";
+        ASSERT_EQ(kept.size(), outputs_only.size());
+        EXPECT_EQ(std::memcmp(kept.data(), outputs_only.data(), sizeof(float) * kept.size()), 0) << where;
+        EXPECT_EQ(std::memcmp(kept.data(), kept_again.data(), sizeof(float) * kept.size()), 0) << where;
+        ASSERT_EQ(cache.layers.size(), static_cast<size_t>(c.layers));
+        EXPECT_EQ(cache.layers.back().q.rows(), batch.n_nodes) << where << ": the kept pass sized every layer";
+        const MatF predicted = model.predict(graphs, 64);
+        EXPECT_EQ(std::memcmp(kept.data(), predicted.data(), sizeof(float) * kept.size()), 0) << where;
+      }
+    }
 }
 
 TEST(GraphitModel, SingleNodeAndIsolatedNodesAndZeroKernelRowsGiveFiniteOutputs) {
