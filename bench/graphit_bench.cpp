@@ -68,9 +68,10 @@ Throughput measure(const Setup& s, const Workload& w, bool kernel, int threads) 
   // Inference as GraphitModel::predict runs it: outputs only, no layer's activations kept.
   GraphitRunOptions inference;
   inference.keep_layers = false;
-  const double t_inf = g_time_inference ? median_seconds_within(
-                                              2.0, [&] { model.forward(batches[next++ % kBatches], inference, &cache); })
-                                        : 0;
+  const double t_inf =
+      g_time_inference
+          ? median_seconds_within(2.0, [&] { model.forward(batches[next++ % kBatches], inference, &cache); })
+          : 0;
   GraphitParams grads = GraphitParams::zeros(c);
   Adam adam(AdamOptions{1e-3, 0.9, 0.999, 1e-8, 0});
   auto pv = model.params.tensors(c);

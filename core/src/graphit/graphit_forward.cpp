@@ -222,8 +222,8 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
         project(l, r0, r1);
         for (int g = g0; g < g1; ++g) attend(l, g, worker);
         out_project(l, r0, r1);
-        norm_forward_rows(batch_norm, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1.xhat, own.norm1.rstd,
-                          ly.x1, es ? &es->mean1 : nullptr, r0, r1);
+        norm_forward_rows(batch_norm, cache.work_a, p.norm1_weight, p.norm1_bias, ly.norm1.xhat, own.norm1.rstd, ly.x1,
+                          es ? &es->mean1 : nullptr, r0, r1);
         feed_forward(l, r0, r1);
         norm_forward_rows(batch_norm, cache.work_b, p.norm2_weight, p.norm2_bias, ly.norm2.xhat, own.norm2.rstd,
                           next_input(l), es ? &es->mean2 : nullptr, r0, r1);

@@ -182,8 +182,8 @@ TEST(GraphitModel, InferenceThatKeepsNoLayerGivesTheKeptLayersBits) {
         const MatF kept = model.forward(batch, {}, &cache);
         const MatF outputs_only = model.forward(batch, shared, &cache);
         const MatF kept_again = model.forward(batch, {}, &cache);
-        const std::string where = std::string(norm) + (kernel ? ", kernel" : ", plain") + ", " +
-                                  std::to_string(threads) + " threads";
+        const std::string where =
+            std::string(norm) + (kernel ? ", kernel" : ", plain") + ", " + std::to_string(threads) + " threads";
         ASSERT_EQ(kept.size(), outputs_only.size());
         EXPECT_EQ(std::memcmp(kept.data(), outputs_only.data(), sizeof(float) * kept.size()), 0) << where;
         EXPECT_EQ(std::memcmp(kept.data(), kept_again.data(), sizeof(float) * kept.size()), 0) << where;
