@@ -82,9 +82,10 @@ float score_row(const float* a, const float* t, int n, int np, int dh_runtime, f
 }
 
 // out_r[0..DH) = sum_j a_r[j] v[j * ld + 0..DH) for R rows at once (independent accumulators: the sum over j is a
-// dependency chain, R of them overlap). a_r = a + r * lda, out_r = out + r * ldo. DH a multiple of NW.
+// dependency chain, R of them overlap). a_r[j] = a[r * lda + j * acs]: a row-major matrix (acs 1), or the rows of
+// its transpose (lda 1, acs its row stride: the forward's A^T). out_r = out + r * ldo. DH a multiple of NW.
 template <int DH, int R, bool Acc>
-void combine_rows(const float* a, int lda, const float* v, int ld, int n, float* out, int ldo) {
+void combine_rows(const float* a, int lda, int acs, const float* v, int ld, int n, float* out, int ldo) {
   constexpr int V = DH / NW;
   N acc[R][V];
   for (int r = 0; r < R; ++r)
@@ -93,7 +94,7 @@ void combine_rows(const float* a, int lda, const float* v, int ld, int n, float*
     N vj[V];
     for (int u = 0; u < V; ++u) vj[u] = N::load_unaligned(v + static_cast<size_t>(j) * ld + u * NW);
     for (int r = 0; r < R; ++r) {
-      const N arj(a[static_cast<size_t>(r) * lda + j]);
+      const N arj(a[static_cast<size_t>(r) * lda + static_cast<size_t>(j) * acs]);
       for (int u = 0; u < V; ++u) acc[r][u] = simd::madd(arj, vj[u], acc[r][u]);
     }
   }
@@ -105,72 +106,116 @@ void combine_rows(const float* a, int lda, const float* v, int ld, int n, float*
     }
 }
 
-// out = A V (or out += A V when Acc) for n rows of A (n x n, row stride lda), in blocks of 4 rows.
+// out = A V (or out += A V when Acc) for n rows of A (n x n, element (i, j) at a[i * lda + j * acs]), in blocks of
+// 4 rows.
 template <int DH, bool Acc = false>
-void combine(const float* a, int lda, const float* v, int ld, int n, float* out, int ldo) {
+void combine(const float* a, int lda, int acs, const float* v, int ld, int n, float* out, int ldo) {
   int i = 0;
   for (; i + 4 <= n; i += 4)
-    combine_rows<DH, 4, Acc>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
+    combine_rows<DH, 4, Acc>(a + static_cast<size_t>(i) * lda, lda, acs, v, ld, n, out + static_cast<size_t>(i) * ldo,
+                             ldo);
   for (; i < n; ++i)
-    combine_rows<DH, 1, Acc>(a + static_cast<size_t>(i) * lda, lda, v, ld, n, out + static_cast<size_t>(i) * ldo, ldo);
+    combine_rows<DH, 1, Acc>(a + static_cast<size_t>(i) * lda, lda, acs, v, ld, n, out + static_cast<size_t>(i) * ldo,
+                             ldo);
 }
 
 // Any dh: the same sums, accumulated in `out` itself (zeroed first unless `acc`).
-void combine_any(const float* a, int lda, const float* v, int ld, int n, int dh, float* out, int ldo,
+void combine_any(const float* a, int lda, int acs, const float* v, int ld, int n, int dh, float* out, int ldo,
                  bool acc = false) {
   for (int i = 0; i < n; ++i) {
     float* o = out + static_cast<size_t>(i) * ldo;
     if (!acc) std::fill(o, o + dh, 0.0f);
     for (int j = 0; j < n; ++j) {
-      const float aij = a[static_cast<size_t>(i) * lda + j];
+      const float aij = a[static_cast<size_t>(i) * lda + static_cast<size_t>(j) * acs];
       const float* vj = v + static_cast<size_t>(j) * ld;
       for (int k = 0; k < dh; ++k) o[k] += aij * vj[k];
     }
   }
 }
 
-// One head's forward pass. qt: scale Q^T of this head (dh rows, padded to np); kp: the kernel padded to np columns
-// (or null); row, e: np floats; ad: n x n when dropout is on.
+// One head's forward pass, computed down the columns: a vector holds W rows i of a column j. S = Q Q^T / sqrt(dh)
+// column by column (qt: scale Q^T of this head, dh rows padded to np; the rows' vectors of it stay in registers
+// across the columns), each row's max as an element-wise max over the columns, then e = exp(s - max) (⊙ K^T's
+// column, kt) and the row sums element-wise too, and A^T = e / sum: no horizontal reduction, one division per W rows,
+// and no row's latency chain (scores, max, exps, sum, divide) to wait on. Row by row, those chains had made a head of
+// ~23 nodes cost ~180 cycles a row. ts and at (n x np): S^T and A^T, a column j at t + j * np. A V then reads A^T's
+// columns as A's rows. `probs` (row-major A, for the backward pass and attention maps) is written when given; with
+// dropout A ⊙ M is formed from it (ad: n x n) and multiplied instead.
 template <int DH>
-void head_forward(const AttentionShape& s, int h, const float* q, const float* v, const float* qt, const float* kp,
-                  int np, const float* drop, float* probs, float* heads, uint8_t* floored, int32_t* argmax, float* row,
-                  float* e, float* ad) {
-  const int n = s.n, dh = s.dh;
-  float* A = probs + static_cast<size_t>(h) * n * n;
-  for (int i = 0; i < n; ++i) {
-    const float m = score_row<DH>(q + static_cast<size_t>(i) * s.ld + h * dh, qt, n, np, dh, row);
-    // e = exp(s - max s) (⊙ K), r = its sum; the kernel's padding is 0.
-    B sum(0.0f);
-    const B bm(m);
-    const float* ki = kp ? kp + static_cast<size_t>(i) * np : nullptr;
-    for (int j = 0; j < np; j += W) {
-      B ej = simd::kernel_exp<float, Arch>(B::load_unaligned(row + j) - bm);
-      if (ki) ej *= B::load_unaligned(ki + j);
-      ej.store_unaligned(e + j);
-      sum += ej;
+void head_forward(const AttentionShape& s, int h, const float* q, const float* v, const float* qt, const float* kt,
+                  int np, const float* drop, float* probs, float* heads, uint8_t* floored, int32_t* argmax, float* ts,
+                  float* at, float* ad) {
+  const int n = s.n, dh = DH > 0 ? DH : s.dh;
+  constexpr int KR = DH > 0 ? DH : 1;  // Q^T's vectors held in registers (the compiled widths)
+  for (int i0 = 0; i0 < np; i0 += W) {
+    B qk[KR];
+    if constexpr (DH > 0)
+      for (int k = 0; k < DH; ++k) qk[k] = B::load_unaligned(qt + static_cast<size_t>(k) * np + i0);
+    B m(kNegInf);
+    for (int j = 0; j < n; ++j) {
+      const float* qj = q + static_cast<size_t>(j) * s.ld + h * dh;
+      B sj(0.0f);
+      if constexpr (DH > 0) {
+        for (int k = 0; k < DH; ++k) sj = simd::madd(qk[k], B(qj[k]), sj);
+      } else {
+        for (int k = 0; k < dh; ++k)
+          sj = simd::madd(B::load_unaligned(qt + static_cast<size_t>(k) * np + i0), B(qj[k]), sj);
+      }
+      m = xsimd::max(m, sj);
+      sj.store_unaligned(ts + static_cast<size_t>(j) * np + i0);
     }
-    const float r = xsimd::hadd(sum);
-    const bool is_floored = !(r > kRowSumFloor);
-    floored[h * n + i] = is_floored;
-    // The row max of S (first of equals): where the max's gradient goes. A row of NaN (a diverged model) has none;
-    // it takes column 0, so that the backward's write stays inside the row.
-    if (is_floored) argmax[h * n + i] = static_cast<int32_t>((std::find(row, row + n, m) - row) % n);
-    const float inv = 1.0f / (is_floored ? kRowSumFloor : r);
-    float* Ai = A + static_cast<size_t>(i) * n;
-    for (int j = 0; j < n; ++j) Ai[j] = e[j] * inv;
+    B sum(0.0f);
+    for (int j = 0; j < n; ++j) {
+      const size_t o = static_cast<size_t>(j) * np + i0;
+      B e = simd::kernel_exp<float, Arch>(B::load_unaligned(ts + o) - m);
+      if (kt) e *= B::load_unaligned(kt + o);
+      e.store_unaligned(at + o);
+      sum += e;
+    }
+    // The reference's clamp(min=1e-6) of the row sums; a floored row's gradient goes to its max (backward).
+    const auto is_floored = !(sum > B(kRowSumFloor));
+    const B inv = B(1.0f) / xsimd::select(is_floored, B(kRowSumFloor), sum);
+    for (int j = 0; j < n; ++j) {
+      float* aj = at + static_cast<size_t>(j) * np + i0;
+      (B::load_unaligned(aj) * inv).store_unaligned(aj);
+    }
+    alignas(64) float lane_sum[W];
+    sum.store_aligned(lane_sum);
+    alignas(64) float lane_max[W];
+    m.store_aligned(lane_max);
+    for (int t = 0; t < W && i0 + t < n; ++t) {
+      const int i = i0 + t;
+      const bool f = !(lane_sum[t] > kRowSumFloor);
+      floored[h * n + i] = f;
+      if (!f) continue;
+      // The row max of S (first of equals). A row of NaN (a diverged model) has none; it takes column 0, so that the
+      // backward's write stays inside the row.
+      int32_t arg = 0;
+      for (int j = 0; j < n; ++j)
+        if (ts[static_cast<size_t>(j) * np + i] == lane_max[t]) {
+          arg = j;
+          break;
+        }
+      argmax[h * n + i] = arg;
+    }
   }
+  float* A = probs ? probs + static_cast<size_t>(h) * n * n : nullptr;
+  if (A)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) A[static_cast<size_t>(i) * n + j] = at[static_cast<size_t>(j) * np + i];
   const float* vh = v + h * dh;
   float* out = heads + h * dh;
-  const float* a = A;
+  const float* a = at;
+  int lda = 1, acs = np;
   if (drop) {
     const float* mh = drop + static_cast<size_t>(h) * n * n;
     for (size_t t = 0; t < static_cast<size_t>(n) * n; ++t) ad[t] = A[t] * mh[t];
-    a = ad;
+    a = ad, lda = n, acs = 1;
   }
   if constexpr (DH > 0)
-    combine<DH>(a, n, vh, s.ld, n, out, s.ld);
+    combine<DH>(a, lda, acs, vh, s.ld, n, out, s.ld);
   else
-    combine_any(a, n, vh, s.ld, n, dh, out, s.ld);
+    combine_any(a, lda, acs, vh, s.ld, n, dh, out, s.ld);
 }
 
 // One head's backward pass. vt: V^T of this head (dh rows, padded to np); row: np floats; ds, at: n x n each.
@@ -212,11 +257,11 @@ void head_backward(const AttentionShape& s, int h, float scale, const float* q, 
     }
   }
   if constexpr (DH > 0) {
-    combine<DH, true>(ds, n, q + h * dh, ld, n, dq + h * dh, ld);
-    combine<DH>(at, n, d_heads + h * dh, ld, n, dv + h * dh, ld);
+    combine<DH, true>(ds, n, 1, q + h * dh, ld, n, dq + h * dh, ld);
+    combine<DH>(at, n, 1, d_heads + h * dh, ld, n, dv + h * dh, ld);
   } else {
-    combine_any(ds, n, q + h * dh, ld, n, dh, dq + h * dh, ld, true);
-    combine_any(at, n, d_heads + h * dh, ld, n, dh, dv + h * dh, ld);
+    combine_any(ds, n, 1, q + h * dh, ld, n, dh, dq + h * dh, ld, true);
+    combine_any(at, n, 1, d_heads + h * dh, ld, n, dh, dv + h * dh, ld);
   }
 }
 
@@ -224,21 +269,17 @@ template <int DH>
 void forward_heads(const AttentionShape& s, float scale, const float* q, const float* v, const float* kernel,
                    const float* drop, float* probs, float* heads, uint8_t* floored, int32_t* argmax, float* scratch) {
   const int n = s.n, d = s.heads * s.dh, np = padded(n);
+  const size_t block = static_cast<size_t>(n) * np;
   float* qt = scratch;
-  float* kp = qt + static_cast<size_t>(d) * np;
-  float* row = kp + static_cast<size_t>(n) * np;
-  float* e = row + np;
-  float* ad = e + np;
+  float* kt = qt + static_cast<size_t>(d) * np;
+  float* ts = kt + block;
+  float* at = ts + block;
+  float* ad = at + block;
   transpose_padded(q, s.ld, n, d, np, scale, qt);
-  if (kernel)
-    for (int i = 0; i < n; ++i) {
-      std::copy(kernel + static_cast<size_t>(i) * n, kernel + static_cast<size_t>(i + 1) * n,
-                kp + static_cast<size_t>(i) * np);
-      std::fill(kp + static_cast<size_t>(i) * np + n, kp + static_cast<size_t>(i + 1) * np, 0.0f);
-    }
+  if (kernel) transpose_padded(kernel, n, n, n, np, 1.0f, kt);  // column j of K down the rows: K^T's row j
   for (int h = 0; h < s.heads; ++h)
-    head_forward<DH>(s, h, q, v, qt + static_cast<size_t>(h) * s.dh * np, kernel ? kp : nullptr, np, drop, probs, heads,
-                     floored, argmax, row, e, ad);
+    head_forward<DH>(s, h, q, v, qt + static_cast<size_t>(h) * s.dh * np, kernel ? kt : nullptr, np, drop, probs, heads,
+                     floored, argmax, ts, at, ad);
 }
 
 template <int DH>
@@ -260,9 +301,9 @@ void backward_heads(const AttentionShape& s, float scale, const float* q, const 
 
 size_t attention_scratch_floats(int max_n, int d) {
   const size_t np = static_cast<size_t>(padded(std::max(max_n, 1)));
-  // forward: Q^T, the padded kernel, two rows, the dropped-out A; backward: V^T, a row, dS and A^T.
+  // forward: Q^T, K^T, S^T and A^T (padded), the dropped-out A; backward: V^T, a row, dS and A^T.
   const size_t nn = static_cast<size_t>(max_n) * max_n;
-  return static_cast<size_t>(d) * np + std::max(static_cast<size_t>(max_n) * np + 2 * np + nn, np + 2 * nn);
+  return static_cast<size_t>(d) * np + std::max(3 * static_cast<size_t>(max_n) * np + nn, np + 2 * nn);
 }
 
 void reserve_attention_scratch(std::vector<std::vector<float>>& scratch, int max_n, int d) {

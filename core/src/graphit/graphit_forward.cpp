@@ -103,7 +103,10 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     ly.q.resize(N, d);
     ly.v.resize(N, d);
     ly.heads.resize(N, d);
-    ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
+    if (share)
+      ly.probs.clear();  // A is not kept (attention_forward's probs null)
+    else
+      ly.probs.resize(static_cast<size_t>(H) * b.sq_offsets.back());
     ly.floored.resize(static_cast<size_t>(N) * H);
     ly.argmax.resize(static_cast<size_t>(N) * H);
     if (drop) {
@@ -151,8 +154,9 @@ MatF GraphitModel::forward(const GraphitBatch& b, const GraphitRunOptions& run, 
     const size_t row0 = static_cast<size_t>(o) * H;  // per graph: H blocks of n rows
     attention_forward({n, H, dh, d}, scale, ly.q.data() + static_cast<int64_t>(o) * d,
                       ly.v.data() + static_cast<int64_t>(o) * d, c.kernel ? b.kernels[g]->data() : nullptr, mask,
-                      ly.probs.data() + at, ly.heads.data() + static_cast<int64_t>(o) * d, ly.floored.data() + row0,
-                      ly.argmax.data() + row0, cache.scratch[static_cast<size_t>(worker)].data());
+                      share ? nullptr : ly.probs.data() + at, ly.heads.data() + static_cast<int64_t>(o) * d,
+                      ly.floored.data() + row0, ly.argmax.data() + row0,
+                      cache.scratch[static_cast<size_t>(worker)].data());
   };
   // Out-projection and the degree-scaled residual of rows [r0, r1), into work_a (norm1's input). The bias, degree
   // scaling and (without dropout, whose mask comes between) the residual are the product's epilogue, applied while
