@@ -214,8 +214,8 @@ struct GraphitCache {
   };
   struct Layer {
     MatF x_in, q, v, heads;        // n_nodes x d; `heads` = [A_1 V_1 ... A_H V_H] (pre out-projection)
-    std::vector<float> probs;      // per graph, per head: A (n x n, row-major), pre-dropout
-    std::vector<float> drop_attn;  // dropout multipliers of A (same layout); empty without dropout
+    std::vector<float> probs;      // per graph, per head: A^T (n x n, row-major: row j is A's column j), pre-dropout
+    std::vector<float> drop_attn;  // dropout multipliers of A (n x n per graph and head, row-major); empty without
     std::vector<uint8_t> floored;  // per graph, head, row: rowsum(E ⊙ K) <= 1e-6 (the floor is active)
     std::vector<int32_t> argmax;   // per graph, head, row: column of the row max of S
     MatF drop1, drop_ffn, drop2;   // dropout multipliers; empty without dropout

@@ -10,7 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "inductive/parallel.h"
-#include "simd/lse_kernels_xsimd.h"  // kernel_exp (the library's SIMD exp) and hmax
+#include "simd/lse_kernels_xsimd.h"  // kernel_exp (the library's SIMD exp)
 
 namespace inductive::graphit_detail {
 
@@ -29,13 +29,6 @@ constexpr int NW = static_cast<int>(N::size);
 
 int padded(int n) { return (n + W - 1) / W * W; }
 
-// Lanes j + lane >= n of a vector starting at column j.
-xsimd::batch_bool<float, Arch> past_end(int j, int n) {
-  alignas(64) float lane[W];
-  for (int t = 0; t < W; ++t) lane[t] = static_cast<float>(j + t);
-  return B::load_aligned(lane) >= B(static_cast<float>(n));
-}
-
 // dst[c * np + j] = alpha src[j * ld + c] for c < d, j < n, and 0 for n <= j < np: the transposed operand whose
 // rows the score rows are combinations of.
 void transpose_padded(const float* src, int ld, int n, int d, int np, float alpha, float* dst) {
@@ -44,41 +37,6 @@ void transpose_padded(const float* src, int ld, int n, int d, int np, float alph
     for (int j = 0; j < n; ++j) row[j] = alpha * src[static_cast<size_t>(j) * ld + c];
     std::fill(row + n, row + np, 0.0f);
   }
-}
-
-// row[j] = sum_k a[k] t[k * np + j] for j < np (np a multiple of W): one score row, W columns per vector, two
-// column blocks at a time so that two FMA chains overlap. Columns n..np are set to -inf (exp gives 0, the max
-// ignores them) in registers: a scalar fill after the vector stores would stall the next pass's vector loads
-// (a failed store-to-load forward). Returns the row's max.
-template <int DH>
-float score_row(const float* a, const float* t, int n, int np, int dh_runtime, float* row) {
-  const int dh = DH > 0 ? DH : dh_runtime;
-  B m(kNegInf);
-  int j = 0;
-  for (; j + 2 * W <= np; j += 2 * W) {
-    B s0(0.0f), s1(0.0f);
-    for (int k = 0; k < dh; ++k) {
-      const B ak(a[k]);
-      const float* tk = t + static_cast<size_t>(k) * np + j;
-      s0 = simd::madd(ak, B::load_unaligned(tk), s0);
-      s1 = simd::madd(ak, B::load_unaligned(tk + W), s1);
-    }
-    if (j + 2 * W > n) {
-      s0 = xsimd::select(past_end(j, n), B(kNegInf), s0);
-      s1 = xsimd::select(past_end(j + W, n), B(kNegInf), s1);
-    }
-    m = xsimd::max(m, xsimd::max(s0, s1));
-    s0.store_unaligned(row + j);
-    s1.store_unaligned(row + j + W);
-  }
-  if (j < np) {
-    B s0(0.0f);
-    for (int k = 0; k < dh; ++k) s0 = simd::madd(B(a[k]), B::load_unaligned(t + static_cast<size_t>(k) * np + j), s0);
-    s0 = xsimd::select(past_end(j, n), B(kNegInf), s0);
-    m = xsimd::max(m, s0);
-    s0.store_unaligned(row + j);
-  }
-  return simd::XsimdKernels<float, Arch>::hmax(m);
 }
 
 // out_r[0..DH) = sum_j a_r[j] v[j * ld + 0..DH) for R rows at once (independent accumulators: the sum over j is a
@@ -139,12 +97,12 @@ void combine_any(const float* a, int lda, int acs, const float* v, int ld, int n
 // column, kt) and the row sums element-wise too, and A^T = e / sum: no horizontal reduction, one division per W rows,
 // and no row's latency chain (scores, max, exps, sum, divide) to wait on. Row by row, those chains had made a head of
 // ~23 nodes cost ~180 cycles a row. ts and at (n x np): S^T and A^T, a column j at t + j * np. A V then reads A^T's
-// columns as A's rows. `probs` (row-major A, for the backward pass and attention maps) is written when given; with
-// dropout A ⊙ M is formed from it (ad: n x n) and multiplied instead.
+// columns as A's rows. `probs` (A^T, for the backward pass and attention maps) is written when given; with dropout
+// (A ⊙ M)^T is formed in ts and multiplied instead.
 template <int DH>
 void head_forward(const AttentionShape& s, int h, const float* q, const float* v, const float* qt, const float* kt,
                   int np, const float* drop, float* probs, float* heads, uint8_t* floored, int32_t* argmax, float* ts,
-                  float* at, float* ad) {
+                  float* at) {
   const int n = s.n, dh = DH > 0 ? DH : s.dh;
   constexpr int KR = DH > 0 ? DH : 1;  // Q^T's vectors held in registers (the compiled widths)
   for (int i0 = 0; i0 < np; i0 += W) {
@@ -199,69 +157,98 @@ void head_forward(const AttentionShape& s, int h, const float* q, const float* v
       argmax[h * n + i] = arg;
     }
   }
-  float* A = probs ? probs + static_cast<size_t>(h) * n * n : nullptr;
-  if (A)
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) A[static_cast<size_t>(i) * n + j] = at[static_cast<size_t>(j) * np + i];
-  const float* vh = v + h * dh;
-  float* out = heads + h * dh;
+  if (probs)  // A^T, unpadded: column j of A at probs + j * n
+    for (int j = 0; j < n; ++j)
+      std::copy(at + static_cast<size_t>(j) * np, at + static_cast<size_t>(j) * np + n,
+                probs + static_cast<size_t>(h) * n * n + static_cast<size_t>(j) * n);
   const float* a = at;
-  int lda = 1, acs = np;
-  if (drop) {
+  if (drop) {  // (A ⊙ M)^T over S^T's buffer, which is free now; the mask is drawn row-major (i, j)
     const float* mh = drop + static_cast<size_t>(h) * n * n;
-    for (size_t t = 0; t < static_cast<size_t>(n) * n; ++t) ad[t] = A[t] * mh[t];
-    a = ad, lda = n, acs = 1;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        ts[static_cast<size_t>(j) * np + i] = at[static_cast<size_t>(j) * np + i] * mh[static_cast<size_t>(i) * n + j];
+    a = ts;
   }
   if constexpr (DH > 0)
-    combine<DH>(a, lda, acs, vh, s.ld, n, out, s.ld);
+    combine<DH>(a, 1, np, v + h * dh, s.ld, n, heads + h * dh, s.ld);
   else
-    combine_any(a, lda, acs, vh, s.ld, n, dh, out, s.ld);
+    combine_any(a, 1, np, v + h * dh, s.ld, n, dh, heads + h * dh, s.ld);
 }
 
-// One head's backward pass. vt: V^T of this head (dh rows, padded to np); row: np floats; ds, at: n x n each.
-// dS (scaled by `scale`, the logits' factor) is formed row by row, then dQ_h += (dS + dS^T) Q_h and
-// dV_h = (A ⊙ M)^T dO_h run as the forward's register-blocked A V on the symmetrised / transposed matrices.
+// One head's backward pass, down the columns as the forward: dA = dO V^T (⊙ M), sigma_i = sum_j dA_ij A_ij and
+// dS = scale (dA - sigma) ⊙ A (a floored row: scale dA ⊙ A, and -scale sigma at its max) are element-wise across
+// the columns for W rows at a time; then dQ_h += (dS + dS^T) Q_h and dV_h = (A ⊙ M)^T dO_h, the forward's
+// register-blocked A V. dot: dO^T of this head (dh rows, padded to np); ap: A^T padded to np (then (A ⊙ M)^T); dt:
+// dA^T, then dS^T, then dS + dS^T; mt: M^T padded, with dropout (n x np each).
 template <int DH>
-void head_backward(const AttentionShape& s, int h, float scale, const float* q, const float* vt, int np,
-                   const float* probs, const float* drop, const uint8_t* floored, const int32_t* argmax,
-                   const float* d_heads, float* dq, float* dv, float* row, float* ds, float* at) {
-  const int n = s.n, dh = s.dh, ld = s.ld;
-  const float* A = probs + static_cast<size_t>(h) * n * n;
-  const float* M = drop ? drop + static_cast<size_t>(h) * n * n : nullptr;
-  for (int i = 0; i < n; ++i) {
-    const float* Ai = A + static_cast<size_t>(i) * n;
-    const float* Mi = M ? M + static_cast<size_t>(i) * n : nullptr;
-    // (A ⊙ M)^T, for dV.
-    for (int j = 0; j < n; ++j) at[static_cast<size_t>(j) * n + i] = Mi ? Ai[j] * Mi[j] : Ai[j];
-    // dA_i = dO_i V^T (⊙ M_i); sigma_i = dA_i . A_i; dS_i.
-    score_row<DH>(d_heads + static_cast<size_t>(i) * ld + h * dh, vt, n, np, dh, row);
-    if (Mi)
-      for (int j = 0; j < n; ++j) row[j] *= Mi[j];
-    float sigma = 0.0f;
-    for (int j = 0; j < n; ++j) sigma += row[j] * Ai[j];
-    float* dsi = ds + static_cast<size_t>(i) * n;
-    if (!floored[h * n + i]) {
-      for (int j = 0; j < n; ++j) dsi[j] = scale * ((row[j] - sigma) * Ai[j]);
-    } else {
-      for (int j = 0; j < n; ++j) dsi[j] = scale * (row[j] * Ai[j]);
-      dsi[argmax[h * n + i]] -= scale * sigma;
-    }
+void head_backward(const AttentionShape& s, int h, float scale, const float* q, const float* v, const float* dot,
+                   int np, const float* probs, const float* drop, const uint8_t* floored, const int32_t* argmax,
+                   const float* d_heads, float* dq, float* dv, float* ap, float* dt, float* mt) {
+  const int n = s.n, dh = DH > 0 ? DH : s.dh, ld = s.ld;
+  constexpr int KR = DH > 0 ? DH : 1;
+  const float* AT = probs + static_cast<size_t>(h) * n * n;
+  for (int j = 0; j < n; ++j) {
+    float* row = ap + static_cast<size_t>(j) * np;
+    std::copy(AT + static_cast<size_t>(j) * n, AT + static_cast<size_t>(j + 1) * n, row);
+    std::fill(row + n, row + np, 0.0f);
   }
-  for (int i = 0; i < n; ++i) {  // dS + dS^T, in place
-    float* dsi = ds + static_cast<size_t>(i) * n;
-    dsi[i] *= 2.0f;
+  if (drop) transpose_padded(drop + static_cast<size_t>(h) * n * n, n, n, n, np, 1.0f, mt);
+  const B bscale(scale);
+  for (int i0 = 0; i0 < np; i0 += W) {
+    B ok[KR];
+    if constexpr (DH > 0)
+      for (int k = 0; k < DH; ++k) ok[k] = B::load_unaligned(dot + static_cast<size_t>(k) * np + i0);
+    B sigma(0.0f);
+    for (int j = 0; j < n; ++j) {
+      const float* vj = v + static_cast<size_t>(j) * ld + h * dh;
+      const size_t o = static_cast<size_t>(j) * np + i0;
+      B da(0.0f);
+      if constexpr (DH > 0) {
+        for (int k = 0; k < DH; ++k) da = simd::madd(ok[k], B(vj[k]), da);
+      } else {
+        for (int k = 0; k < dh; ++k)
+          da = simd::madd(B::load_unaligned(dot + static_cast<size_t>(k) * np + i0), B(vj[k]), da);
+      }
+      if (drop) da *= B::load_unaligned(mt + o);
+      da.store_unaligned(dt + o);
+      sigma = simd::madd(da, B::load_unaligned(ap + o), sigma);
+    }
+    alignas(64) float lane_floored[W];
+    for (int t = 0; t < W; ++t) lane_floored[t] = i0 + t < n && floored[h * n + i0 + t] ? 1.0f : 0.0f;
+    const auto is_floored = B::load_aligned(lane_floored) != B(0.0f);
+    const B minus = xsimd::select(is_floored, B(0.0f), sigma);  // a floored row's sigma goes to its max alone
+    for (int j = 0; j < n; ++j) {
+      const size_t o = static_cast<size_t>(j) * np + i0;
+      (bscale * ((B::load_unaligned(dt + o) - minus) * B::load_unaligned(ap + o))).store_unaligned(dt + o);
+    }
+    alignas(64) float lane_sigma[W];
+    sigma.store_aligned(lane_sigma);
+    for (int t = 0; t < W && i0 + t < n; ++t)
+      if (lane_floored[t] != 0.0f) {
+        const int i = i0 + t;
+        dt[static_cast<size_t>(argmax[h * n + i]) * np + i] -= scale * lane_sigma[t];
+      }
+  }
+  for (int i = 0; i < n; ++i) {  // dS + dS^T, in place (dt holds dS^T: dS_ij at dt[j * np + i])
+    float* di = dt + static_cast<size_t>(i) * np;
+    di[i] *= 2.0f;
     for (int j = i + 1; j < n; ++j) {
-      float& lower = ds[static_cast<size_t>(j) * n + i];
-      dsi[j] += lower;
-      lower = dsi[j];
+      float& other = dt[static_cast<size_t>(j) * np + i];
+      di[j] += other;
+      other = di[j];
     }
   }
+  if (drop)
+    for (int j = 0; j < n; ++j) {
+      const size_t o = static_cast<size_t>(j) * np;
+      for (int i = 0; i < n; ++i) ap[o + i] *= mt[o + i];
+    }
   if constexpr (DH > 0) {
-    combine<DH, true>(ds, n, 1, q + h * dh, ld, n, dq + h * dh, ld);
-    combine<DH>(at, n, 1, d_heads + h * dh, ld, n, dv + h * dh, ld);
+    combine<DH, true>(dt, np, 1, q + h * dh, ld, n, dq + h * dh, ld);
+    combine<DH>(ap, np, 1, d_heads + h * dh, ld, n, dv + h * dh, ld);
   } else {
-    combine_any(ds, n, 1, q + h * dh, ld, n, dh, dq + h * dh, ld, true);
-    combine_any(at, n, 1, d_heads + h * dh, ld, n, dh, dv + h * dh, ld);
+    combine_any(dt, np, 1, q + h * dh, ld, n, dh, dq + h * dh, ld, true);
+    combine_any(ap, np, 1, d_heads + h * dh, ld, n, dh, dv + h * dh, ld);
   }
 }
 
@@ -274,12 +261,11 @@ void forward_heads(const AttentionShape& s, float scale, const float* q, const f
   float* kt = qt + static_cast<size_t>(d) * np;
   float* ts = kt + block;
   float* at = ts + block;
-  float* ad = at + block;
   transpose_padded(q, s.ld, n, d, np, scale, qt);
   if (kernel) transpose_padded(kernel, n, n, n, np, 1.0f, kt);  // column j of K down the rows: K^T's row j
   for (int h = 0; h < s.heads; ++h)
     head_forward<DH>(s, h, q, v, qt + static_cast<size_t>(h) * s.dh * np, kernel ? kt : nullptr, np, drop, probs, heads,
-                     floored, argmax, ts, at, ad);
+                     floored, argmax, ts, at);
 }
 
 template <int DH>
@@ -287,23 +273,23 @@ void backward_heads(const AttentionShape& s, float scale, const float* q, const 
                     const float* drop, const uint8_t* floored, const int32_t* argmax, const float* d_heads, float* dq,
                     float* dv, float* scratch) {
   const int n = s.n, d = s.heads * s.dh, np = padded(n);
-  float* vt = scratch;
-  float* row = vt + static_cast<size_t>(d) * np;
-  float* ds = row + np;
-  float* at = ds + static_cast<size_t>(n) * n;
-  transpose_padded(v, s.ld, n, d, np, 1.0f, vt);
+  const size_t block = static_cast<size_t>(n) * np;
+  float* dot = scratch;
+  float* ap = dot + static_cast<size_t>(d) * np;
+  float* dt = ap + block;
+  float* mt = dt + block;
+  transpose_padded(d_heads, s.ld, n, d, np, 1.0f, dot);
   for (int h = 0; h < s.heads; ++h)
-    head_backward<DH>(s, h, scale, q, vt + static_cast<size_t>(h) * s.dh * np, np, probs, drop, floored, argmax,
-                      d_heads, dq, dv, row, ds, at);
+    head_backward<DH>(s, h, scale, q, v, dot + static_cast<size_t>(h) * s.dh * np, np, probs, drop, floored, argmax,
+                      d_heads, dq, dv, ap, dt, mt);
 }
 
 }  // namespace
 
 size_t attention_scratch_floats(int max_n, int d) {
   const size_t np = static_cast<size_t>(padded(std::max(max_n, 1)));
-  // forward: Q^T, K^T, S^T and A^T (padded), the dropped-out A; backward: V^T, a row, dS and A^T.
-  const size_t nn = static_cast<size_t>(max_n) * max_n;
-  return static_cast<size_t>(d) * np + std::max(3 * static_cast<size_t>(max_n) * np + nn, np + 2 * nn);
+  // forward: Q^T, then K^T, S^T and A^T (padded); backward: dO^T, then A^T, dS^T and M^T (padded).
+  return static_cast<size_t>(d) * np + 3 * static_cast<size_t>(max_n) * np;
 }
 
 void reserve_attention_scratch(std::vector<std::vector<float>>& scratch, int max_n, int d) {

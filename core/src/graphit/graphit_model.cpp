@@ -231,7 +231,8 @@ std::vector<MatF> GraphitModel::attention_maps(const GraphitGraph& graph, MatF* 
   std::vector<MatF> maps;
   for (const GraphitCache::Layer& ly : cache.layers) {
     MatF avg = MatF::Zero(n, n);
-    for (int h = 0; h < H; ++h) avg += CMapF(ly.probs.data() + static_cast<int64_t>(h) * n * n, n, n);
+    // probs holds A^T per head (row j: column j of A)
+    for (int h = 0; h < H; ++h) avg += CMapF(ly.probs.data() + static_cast<int64_t>(h) * n * n, n, n).transpose();
     avg /= static_cast<float>(H);
     maps.push_back(std::move(avg));
   }
