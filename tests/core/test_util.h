@@ -21,7 +21,10 @@ inline std::string temp_path(const std::string& name) {
   std::string tag = info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : "no-test";
   for (char& c : tag)
     if (c == '/') c = '_';
-  return ::testing::TempDir() + "inductive-" + tag + "-" + std::to_string(::getpid()) + "-" + name;
+  // The pid tells processes apart natively; under emscripten every process's pid is 42 (the wasm and the relaxed
+  // wasm suites, run side by side by `ctest -j`, raced on one file), so a random token drawn once per process too.
+  static const std::string process = std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+  return ::testing::TempDir() + "inductive-" + tag + "-" + process + "-" + name;
 }
 
 template <typename T>
