@@ -166,8 +166,10 @@ GraphitEvaluation evaluate_graphit(const GraphitModel& model, const GraphitDatas
                                    GraphitCache* cache) {
   GraphitCache local;
   GraphitCache& scratch = cache ? *cache : local;
+  GraphitRunOptions outputs_only;  // no gradient: no layer's activations kept (the same outputs, bit for bit)
+  outputs_only.keep_layers = false;
   return evaluate_graphit_batches(model.config, data, batch_size, [&](const GraphitBatch& b, MatF& out) {
-    return model.loss(b, {}, nullptr, &out, &scratch);
+    return model.loss(b, outputs_only, nullptr, &out, &scratch);
   });
 }
 
