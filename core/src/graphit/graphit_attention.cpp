@@ -91,6 +91,33 @@ void combine_any(const float* a, int lda, int acs, const float* v, int ld, int n
   }
 }
 
+// W rows i0.. of T^T x, T given as dh rows of np floats (a transposed, padded operand): sum_k t[k][i0 + lane] x[k].
+// With the width compiled in (DH > 0) T's dh vectors are loaded once and stay in registers across the x's (the
+// columns j of a head); otherwise they are read at each call.
+template <int DH>
+class Columns {
+ public:
+  Columns(const float* t, int np, int i0, int dh) : t_(t + i0), np_(np), dh_(dh) {
+    if constexpr (DH > 0)
+      for (int k = 0; k < DH; ++k) v_[k] = B::load_unaligned(t_ + static_cast<size_t>(k) * np_);
+  }
+  B times(const float* x) const {
+    B acc(0.0f);
+    if constexpr (DH > 0) {
+      for (int k = 0; k < DH; ++k) acc = simd::madd(v_[k], B(x[k]), acc);
+    } else {
+      for (int k = 0; k < dh_; ++k)
+        acc = simd::madd(B::load_unaligned(t_ + static_cast<size_t>(k) * np_), B(x[k]), acc);
+    }
+    return acc;
+  }
+
+ private:
+  const float* t_;
+  int np_, dh_;
+  B v_[DH > 0 ? DH : 1];
+};
+
 // One head's forward pass, computed down the columns: a vector holds W rows i of a column j. S = Q Q^T / sqrt(dh)
 // column by column (qt: scale Q^T of this head, dh rows padded to np; the rows' vectors of it stay in registers
 // across the columns), each row's max as an element-wise max over the columns, then e = exp(s - max) (⊙ K^T's
@@ -104,21 +131,11 @@ void head_forward(const AttentionShape& s, int h, const float* q, const float* v
                   int np, const float* drop, float* probs, float* heads, uint8_t* floored, int32_t* argmax, float* ts,
                   float* at) {
   const int n = s.n, dh = DH > 0 ? DH : s.dh;
-  constexpr int KR = DH > 0 ? DH : 1;  // Q^T's vectors held in registers (the compiled widths)
   for (int i0 = 0; i0 < np; i0 += W) {
-    B qk[KR];
-    if constexpr (DH > 0)
-      for (int k = 0; k < DH; ++k) qk[k] = B::load_unaligned(qt + static_cast<size_t>(k) * np + i0);
+    const Columns<DH> qti(qt, np, i0, dh);
     B m(kNegInf);
     for (int j = 0; j < n; ++j) {
-      const float* qj = q + static_cast<size_t>(j) * s.ld + h * dh;
-      B sj(0.0f);
-      if constexpr (DH > 0) {
-        for (int k = 0; k < DH; ++k) sj = simd::madd(qk[k], B(qj[k]), sj);
-      } else {
-        for (int k = 0; k < dh; ++k)
-          sj = simd::madd(B::load_unaligned(qt + static_cast<size_t>(k) * np + i0), B(qj[k]), sj);
-      }
+      const B sj = qti.times(q + static_cast<size_t>(j) * s.ld + h * dh);
       m = xsimd::max(m, sj);
       sj.store_unaligned(ts + static_cast<size_t>(j) * np + i0);
     }
@@ -185,7 +202,6 @@ void head_backward(const AttentionShape& s, int h, float scale, const float* q, 
                    int np, const float* probs, const float* drop, const uint8_t* floored, const int32_t* argmax,
                    const float* d_heads, float* dq, float* dv, float* ap, float* dt, float* mt) {
   const int n = s.n, dh = DH > 0 ? DH : s.dh, ld = s.ld;
-  constexpr int KR = DH > 0 ? DH : 1;
   const float* AT = probs + static_cast<size_t>(h) * n * n;
   for (int j = 0; j < n; ++j) {
     float* row = ap + static_cast<size_t>(j) * np;
@@ -195,20 +211,11 @@ void head_backward(const AttentionShape& s, int h, float scale, const float* q, 
   if (drop) transpose_padded(drop + static_cast<size_t>(h) * n * n, n, n, n, np, 1.0f, mt);
   const B bscale(scale);
   for (int i0 = 0; i0 < np; i0 += W) {
-    B ok[KR];
-    if constexpr (DH > 0)
-      for (int k = 0; k < DH; ++k) ok[k] = B::load_unaligned(dot + static_cast<size_t>(k) * np + i0);
+    const Columns<DH> doti(dot, np, i0, dh);
     B sigma(0.0f);
     for (int j = 0; j < n; ++j) {
-      const float* vj = v + static_cast<size_t>(j) * ld + h * dh;
       const size_t o = static_cast<size_t>(j) * np + i0;
-      B da(0.0f);
-      if constexpr (DH > 0) {
-        for (int k = 0; k < DH; ++k) da = simd::madd(ok[k], B(vj[k]), da);
-      } else {
-        for (int k = 0; k < dh; ++k)
-          da = simd::madd(B::load_unaligned(dot + static_cast<size_t>(k) * np + i0), B(vj[k]), da);
-      }
+      B da = doti.times(v + static_cast<size_t>(j) * ld + h * dh);
       if (drop) da *= B::load_unaligned(mt + o);
       da.store_unaligned(dt + o);
       sigma = simd::madd(da, B::load_unaligned(ap + o), sigma);
