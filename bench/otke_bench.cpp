@@ -94,11 +94,15 @@ double median_seconds(const std::function<void()>& body, double min_time = 1.0, 
   return bench::median_seconds_within(min_time, body, min_repeats);
 }
 
+// --unfused: training steps run the batch's forward, then its backward (OtkeLossOptions::fuse_sets off).
+bool g_unfused = false;
+
 void train_step(OtkeModel& m, const SetBatch& x, const std::vector<int32_t>& y, Adam& adam,
                 SinkhornGradient gradient = SinkhornGradient::kUnrolled) {
   OtkeGradients g;
   OtkeLossOptions lo;
   lo.sinkhorn_gradient = gradient;
+  lo.fuse_sets = !g_unfused;
   otke_loss(m, x, y, &g, lo);
   std::vector<MatF> refs = m.pooling.references();
   std::vector<ParamBlock> blocks = {
@@ -328,6 +332,9 @@ int main(int argc, char** argv) {
             &roofline_only);
   args.flag("--products", "only the table of the library's products against Eigen's GEMM (1 thread, GFLOP/s)",
             &products_only);
+  args.flag("--unfused",
+            "training steps pool the whole batch, then differentiate it (not each set in one pass), for comparisons",
+            &g_unfused);
   args.option("--config", "NAME",
               "only this configuration of the first table: k128p64, k512p64, k128p10, k512p10, k128p10q4, k512p64q4",
               &only);

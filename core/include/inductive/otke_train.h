@@ -40,6 +40,10 @@ struct OtkeLossOptions {
   // replayed (finite differences, resumed runs). Off: the deterministic network that predict() computes.
   bool dropout = false;
   uint64_t dropout_seed = 0;
+  // Pool and differentiate each set in one pass where the model allows it (OTK pooling of the features under a
+  // linear head, learning the references: OtkPooling::forward_backward), which reads each set's features from
+  // memory once instead of twice. Off: the batch's forward, then its backward (the same maths, for comparisons).
+  bool fuse_sets = true;
 };
 
 // The checks otke_loss makes before any arithmetic (finite features of the model's input width, a head, one label in

@@ -45,6 +45,58 @@ void check_batch(const OtkeModel& model, const SetBatch& features, const std::ve
   check_otke_labels(c, labels, "otke loss");
 }
 
+// dL/dlogits for the rows of `logits`, whose labels start at `labels`, in a batch of `batch` sets: (softmax -
+// one-hot) / batch, or (sigmoid - bits) / (batch C) for a multilabel head. Row by row, so that a row's gradient has
+// the same bits whether its batch computed it or its set alone (the fused step below).
+MatF logit_gradient(const Eigen::Ref<const MatF>& logits, const int32_t* labels, int batch, bool multilabel) {
+  MatF g;
+  if (multilabel) {
+    g = sigmoid(logits);
+    for (Eigen::Index b = 0; b < g.rows(); ++b)
+      for (Eigen::Index c = 0; c < g.cols(); ++c)
+        if (has_label(labels[b], static_cast<int>(c))) g(b, c) -= 1.0f;
+    g /= static_cast<float>(static_cast<int64_t>(batch) * g.cols());
+  } else {
+    g = softmax_rows(logits);
+    for (Eigen::Index b = 0; b < g.rows(); ++b) g(b, labels[b]) -= 1.0f;
+    g /= static_cast<float>(batch);
+  }
+  return g;
+}
+
+// Whether a step can pool and differentiate each set in one pass (OtkPooling::forward_backward): the loss's
+// gradient with respect to a set's Phi must depend on that set alone and stop at the references, i.e. OTK pooling
+// of the features themselves under a linear head, learning the references.
+bool fuses_sets(const OtkeConfig& c, const OtkeLossOptions& options) {
+  return options.fuse_sets && options.references && c.pooling == OtkePooling::kOtk &&
+         c.embedding == OtkeEmbedding::kIdentity && c.input_type != OtkeInput::kTokens && c.hidden == 0;
+}
+
+// otke_loss with gradients when fuses_sets: each set's forward, its row of logits and dL/dPhi, and its backward in
+// turn, while its features are in cache.
+double fused_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
+                  OtkeGradients* grads, const OtkeLossOptions& options) {
+  const OtkeConfig& c = model.config;
+  const int B = features.batch, D = c.output_dim();
+  MatF logits(B, c.classes), dlogits(B, c.classes);
+  const auto row_gradient = [&](int b, const float* phi, float* grad_phi) {
+    logits.row(b) = model.head.logits(CMapF(phi, 1, D));
+    dlogits.row(b) = logit_gradient(logits.row(b), &labels[static_cast<size_t>(b)], B, c.multilabel);
+    MapF(grad_phi, 1, D).noalias() = dlogits.row(b) * model.head.weight;
+  };
+  std::vector<MatF> grad_refs;
+  const MatF phi = with_finiteness_scan_on_error(features, "otke loss", [&] {
+    return model.pooling.forward_backward(features, options.sinkhorn_gradient, row_gradient, &grad_refs);
+  });
+  *grads = OtkeGradients{};
+  grads->references = std::move(grad_refs);
+  if (options.head) {
+    grads->head_weight.noalias() = dlogits.transpose() * phi;
+    grads->head_bias = dlogits.colwise().sum().transpose();
+  }
+  return c.multilabel ? binary_cross_entropy(logits, labels) : cross_entropy(logits, labels);
+}
+
 }  // namespace
 
 void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels) {
@@ -79,6 +131,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   const bool tokens = c.input_type == OtkeInput::kTokens;
   const bool defer_scan = c.pooling == OtkePooling::kOtk && c.embedding == OtkeEmbedding::kIdentity && !tokens;
   check_batch(model, features, labels, !defer_scan);
+  if (grads && fuses_sets(c, options)) return fused_loss(model, features, labels, grads, options);
 
   // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
   // model looks its indices up first.
@@ -135,14 +188,7 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
 
   // Backward.
   const int B = features.batch;
-  MatF dlogits;
-  if (c.multilabel) {
-    dlogits = binary_cross_entropy_gradient(logits, labels);
-  } else {
-    dlogits = softmax_rows(logits);
-    for (int b = 0; b < B; ++b) dlogits(b, labels[b]) -= 1.0f;
-    dlogits /= static_cast<float>(B);
-  }
+  const MatF dlogits = logit_gradient(logits, labels.data(), B, c.multilabel);
   *grads = OtkeGradients{};
   if (options.head) {
     grads->head_weight.noalias() = dlogits.transpose() * head_in;

@@ -131,6 +131,82 @@ TEST(OtkPoolingGradient, TheSameBitsOnOneThreadAsOnSeveral) {
   }
 }
 
+// forward_backward takes each set through its forward, the caller's dL/dPhi of its row, and its backward in one
+// pass. It returns forward's Phi and backward's dL/dz bit for bit, for every variant of the plan (Sinkhorn unrolled
+// and implicit, attention), with positional weights and the sinusoidal encoding, narrow and wide, one reference and
+// two, on one thread and on several; and the row it hands over is the set's whole Phi (all q blocks).
+TEST(OtkPoolingGradient, EachSetInOnePassGivesForwardsAndBackwardsBits) {
+  struct Variant {
+    const char* name;
+    OtkPlan plan;
+    SinkhornGradient gradient;
+    float sigma_pos;
+    bool sinusoidal;
+  };
+  const Variant variants[] = {{"unrolled", OtkPlan::kSinkhorn, SinkhornGradient::kUnrolled, 0.0f, false},
+                              {"implicit", OtkPlan::kSinkhorn, SinkhornGradient::kImplicit, 0.0f, false},
+                              {"attention", OtkPlan::kAttention, SinkhornGradient::kUnrolled, 0.0f, false},
+                              {"positional", OtkPlan::kSinkhorn, SinkhornGradient::kUnrolled, 0.3f, false},
+                              {"sinusoidal", OtkPlan::kSinkhorn, SinkhornGradient::kUnrolled, 0.0f, true}};
+  for (const Variant& v : variants) {
+    for (int p : {3, 40}) {
+      for (int q : {1, 2}) {
+        OtkOptions o = small_options(q, v.sigma_pos);
+        o.p = p;
+        o.plan = v.plan;
+        o.sinusoidal = v.sinusoidal;
+        std::vector<MatF> refs;
+        for (int r = 0; r < q; ++r) refs.push_back(random_mat(p, 24, 50 + r));
+        const OtkPooling pool(refs, o);
+        const SetBatch x = random_batch({9, 70, 1, 64, 33, 2, 50}, 24, 51);
+        const MatF g = random_mat(x.batch, q * p * 24, 52);
+        // dL/dPhi = G + Phi / 2 (a function of the row handed over, as a head's gradient is).
+        OtkPooling::Cache cache;
+        cache.gradient = v.gradient;
+        const MatF phi = pool.forward(x, &cache);
+        const MatF grad_out = g + 0.5f * phi;
+        std::vector<MatF> gz;
+        pool.backward(x, cache, grad_out, nullptr, &gz);
+        const std::string where = std::string(v.name) + " p " + std::to_string(p) + " q " + std::to_string(q);
+        for (int threads : {1, 2, 3}) {
+          set_parallel_threads(threads);
+          std::vector<MatF> fused_gz;
+          const MatF fused_phi = pool.forward_backward(
+              x, v.gradient,
+              [&](int b, const float* row, float* grad_row) {
+                MapF(grad_row, 1, g.cols()) = g.row(b) + 0.5f * CMapF(row, 1, g.cols());
+              },
+              &fused_gz);
+          EXPECT_TRUE(fused_phi == phi) << where << " threads " << threads;
+          ASSERT_EQ(fused_gz.size(), static_cast<size_t>(q)) << where;
+          for (int r = 0; r < q; ++r)
+            EXPECT_TRUE(fused_gz[static_cast<size_t>(r)] == gz[static_cast<size_t>(r)])
+                << where << " reference " << r << " threads " << threads;
+        }
+        set_parallel_threads(0);
+      }
+    }
+  }
+}
+
+// A set with NaN features fails the fused pass as it fails forward, naming the set; nothing is added to the
+// caller's gradients.
+TEST(OtkPoolingGradient, EachSetInOnePassRejectsNonFiniteFeatures) {
+  const OtkPooling pool({random_mat(3, 4, 60)}, small_options(1, 0.0f));
+  SetBatch x = random_batch({5, 6}, 4, 61);
+  x.row(1, 2)[1] = std::nanf("");
+  std::vector<MatF> gz;
+  try {
+    pool.forward_backward(
+        x, SinkhornGradient::kUnrolled, [](int, const float*, float* grad_row) { grad_row[0] = 1.0f; }, &gz);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("set 1"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(gz.empty());
+}
+
 TEST(OtkPooling, OtkCompatibleScaleIsSqrtPQTimesThePaperScale) {
   OtkOptions o = small_options(2, 0.0f);
   const std::vector<MatF> refs = {random_mat(3, 4, 6), random_mat(3, 4, 7)};
