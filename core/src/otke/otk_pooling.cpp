@@ -195,7 +195,6 @@ struct OtkPooling::SetMaths {
     float* s = kept ? nullptr : own.data() + 2 * set_size;
     if (!kept) sim = s;
     CMapF g(g_row, p, k);
-    CMapF pb(plan, n, p);
     // dL/d(P o Spos) = c x g^T and, when forward did not keep them, the similarities x z^T from the same pass over
     // x: x [c g; z]^T, in row chunks that stay in L2 (x is 2 MB per set at k 512) while both halves read them.
     MatF stacked(width, k);
@@ -217,15 +216,18 @@ struct OtkPooling::SetMaths {
       else
         simd::gemm_abt(xi, k, stacked.data() + static_cast<int64_t>(p) * k, k, si, p, rows, p, k);
     }
-    MatF pw = pb;
+    MatF w;
     if (options.sigma_pos > 0) {
-      MatF w(n, p);
+      w.resize(n, p);
       positional_weights(n, p, options.sigma_pos, w.data());
       MapF(gp, n, p).array() *= w.array();
-      pw.array() *= w.array();
     }
     // dL/dx += (P o Spos) (c g), c g the top of `stacked`.
-    if (grad_x) simd::gemm_ab(pw.data(), p, stacked.data(), k, grad_x, k, n, k, p, true);
+    if (grad_x) {
+      MatF pw = CMapF(plan, n, p);
+      if (options.sigma_pos > 0) pw.array() *= w.array();
+      simd::gemm_ab(pw.data(), p, stacked.data(), k, grad_x, k, n, k, p, true);
+    }
     // dL/dS of this set alone, through the same per-problem code as a batch's.
     const SinkhornProblem<float> one{sim, 1, N, p, &psi.n[b], nullptr, nullptr, nullptr};
     if (attention) {
