@@ -13,10 +13,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "ot/sinkhorn_detail.h"
 #include "simd/lse_kernels.h"
+#include "simd/small_gemm.h"
 
 namespace inductive::detail {
 
@@ -172,7 +174,7 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
   log_marginal(s.b, p, lb);
 
   // dK accumulates in the output buffer, from W = dP * P (as in the log domain).
-  std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p), er(n), uf(n);
+  std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p), er(n), uf(n), cn(n), col_sums(p), row_dots(n);
   seed_plan_gradient(s, plan, dplan, dcost, dF.data(), dG.data());
   // The scalings' exps, n + p per pass, in the kernels' vector exp: one std::exp each had cost 2-3 % of a k512 p64
   // training step.
@@ -180,43 +182,63 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
     for (int i = 0; i < len; ++i) out[static_cast<size_t>(i)] = argument(i);
     kern.exp_shift(out.data(), shift, out.data(), len);
   };
+  // Each iteration subtracts two rank-one terms from dK, c_i E_ij v_j and u_i E_ij w_j. Subtracted pass by pass, they
+  // read and wrote all of dK twice per iteration (a third of a k512 p64 step's Sinkhorn time); instead their factors
+  // are collected, kRank iterations at a time, as A = [c u ...] (n x 2 kRank) and Bt = [v; w; ...] (2 kRank x p), and
+  // dK -= E o (A Bt) in one product. The iterations themselves need only E^T c and E w (the kernels' gemv_t, gemv).
+  constexpr int kRank = 16;
+  const int lda = 2 * kRank;
+  std::vector<T> A(static_cast<size_t>(n) * lda), Bt(static_cast<size_t>(lda) * p), M(static_cast<size_t>(n) * p);
+  int terms = 0;
+  const auto subtract_terms = [&] {
+    if (terms == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      simd::gemm_ab(A.data(), lda, Bt.data(), p, M.data(), p, n, p, terms);
+    } else {
+      std::fill(M.begin(), M.end(), T(0));
+      for (int i = 0; i < n; ++i)
+        for (int r = 0; r < terms; ++r)
+          for (int j = 0; j < p; ++j) M[i * p + j] += A[i * lda + r] * Bt[r * p + j];
+    }
+    for (int i = 0; i < n; ++i) {
+      const T* __restrict ei = e.data() + i * ld;
+      const T* __restrict mi = M.data() + static_cast<size_t>(i) * p;
+      T* __restrict di = dcost + i * ld;
+      for (int j = 0; j < p; ++j) di[j] -= ei[j] * mi[j];
+    }
+    terms = 0;
+  };
+  const auto add_term = [&](const std::vector<T>& rows, const std::vector<T>& cols) {
+    for (int i = 0; i < n; ++i) A[i * lda + terms] = rows[static_cast<size_t>(i)];
+    std::copy(cols.begin(), cols.end(), Bt.begin() + static_cast<int64_t>(terms) * p);
+    if (++terms == lda) subtract_terms();
+  };
   for (int t = n_iter; t >= 1; --t) {
     const T* cl = lse + static_cast<int64_t>(t - 1) * (n + p);
     const T* rl = cl + p;
-    // Through F^t = la - rl^t: dG_j -= sum_i dF_i R_ij, dK_ij -= dF_i R_ij.
-    exps(vg, p, -kmax, [&](int j) { return lb[j] - cl[j]; });  // exp(G^t_j + kmax); 0 where b_j = 0
+    // Through F^t = la - rl^t: R_ij = c_i E_ij v_j / dF_i with c_i = dF_i exp(-rl_i), v_j = exp(G^t_j + kmax);
+    // dG_j -= sum_i dF_i R_ij = v_j (E^T c)_j, dK_ij -= dF_i R_ij.
+    exps(vg, p, -kmax, [&](int j) { return lb[j] - cl[j]; });  // 0 where b_j = 0
     exps(er, n, T(0), [&](int i) { return -rl[i]; });
-    for (int i = 0; i < n; ++i) {
-      if (dF[i] == T(0)) continue;
-      const T c = dF[i] * er[i];
-      const T* __restrict ei = e.data() + i * ld;
-      T* __restrict di = dcost + i * ld;
-      T* __restrict dg = dG.data();
-      const T* __restrict v = vg.data();
-      for (int j = 0; j < p; ++j) {
-        const T term = c * ei[j] * v[j];
-        dg[j] -= term;
-        di[j] -= term;
-      }
-    }
-    // Through G^t = lb - cl^t: dF^{t-1}_i = -sum_j Q_ij dG_j, dK_ij -= Q_ij dG_j.
-    exps(wc, p, -kmax, [&](int j) { return -cl[j]; });  // exp(kmax - cl^t_j)
+    for (int i = 0; i < n; ++i) cn[i] = dF[i] == T(0) ? T(0) : dF[i] * er[i];
+    kern.gemv_t(e.data(), n, p, ld, cn.data(), col_sums.data());
+    for (int j = 0; j < p; ++j) dG[j] -= vg[j] * col_sums[j];
+    add_term(cn, vg);
+    // Through G^t = lb - cl^t: Q_ij = u_i E_ij w_j / dG_j with u_i = exp(F^{t-1}_i), w_j = exp(kmax - cl^t_j) dG_j;
+    // dF^{t-1}_i = -sum_j Q_ij dG_j = -u_i (E w)_i, dK_ij -= Q_ij dG_j.
+    exps(wc, p, -kmax, [&](int j) { return -cl[j]; });
     for (int j = 0; j < p; ++j) wc[j] *= dG[j];
     const T* rl_prev = t > 1 ? lse + static_cast<int64_t>(t - 2) * (n + p) + p : nullptr;
     if (rl_prev)
-      exps(uf, n, T(0), [&](int i) { return la[i] - rl_prev[i]; });  // exp(F^{t-1}_i); 0 where a_i = 0
+      exps(uf, n, T(0), [&](int i) { return la[i] - rl_prev[i]; });  // 0 where a_i = 0
     else
       std::fill(uf.begin(), uf.end(), T(1));
-    for (int i = 0; i < n; ++i) {
-      const T ui = uf[static_cast<size_t>(i)];
-      const T* __restrict ei = e.data() + i * ld;
-      T* __restrict di = dcost + i * ld;
-      const T* __restrict w = wc.data();
-      dF[i] = ui == T(0) ? T(0) : -ui * kern.dot(ei, w, p);
-      for (int j = 0; j < p; ++j) di[j] -= ui * ei[j] * w[j];
-    }
+    kern.gemv(e.data(), n, p, ld, wc.data(), row_dots.data());
+    for (int i = 0; i < n; ++i) dF[i] = uf[i] == T(0) ? T(0) : -uf[i] * row_dots[i];
+    add_term(uf, wc);
     std::fill(dG.begin(), dG.end(), T(0));
   }
+  subtract_terms();
   logit_to_cost_gradient(s, o, dcost);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < p; ++j)
