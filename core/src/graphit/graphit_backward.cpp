@@ -66,7 +66,7 @@ void GraphitModel::backward(const GraphitBatch& b, const GraphitCache& cache, co
   grads.out_weight.noalias() += d_output.transpose() * cache.hidden;
   grads.out_bias += d_output.colwise().sum().transpose();
   MatF d_hidden = d_output * params.out_weight;
-  d_hidden.array() *= (cache.hidden.array() > 0.0f).cast<float>();
+  relu_backward(d_hidden.data(), cache.hidden.data(), d_hidden.size());
   grads.hidden_weight.noalias() += d_hidden.transpose() * cache.pooled;
   grads.hidden_bias += d_hidden.colwise().sum().transpose();
   const MatF d_pooled = d_hidden * params.hidden_weight;
@@ -127,7 +127,7 @@ void GraphitModel::backward_by_passes(const GraphitBatch& b, const GraphitCache&
     add_ffn2_grads(ly, drop, ffn_out_grad, gp);
     rows_product(dpre, ffn_out_grad, p.ffn2_weight);
     if (drop) dpre.array() *= ly.drop_ffn.array();
-    dpre.array() *= (ly.ffn.array() > 0.0f).cast<float>();
+    relu_backward(dpre.data(), ly.ffn.data(), dpre.size());
     add_linear_grads(dpre, ly.x1, gp.ffn1_weight, gp.ffn1_bias);
     simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1, the residual added as the rows are stored (no copy of dz)
     plus_dz.residual = dz.data(), plus_dz.ld_residual = d;
@@ -209,7 +209,7 @@ void GraphitModel::backward_by_chunks(const GraphitBatch& b, const GraphitCache&
       if (drop) dg.middleRows(r0, m) = dz.middleRows(r0, m).cwiseProduct(ly.drop2.middleRows(r0, m));
       product_rows(dpre, ffn_out_grad, p.ffn2_weight, r0, r1, false, nullptr);
       if (drop) dpre.middleRows(r0, m).array() *= ly.drop_ffn.middleRows(r0, m).array();
-      dpre.middleRows(r0, m).array() *= (ly.ffn.middleRows(r0, m).array() > 0.0f).cast<float>();
+      relu_backward(dpre.data() + r0 * dpre.cols(), ly.ffn.data() + r0 * ly.ffn.cols(), m * dpre.cols());
       simd::RowEpilogue plus_dz;  // dx1 = dz + dpre W1
       plus_dz.residual = dz.data(), plus_dz.ld_residual = d;
       product_rows(dx1, dpre, p.ffn1_weight, r0, r1, false, &plus_dz);

@@ -35,6 +35,12 @@ inline float row_sum(Eigen::Index d, F&& f) {
   return s;
 }
 
+// ReLU's backward over `count` floats: d = f > 0 ? d : 0. As a select on __restrict pointers, which vectorises; Eigen
+// ran the multiply by (f > 0).cast<float>() one float at a time (2.6 % of config (b)'s training step).
+inline void relu_backward(float* __restrict d, const float* __restrict f, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) d[i] = f[i] > 0.0f ? d[i] : 0.0f;
+}
+
 // The per-row loops of the norms, as functions of __restrict rows: with five to seven operands GCC gives up on the
 // run-time alias checks that vectorising needs, and ran them one float at a time.
 namespace norm_rows {
