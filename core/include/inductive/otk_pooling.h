@@ -97,10 +97,11 @@ class OtkPooling {
   using RowGradient = std::function<void(int b, const float* phi, float* grad_phi)>;
   // forward and backward in one pass over the sets: set b's forward, row_gradient(b), then set b's backward, while
   // its features are still in cache (at k 512 a batch of 64 sets is 78 MB, past L3, and forward then backward read
-  // every set from memory twice). Returns Phi as forward does and adds dL/dz^r to grad_refs as backward does, with
-  // the same bits; no dL/dpsi. Keeps no B x n x p buffer: per thread, one set's similarities, plans and tapes.
+  // every set from memory twice). Returns Phi as forward does, and writes dL/dpsi (optional) and adds dL/dz^r to
+  // grad_refs as backward does, with the same bits. Keeps no B x n x p buffer: per thread, one set's similarities,
+  // plans and tapes. On an error neither gradient is touched.
   MatF forward_backward(const SetBatch& psi, SinkhornGradient gradient, const RowGradient& row_gradient,
-                        std::vector<MatF>* grad_refs) const;
+                        SetBatch* grad_psi, std::vector<MatF>* grad_refs) const;
 
  private:
   struct SetMaths;  // one set's forward and backward (otk_pooling.cpp)

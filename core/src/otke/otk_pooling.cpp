@@ -371,7 +371,7 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
 }
 
 MatF OtkPooling::forward_backward(const SetBatch& embedded, SinkhornGradient gradient, const RowGradient& row_gradient,
-                                  std::vector<MatF>* grad_refs) const {
+                                  SetBatch* grad_psi, std::vector<MatF>* grad_refs) const {
   embedded.validate_shape("otk");
   INDUCTIVE_CHECK(embedded.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ",
                   embedded.dim, ", expected ", dim(), " (the references' dimension)");
@@ -384,6 +384,8 @@ MatF OtkPooling::forward_backward(const SetBatch& embedded, SinkhornGradient gra
   const bool unrolled = !maths.attention && gradient == SinkhornGradient::kUnrolled;
   // grad_z_per_set[r][b]: set b's dL/dz^r, summed in set order at the end as backward sums them.
   std::vector<std::vector<MatF>> grad_z_per_set(grad_refs ? q : 0, std::vector<MatF>(B));
+  SetBatch grad_x;  // moved to *grad_psi once every set succeeded
+  if (grad_psi) grad_x = SetBatch(B, N, k), grad_x.n = psi.n;
   // Per thread: the set's similarities and plans for every reference (kept from its forward to its backward), its
   // tapes, dL/dPhi of its row, and the backward's scratch. Nothing of size B N p: memory does not grow with the batch.
   struct Scratch {
@@ -408,11 +410,12 @@ MatF OtkPooling::forward_backward(const SetBatch& embedded, SinkhornGradient gra
       if (grad_refs) grad_z_per_set[r][b].resize(p, k);
       maths.backward(psi, b, r, s.sims.data() + r * set_size, s.plans.data() + r * set_size, &s.tapes[r],
                      unrolled ? SinkhornGradient::kUnrolled : SinkhornGradient::kImplicit,
-                     s.grad_row.data() + static_cast<int64_t>(r) * p * k, nullptr,
+                     s.grad_row.data() + static_cast<int64_t>(r) * p * k, grad_psi ? grad_x.row(b, 0) : nullptr,
                      grad_refs ? grad_z_per_set[r][b].data() : nullptr, s.backward);
     }
   });
   // Only now, after every set succeeded: a failed pass leaves the caller's gradients as they were.
+  if (grad_psi) *grad_psi = std::move(grad_x);
   if (grad_refs && grad_refs->empty()) grad_refs->assign(q, MatF::Zero(p, k));
   for (int r = 0; grad_refs && r < q; ++r) sum_in_set_order(grad_z_per_set[r], (*grad_refs)[r]);
   return out;

@@ -64,39 +64,6 @@ MatF logit_gradient(const Eigen::Ref<const MatF>& logits, const int32_t* labels,
   return g;
 }
 
-// Whether a step can pool and differentiate each set in one pass (OtkPooling::forward_backward): the loss's
-// gradient with respect to a set's Phi must depend on that set alone and stop at the references, i.e. OTK pooling
-// of the features themselves under a linear head, learning the references.
-bool fuses_sets(const OtkeConfig& c, const OtkeLossOptions& options) {
-  return options.fuse_sets && options.references && c.pooling == OtkePooling::kOtk &&
-         c.embedding == OtkeEmbedding::kIdentity && c.input_type != OtkeInput::kTokens && c.hidden == 0;
-}
-
-// otke_loss with gradients when fuses_sets: each set's forward, its row of logits and dL/dPhi, and its backward in
-// turn, while its features are in cache.
-double fused_loss(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels,
-                  OtkeGradients* grads, const OtkeLossOptions& options) {
-  const OtkeConfig& c = model.config;
-  const int B = features.batch, D = c.output_dim();
-  MatF logits(B, c.classes), dlogits(B, c.classes);
-  const auto row_gradient = [&](int b, const float* phi, float* grad_phi) {
-    logits.row(b) = model.head.logits(CMapF(phi, 1, D));
-    dlogits.row(b) = logit_gradient(logits.row(b), &labels[static_cast<size_t>(b)], B, c.multilabel);
-    MapF(grad_phi, 1, D).noalias() = dlogits.row(b) * model.head.weight;
-  };
-  std::vector<MatF> grad_refs;
-  const MatF phi = with_finiteness_scan_on_error(features, "otke loss", [&] {
-    return model.pooling.forward_backward(features, options.sinkhorn_gradient, row_gradient, &grad_refs);
-  });
-  *grads = OtkeGradients{};
-  grads->references = std::move(grad_refs);
-  if (options.head) {
-    grads->head_weight.noalias() = dlogits.transpose() * phi;
-    grads->head_bias = dlogits.colwise().sum().transpose();
-  }
-  return c.multilabel ? binary_cross_entropy(logits, labels) : cross_entropy(logits, labels);
-}
-
 }  // namespace
 
 void check_otke_batch(const OtkeModel& model, const SetBatch& features, const std::vector<int32_t>& labels) {
@@ -131,7 +98,15 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   const bool tokens = c.input_type == OtkeInput::kTokens;
   const bool defer_scan = c.pooling == OtkePooling::kOtk && c.embedding == OtkeEmbedding::kIdentity && !tokens;
   check_batch(model, features, labels, !defer_scan);
-  if (grads && fuses_sets(c, options)) return fused_loss(model, features, labels, grads, options);
+  const int B = features.batch;
+  const bool want_tokens = options.tokens && tokens;
+  const bool want_embedding = options.anchors && c.embedding != OtkeEmbedding::kIdentity;
+  const bool want_dpsi = want_embedding || want_tokens;  // dL/dpsi (batch x n_max x K, the largest buffer of a step)
+  // Each set pooled and differentiated in one pass (OtkPooling::forward_backward), while its features are in cache,
+  // where the loss's gradient with respect to a set's Phi depends on that set alone (a linear head: its row of
+  // logits) and the pooling has a backward to run. It keeps no B x n x p buffer (plans, similarities, tapes).
+  const bool fused = grads && options.fuse_sets && c.pooling == OtkePooling::kOtk && c.hidden == 0 &&
+                     (options.references || want_dpsi);
 
   // Forward, keeping what backward needs. The identity embedding uses the features in place (no copy); a tokens
   // model looks its indices up first.
@@ -156,10 +131,25 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
   const SetBatch& psi = c.embedding == OtkeEmbedding::kIdentity ? local : embedded;
   OtkPooling::Cache pool_cache;
   pool_cache.gradient = options.sinkhorn_gradient;
-  MatF phi;
+  MatF phi, logits, dlogits;
+  SetBatch dpsi;
+  std::vector<MatF> grad_refs;
   std::vector<std::vector<Eigen::Index>> argmax;
   if (c.pooling == OtkePooling::kOtk) {
-    const auto pool = [&] { return model.pooling.forward(psi, grads ? &pool_cache : nullptr); };
+    // The fused pass's dL/dPhi of set b: its logits, dL/dlogits (row by row, as the batch's) and dL/dlogits W.
+    const auto row_gradient = [&](int b, const float* phi_row, float* grad_phi) {
+      const int D = c.output_dim();
+      logits.row(b) = model.head.logits(CMapF(phi_row, 1, D));
+      dlogits.row(b) = logit_gradient(logits.row(b), &labels[static_cast<size_t>(b)], B, c.multilabel);
+      MapF(grad_phi, 1, D).noalias() = dlogits.row(b) * model.head.weight;
+    };
+    const auto pool = [&] {
+      if (!fused) return model.pooling.forward(psi, grads ? &pool_cache : nullptr);
+      logits.resize(B, c.classes);
+      dlogits.resize(B, c.classes);
+      return model.pooling.forward_backward(psi, options.sinkhorn_gradient, row_gradient, want_dpsi ? &dpsi : nullptr,
+                                            options.references ? &grad_refs : nullptr);
+    };
     phi = defer_scan ? with_finiteness_scan_on_error(features, "otke loss", pool) : pool();
   } else if (c.pooling == OtkePooling::kMean) {
     phi = mean_pool(psi);
@@ -182,54 +172,52 @@ double otke_loss(const OtkeModel& model, const SetBatch& features, const std::ve
     hid = pre_hidden.cwiseMax(0.0f);
   }
   const MatF& head_in = c.hidden > 0 ? hid : phi;
-  const MatF logits = model.head.logits(head_in);
+  if (!fused) logits = model.head.logits(head_in);
   const double loss = c.multilabel ? binary_cross_entropy(logits, labels) : cross_entropy(logits, labels);
   if (!grads) return loss;
 
   // Backward.
-  const int B = features.batch;
-  const MatF dlogits = logit_gradient(logits, labels.data(), B, c.multilabel);
+  if (!fused) dlogits = logit_gradient(logits, labels.data(), B, c.multilabel);
   *grads = OtkeGradients{};
   if (options.head) {
     grads->head_weight.noalias() = dlogits.transpose() * head_in;
     grads->head_bias = dlogits.colwise().sum().transpose();
   }
-  const bool want_tokens = options.tokens && tokens;
-  if (c.hidden == 0 && !options.anchors && !options.references && !want_tokens) return loss;
-  MatF dphi;
-  if (c.hidden > 0) {
-    MatF dpre;
-    dpre.noalias() = dlogits * model.head.weight;
-    dpre = (pre_hidden.array() > 0.0f).select(dpre, 0.0f);
-    if (options.head) {
-      grads->hidden_weight.noalias() = dpre.transpose() * (keep.size() ? dropped : phi);
-      grads->hidden_bias = dpre.colwise().sum().transpose();
+  if (fused) {
+    grads->references = std::move(grad_refs);
+    if (!want_dpsi) return loss;
+  } else {
+    if (c.hidden == 0 && !options.anchors && !options.references && !want_tokens) return loss;
+    MatF dphi;
+    if (c.hidden > 0) {
+      MatF dpre;
+      dpre.noalias() = dlogits * model.head.weight;
+      dpre = (pre_hidden.array() > 0.0f).select(dpre, 0.0f);
+      if (options.head) {
+        grads->hidden_weight.noalias() = dpre.transpose() * (keep.size() ? dropped : phi);
+        grads->hidden_bias = dpre.colwise().sum().transpose();
+      }
+      if (!options.anchors && !options.references && !want_tokens) return loss;
+      dphi.noalias() = dpre * model.hidden.weight;
+      if (keep.size()) dphi.array() *= keep.array();
+    } else {
+      dphi.noalias() = dlogits * model.head.weight;
     }
-    if (!options.anchors && !options.references && !want_tokens) return loss;
-    dphi.noalias() = dpre * model.hidden.weight;
-    if (keep.size()) dphi.array() *= keep.array();
-  } else {
-    dphi.noalias() = dlogits * model.head.weight;
-  }
-
-  // dL/dpsi (batch x n_max x K, the biggest buffer of a step) only when a layer below learns from it.
-  const bool want_embedding = options.anchors && c.embedding != OtkeEmbedding::kIdentity;
-  const bool want_dpsi = want_embedding || want_tokens;
-  SetBatch dpsi;
-  if (c.pooling == OtkePooling::kOtk) {
-    model.pooling.backward(psi, pool_cache, dphi, want_dpsi ? &dpsi : nullptr,
-                           options.references ? &grads->references : nullptr);
-    if (!want_dpsi) return loss;
-  } else {
-    if (!want_dpsi) return loss;
-    dpsi = SetBatch(B, psi.n_max, psi.dim);
-    dpsi.n = psi.n;
-    for (int b = 0; b < B; ++b) {
-      MapF g(dpsi.row(b, 0), psi.n[b], psi.dim);
-      if (c.pooling == OtkePooling::kMean) {
-        g.rowwise() = dphi.row(b) / static_cast<float>(psi.n[b]);
-      } else {
-        for (int k = 0; k < psi.dim; ++k) g(argmax[b][k], k) = dphi(b, k);
+    if (c.pooling == OtkePooling::kOtk) {
+      model.pooling.backward(psi, pool_cache, dphi, want_dpsi ? &dpsi : nullptr,
+                             options.references ? &grads->references : nullptr);
+      if (!want_dpsi) return loss;
+    } else {
+      if (!want_dpsi) return loss;
+      dpsi = SetBatch(B, psi.n_max, psi.dim);
+      dpsi.n = psi.n;
+      for (int b = 0; b < B; ++b) {
+        MapF g(dpsi.row(b, 0), psi.n[b], psi.dim);
+        if (c.pooling == OtkePooling::kMean) {
+          g.rowwise() = dphi.row(b) / static_cast<float>(psi.n[b]);
+        } else {
+          for (int k = 0; k < psi.dim; ++k) g(argmax[b][k], k) = dphi(b, k);
+        }
       }
     }
   }

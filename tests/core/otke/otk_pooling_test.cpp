@@ -132,9 +132,9 @@ TEST(OtkPoolingGradient, TheSameBitsOnOneThreadAsOnSeveral) {
 }
 
 // forward_backward takes each set through its forward, the caller's dL/dPhi of its row, and its backward in one
-// pass. It returns forward's Phi and backward's dL/dz bit for bit, for every variant of the plan (Sinkhorn unrolled
-// and implicit, attention), with positional weights and the sinusoidal encoding, narrow and wide, one reference and
-// two, on one thread and on several; and the row it hands over is the set's whole Phi (all q blocks).
+// pass. It returns forward's Phi and backward's dL/dpsi and dL/dz bit for bit, for every variant of the plan (Sinkhorn
+// unrolled and implicit, attention), with positional weights and the sinusoidal encoding, narrow and wide, one
+// reference and two, on one thread and on several; and the row it hands over is the set's whole Phi (all q blocks).
 TEST(OtkPoolingGradient, EachSetInOnePassGivesForwardsAndBackwardsBits) {
   struct Variant {
     const char* name;
@@ -165,19 +165,23 @@ TEST(OtkPoolingGradient, EachSetInOnePassGivesForwardsAndBackwardsBits) {
         cache.gradient = v.gradient;
         const MatF phi = pool.forward(x, &cache);
         const MatF grad_out = g + 0.5f * phi;
+        SetBatch gx;
         std::vector<MatF> gz;
-        pool.backward(x, cache, grad_out, nullptr, &gz);
+        pool.backward(x, cache, grad_out, &gx, &gz);
         const std::string where = std::string(v.name) + " p " + std::to_string(p) + " q " + std::to_string(q);
         for (int threads : {1, 2, 3}) {
           set_parallel_threads(threads);
+          SetBatch fused_gx;
           std::vector<MatF> fused_gz;
           const MatF fused_phi = pool.forward_backward(
               x, v.gradient,
               [&](int b, const float* row, float* grad_row) {
                 MapF(grad_row, 1, g.cols()) = g.row(b) + 0.5f * CMapF(row, 1, g.cols());
               },
-              &fused_gz);
+              &fused_gx, &fused_gz);
           EXPECT_TRUE(fused_phi == phi) << where << " threads " << threads;
+          EXPECT_EQ(fused_gx.x, gx.x) << where << " threads " << threads;
+          EXPECT_EQ(fused_gx.n, gx.n) << where;
           ASSERT_EQ(fused_gz.size(), static_cast<size_t>(q)) << where;
           for (int r = 0; r < q; ++r)
             EXPECT_TRUE(fused_gz[static_cast<size_t>(r)] == gz[static_cast<size_t>(r)])
@@ -195,16 +199,18 @@ TEST(OtkPoolingGradient, EachSetInOnePassRejectsNonFiniteFeatures) {
   const OtkPooling pool({random_mat(3, 4, 60)}, small_options(1, 0.0f));
   SetBatch x = random_batch({5, 6}, 4, 61);
   x.row(1, 2)[1] = std::nanf("");
+  SetBatch gx;
   std::vector<MatF> gz;
   try {
     pool.forward_backward(
-        x, SinkhornGradient::kUnrolled, [](int, const float*, float* grad_row) { grad_row[0] = 1.0f; }, &gz);
+        x, SinkhornGradient::kUnrolled, [](int, const float*, float* grad_row) { grad_row[0] = 1.0f; }, &gx, &gz);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("set 1"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(gz.empty());
+  EXPECT_EQ(gx.batch, 0);
 }
 
 TEST(OtkPooling, OtkCompatibleScaleIsSqrtPQTimesThePaperScale) {

@@ -93,49 +93,56 @@ INSTANTIATE_TEST_SUITE_P(Layers, OtkeLossGradient,
                          ::testing::Values(Combo{"nystrom", "otk"}, Combo{"conv", "otk"}, Combo{"identity", "otk"},
                                            Combo{"nystrom", "mean"}, Combo{"conv", "max"}));
 
-// A step on OTK pooling of the features under a linear head pools and differentiates each set in one pass
-// (OtkeLossOptions::fuse_sets). Its loss and gradients are the batch's forward-then-backward ones, to rounding (each
-// row's logits come from a product of one row instead of the batch's): one class and multilabel heads, both Sinkhorn
-// gradients, on one and two threads.
+// A step on OTK pooling under a linear head pools and differentiates each set in one pass (OtkeLossOptions::fuse_sets).
+// Its loss and gradients are the batch's forward-then-backward ones, to rounding (each row's logits come from a
+// product of one row instead of the batch's): identity, Nystrom and conv embeddings, one-class and multilabel heads,
+// both Sinkhorn gradients, on one and two threads.
 TEST(OtkeLoss, EachSetInOnePassGivesTheBatchsLossAndGradients) {
   const auto data = motif_data(7, 4);
   OtkeModel probe;
   probe.config.kmer = 3;
   const SetBatch feats = probe.sequence_features(data.seqs);
-  for (bool multilabel : {false, true}) {
-    for (SinkhornGradient gradient : {SinkhornGradient::kUnrolled, SinkhornGradient::kImplicit}) {
-      OtkeModel m = small_model("identity", "otk", feats);
-      std::vector<int32_t> labels = data.labels;
-      if (multilabel) {
-        m.config.multilabel = true;
-        for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % 4);  // 2 labels as bits
+  for (const char* embedding : {"identity", "nystrom", "conv"}) {
+    for (bool multilabel : {false, true}) {
+      for (SinkhornGradient gradient : {SinkhornGradient::kUnrolled, SinkhornGradient::kImplicit}) {
+        OtkeModel m = small_model(embedding, "otk", feats);
+        std::vector<int32_t> labels = data.labels;
+        if (multilabel) {
+          m.config.multilabel = true;
+          for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % 4);  // 2 labels as bits
+        }
+        const std::string where = std::string(embedding) + (multilabel ? " multilabel" : " classes") +
+                                  (gradient == SinkhornGradient::kImplicit ? " implicit" : " unrolled");
+        OtkeLossOptions batch_path;
+        batch_path.sinkhorn_gradient = gradient;
+        batch_path.fuse_sets = false;
+        OtkeGradients expect;
+        const double expect_loss = otke_loss(m, feats, labels, &expect, batch_path);
+        for (int threads : {1, 2}) {
+          set_parallel_threads(threads);
+          OtkeLossOptions fused = batch_path;
+          fused.fuse_sets = true;
+          OtkeGradients got;
+          const double loss = otke_loss(m, feats, labels, &got, fused);
+          EXPECT_NEAR(loss, expect_loss, 1e-6 * std::fabs(expect_loss)) << where;
+          EXPECT_NEAR(loss, otke_loss(m, feats, labels, nullptr), 1e-6 * std::fabs(expect_loss)) << where;
+          const auto close = [&](const MatF& a, const MatF& b, const char* what) {
+            ASSERT_EQ(a.rows(), b.rows()) << where << " " << what;
+            ASSERT_EQ(a.cols(), b.cols()) << where << " " << what;
+            EXPECT_LE((a - b).cwiseAbs().maxCoeff(), 1e-5f * (1.0f + b.cwiseAbs().maxCoeff())) << where << " " << what;
+          };
+          close(got.head_weight, expect.head_weight, "head.weight");
+          close(got.head_bias, expect.head_bias, "head.bias");
+          ASSERT_EQ(got.references.size(), expect.references.size()) << where;
+          for (size_t r = 0; r < got.references.size(); ++r) close(got.references[r], expect.references[r], "refs");
+          if (m.config.embedding == OtkeEmbedding::kNystrom) close(got.anchors, expect.anchors, "anchors");
+          if (m.config.embedding == OtkeEmbedding::kConv) {
+            close(got.conv_weight, expect.conv_weight, "conv.weight");
+            close(got.conv_bias, expect.conv_bias, "conv.bias");
+          }
+        }
+        set_parallel_threads(0);
       }
-      const std::string where = std::string(multilabel ? "multilabel" : "classes") +
-                                (gradient == SinkhornGradient::kImplicit ? " implicit" : " unrolled");
-      OtkeLossOptions batch_path;
-      batch_path.sinkhorn_gradient = gradient;
-      batch_path.fuse_sets = false;
-      OtkeGradients expect;
-      const double expect_loss = otke_loss(m, feats, labels, &expect, batch_path);
-      for (int threads : {1, 2}) {
-        set_parallel_threads(threads);
-        OtkeLossOptions fused = batch_path;
-        fused.fuse_sets = true;
-        OtkeGradients got;
-        const double loss = otke_loss(m, feats, labels, &got, fused);
-        EXPECT_NEAR(loss, expect_loss, 1e-6 * std::fabs(expect_loss)) << where;
-        EXPECT_NEAR(loss, otke_loss(m, feats, labels, nullptr), 1e-6 * std::fabs(expect_loss)) << where;
-        const auto close = [&](const MatF& a, const MatF& b, const char* what) {
-          ASSERT_EQ(a.rows(), b.rows()) << where << " " << what;
-          ASSERT_EQ(a.cols(), b.cols()) << where << " " << what;
-          EXPECT_LE((a - b).cwiseAbs().maxCoeff(), 1e-5f * (1.0f + b.cwiseAbs().maxCoeff())) << where << " " << what;
-        };
-        close(got.head_weight, expect.head_weight, "head.weight");
-        close(got.head_bias, expect.head_bias, "head.bias");
-        ASSERT_EQ(got.references.size(), expect.references.size()) << where;
-        for (size_t r = 0; r < got.references.size(); ++r) close(got.references[r], expect.references[r], "refs");
-      }
-      set_parallel_threads(0);
     }
   }
 }
