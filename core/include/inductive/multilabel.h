@@ -28,6 +28,9 @@ double binary_cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vec
 
 // Its gradient with respect to the logits: (sigmoid(logit) - target) / (rows * cols).
 MatF binary_cross_entropy_gradient(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits);
+// The same for rows of a larger batch of `batch_rows` rows (bits[r]: row r's labels): the batch mean's gradient with
+// respect to these rows alone, the same bits as the batch's rows (a training step that takes its sets one at a time).
+MatF binary_cross_entropy_gradient_rows(const Eigen::Ref<const MatF>& logits, const int32_t* bits, int64_t batch_rows);
 
 // Share of (set, label) entries predicted right at the 0.5 threshold (logit > 0 means "present").
 double multilabel_accuracy(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits);

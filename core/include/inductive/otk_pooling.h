@@ -105,6 +105,8 @@ class OtkPooling {
 
  private:
   struct SetMaths;  // one set's forward and backward (otk_pooling.cpp)
+  // The batch as pooled (psi, or psi plus the sinusoidal encoding, written to `encoded`), after its shape checks.
+  const SetBatch& checked_features(const SetBatch& embedded, SetBatch& encoded) const;
   float scale() const;
   SinkhornOptions sinkhorn_options() const;
   std::vector<MatF> refs_;

@@ -40,11 +40,15 @@ double binary_cross_entropy(const Eigen::Ref<const MatF>& logits, const std::vec
 
 MatF binary_cross_entropy_gradient(const Eigen::Ref<const MatF>& logits, const std::vector<int32_t>& bits) {
   check_rows(logits, bits);
+  return binary_cross_entropy_gradient_rows(logits, bits.data(), logits.rows());
+}
+
+MatF binary_cross_entropy_gradient_rows(const Eigen::Ref<const MatF>& logits, const int32_t* bits, int64_t batch_rows) {
   MatF g = sigmoid(logits);
   for (Eigen::Index b = 0; b < g.rows(); ++b)
     for (Eigen::Index c = 0; c < g.cols(); ++c)
       if (has_label(bits[b], static_cast<int>(c))) g(b, c) -= 1.0f;
-  if (g.size()) g /= static_cast<float>(g.size());
+  if (const int64_t entries = batch_rows * g.cols()) g /= static_cast<float>(entries);
   return g;
 }
 

@@ -262,13 +262,17 @@ void sum_in_set_order(const std::vector<MatF>& per_set, MatF& gz) {
 
 }  // namespace
 
-MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
-  // Non-finite features surface through the check of the similarities below, which costs n p, not n k.
+const SetBatch& OtkPooling::checked_features(const SetBatch& embedded, SetBatch& encoded) const {
+  // Non-finite features surface through the check of the similarities (SetMaths::forward), which costs n p, not n k.
   embedded.validate_shape("otk");
   INDUCTIVE_CHECK(embedded.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ",
                   embedded.dim, ", expected ", dim(), " (the references' dimension)");
+  return pooled_features(embedded, options_, encoded);
+}
+
+MatF OtkPooling::forward(const SetBatch& embedded, Cache* cache, std::vector<std::vector<float>>* plans_out) const {
   SetBatch encoded;
-  const SetBatch& psi = pooled_features(embedded, options_, encoded);
+  const SetBatch& psi = checked_features(embedded, encoded);
   const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim, q = options_.q;
   MatF out(B, output_dim());
   const size_t set_size = static_cast<size_t>(N) * p, size = static_cast<size_t>(B) * set_size;
@@ -372,11 +376,8 @@ void OtkPooling::backward(const SetBatch& embedded, const Cache& cache, const Ei
 
 MatF OtkPooling::forward_backward(const SetBatch& embedded, SinkhornGradient gradient, const RowGradient& row_gradient,
                                   SetBatch* grad_psi, std::vector<MatF>* grad_refs) const {
-  embedded.validate_shape("otk");
-  INDUCTIVE_CHECK(embedded.dim == dim(), ErrorCode::kShapeMismatch, "otk: embedded features have dimension ",
-                  embedded.dim, ", expected ", dim(), " (the references' dimension)");
   SetBatch encoded;
-  const SetBatch& psi = pooled_features(embedded, options_, encoded);
+  const SetBatch& psi = checked_features(embedded, encoded);
   const int B = psi.batch, N = psi.n_max, p = options_.p, k = psi.dim, q = options_.q;
   MatF out(B, output_dim());
   const size_t set_size = static_cast<size_t>(N) * p;

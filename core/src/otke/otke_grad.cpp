@@ -49,18 +49,10 @@ void check_batch(const OtkeModel& model, const SetBatch& features, const std::ve
 // one-hot) / batch, or (sigmoid - bits) / (batch C) for a multilabel head. Row by row, so that a row's gradient has
 // the same bits whether its batch computed it or its set alone (the fused step below).
 MatF logit_gradient(const Eigen::Ref<const MatF>& logits, const int32_t* labels, int batch, bool multilabel) {
-  MatF g;
-  if (multilabel) {
-    g = sigmoid(logits);
-    for (Eigen::Index b = 0; b < g.rows(); ++b)
-      for (Eigen::Index c = 0; c < g.cols(); ++c)
-        if (has_label(labels[b], static_cast<int>(c))) g(b, c) -= 1.0f;
-    g /= static_cast<float>(static_cast<int64_t>(batch) * g.cols());
-  } else {
-    g = softmax_rows(logits);
-    for (Eigen::Index b = 0; b < g.rows(); ++b) g(b, labels[b]) -= 1.0f;
-    g /= static_cast<float>(batch);
-  }
+  if (multilabel) return binary_cross_entropy_gradient_rows(logits, labels, batch);
+  MatF g = softmax_rows(logits);
+  for (Eigen::Index b = 0; b < g.rows(); ++b) g(b, labels[b]) -= 1.0f;
+  g /= static_cast<float>(batch);
   return g;
 }
 
