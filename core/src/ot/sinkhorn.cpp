@@ -92,9 +92,7 @@ void sinkhorn_log(const SinkhornProblem<T>& pr, const SinkhornOptions& o, const 
     T* f = out.f ? out.f + static_cast<int64_t>(bi) * pr.n_max : nullptr;
     T* g = out.g ? out.g + static_cast<int64_t>(bi) * pr.p_max : nullptr;
     OneResult r;
-    // With a tape (training), wide problems only: the narrow layout's backward stays in the log domain, and so its
-    // forward, whose column passes stream as that backward's do.
-    const bool scaled = o.domain == SinkhornOptions::Domain::kAuto && (!tape || !detail::solve_narrow(s, o)) &&
+    const bool scaled = o.domain == SinkhornOptions::Domain::kAuto &&
                         detail::solve_scaling(s, o, out.plan + off, f, g, r, tape ? &tapes[bi] : nullptr);
     if (!scaled) {
       if (tape) tapes[bi].clear();  // a scaling-domain attempt may have begun it

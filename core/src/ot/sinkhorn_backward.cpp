@@ -83,12 +83,15 @@ void sinkhorn_log_backward(const SinkhornProblem<T>& pr, const SinkhornOptions& 
     const auto s = detail::slice(pr, bi);
     const int64_t off = static_cast<int64_t>(bi) * pr.n_max * pr.p_max;
     const T* lse = tape.lse.data() + tape.offset[bi];
-    // Wide problems in the proven range go through the scaling domain (sinkhorn_scaling.cpp: multiply-adds instead
-    // of two exps per entry and iteration), whichever domain the forward pass ran in: the tape is the same.
-    if (detail::solve_narrow(s, o))
+    // Problems in the proven range go through the scaling domain (sinkhorn_scaling.cpp: multiply-adds instead of
+    // two exps per entry and iteration), whichever domain the forward pass ran in: the tape is the same. Otherwise
+    // the log domain, in the layout the forward would take.
+    const bool scaled =
+        o.domain == SinkhornOptions::Domain::kAuto &&
+        detail::backward_scaling(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
+    if (!scaled && detail::solve_narrow(s, o))
       detail::backward_columns(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
-    else if (o.domain != SinkhornOptions::Domain::kAuto ||
-             !detail::backward_scaling(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off))
+    else if (!scaled)
       backward_one(s, o, lse, tape.n_iter[bi], plan + off, grad_plan + off, grad_cost + off);
     detail::zero_padding(grad_cost + off, pr.n_max, pr.p_max, s.n, s.p);
   });

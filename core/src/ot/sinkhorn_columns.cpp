@@ -11,6 +11,7 @@
 
 #include "ot/sinkhorn_detail.h"
 #include "simd/lse_kernels.h"
+#include "simd/transpose.h"
 
 namespace inductive::detail {
 
@@ -20,8 +21,7 @@ template <typename T>
 std::vector<T> transposed_logits(const ProblemSlice<T>& s, const SinkhornOptions& o) {
   std::vector<T> k(static_cast<size_t>(s.n) * s.ld), kt(static_cast<size_t>(s.n) * s.p);
   fill_logits(s, o, k.data());
-  for (int i = 0; i < s.n; ++i)
-    for (int j = 0; j < s.p; ++j) kt[static_cast<int64_t>(j) * s.n + i] = k[static_cast<int64_t>(i) * s.ld + j];
+  simd::transpose(k.data(), s.n, s.p, s.ld, T(1), kt.data(), s.n);
   return kt;
 }
 
@@ -126,13 +126,8 @@ void backward_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
                              dkt.data() + static_cast<int64_t>(j) * n, n);
     std::fill(dG.begin(), dG.end(), T(0));
   }
-  const double scale = (o.similarity ? 1.0 : -1.0) / o.eps;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j) {
-      const int64_t r = static_cast<int64_t>(i) * ld + j;
-      const bool clamped = std::fabs(scale * s.cost[r]) >= kMaxLogit;
-      dcost[r] = clamped ? T(0) : static_cast<T>(scale * dkt[static_cast<int64_t>(j) * n + i]);
-    }
+  simd::transpose(dkt.data(), p, n, n, T(1), dcost, ld);
+  logit_to_cost_gradient(s, o, dcost);
 }
 
 template OneResult solve_columns<float>(const ProblemSlice<float>&, const SinkhornOptions&, float*, float*, float*,

@@ -8,17 +8,18 @@
 // within kMinWeightRatio of each other, which bounds u and v away from float's range. OTKE's normalised features
 // give |K| <= 1/eps. Anything non-finite at the end still falls back to the log domain, so the result is never
 // NaN. Training records the log domain's tape from these iterates (the LSEs are logs of the two products), and its
-// unrolled backward runs on E too (backward_scaling, below); narrow problems train in the log domain's columns
-// layout.
+// unrolled backward runs on E too (backward_scaling, below), narrow problems on E transposed.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "ot/sinkhorn_detail.h"
 #include "simd/lse_kernels.h"
 #include "simd/small_gemm.h"
+#include "simd/transpose.h"
 
 namespace inductive::detail {
 
@@ -74,8 +75,7 @@ bool solve_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, T* plan, 
   std::vector<T> et;
   if (narrow) {
     et.resize(static_cast<size_t>(n) * p);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < p; ++j) et[static_cast<size_t>(j) * n + i] = plan[i * ld + j];
+    simd::transpose(plan, n, p, ld, T(1), et.data(), n);
   }
   auto row_sums = [&](const T* v, T* out) {  // out = E v
     if (narrow)
@@ -167,18 +167,49 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
   const auto& kern = simd::best_kernels<T>();
   const int n = s.n, p = s.p;
   const int64_t ld = s.ld;
-  std::vector<T> e(static_cast<size_t>(n) * ld);
+  // E, and below the factors and their product, in storage left uninitialised (each entry is written before it is
+  // read): zeroing them had been most of a k512 p64 training step's memset, 1-2 %.
+  const std::unique_ptr<T[]> e(new T[static_cast<size_t>(n) * ld]);
   T lo, hi, kmax;
-  fill_logits(s, o, e.data(), &lo, &hi);
+  fill_logits(s, o, e.get(), &lo, &hi);
   if (!scaling_is_safe(s, lo, hi, kmax)) return false;
-  for (int i = 0; i < n; ++i) kern.exp_shift(e.data() + i * ld, kmax, e.data() + i * ld, p);
+  // Narrow problems (solve_narrow) keep E and dK transposed, p x n, as the forward's narrow iterations do, so that
+  // every pass streams along n: p 10 rows are all vector tail.
+  const bool narrow = solve_narrow(s, o);
+  std::unique_ptr<T[]> et, dkt;
+  if (narrow) {
+    et.reset(new T[static_cast<size_t>(n) * p]);
+    dkt.reset(new T[static_cast<size_t>(n) * p]);
+    simd::transpose(e.get(), n, p, ld, T(1), et.get(), n);
+    kern.exp_shift(et.get(), kmax, et.get(), n * p);
+  } else {
+    for (int i = 0; i < n; ++i) kern.exp_shift(e.get() + i * ld, kmax, e.get() + i * ld, p);
+  }
+  // E and dK in one layout: `rows` x `cols` with row stride ldk (n x p, or p x n when narrow).
+  const T* ek = narrow ? et.get() : e.get();
+  const int rows = narrow ? p : n, cols = narrow ? n : p;
+  const int64_t ldk = narrow ? n : ld;
+  const auto col_sums = [&](const T* u, T* out) {  // out = E^T u (p values)
+    if (narrow)
+      kern.gemv(ek, p, n, n, u, out);
+    else
+      kern.gemv_t(ek, n, p, ld, u, out);
+  };
+  const auto row_sums = [&](const T* v, T* out) {  // out = E v (n values)
+    if (narrow)
+      kern.gemv_t(ek, p, n, n, v, out);
+    else
+      kern.gemv(ek, n, p, ld, v, out);
+  };
   std::vector<T> la, lb;
   log_marginal(s.a, n, la);
   log_marginal(s.b, p, lb);
 
-  // dK accumulates in the output buffer, from W = dP * P (as in the log domain).
-  std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p), er(n), uf(n), cn(n), col_sums(p), row_dots(n);
+  // dK accumulates from W = dP * P (as in the log domain): in the output buffer, or transposed when narrow.
+  std::vector<T> dF(n, T(0)), dG(p, T(0)), vg(p), wc(p), er(n), uf(n), cn(n), col_dots(p), row_dots(n);
   seed_plan_gradient(s, plan, dplan, dcost, dF.data(), dG.data());
+  if (narrow) simd::transpose(dcost, n, p, ld, T(1), dkt.get(), n);
+  T* dk = narrow ? dkt.get() : dcost;
   // The scalings' exps, n + p per pass, in the kernels' vector exp: one std::exp each had cost 2-3 % of a k512 p64
   // training step.
   const auto exps = [&](std::vector<T>& out, int len, T shift, auto&& argument) {
@@ -187,33 +218,37 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
   };
   // Each iteration subtracts two rank-one terms from dK, c_i E_ij v_j and u_i E_ij w_j. Subtracted pass by pass, they
   // read and wrote all of dK twice per iteration (a third of a k512 p64 step's Sinkhorn time); instead their factors
-  // are collected, kRank iterations at a time, as A = [c u ...] (n x 2 kRank) and Bt = [v; w; ...] (2 kRank x p), and
-  // dK -= E o (A Bt) in one product. The iterations themselves need only E^T c and E w (the kernels' gemv_t, gemv).
+  // are collected, kRank iterations at a time, as L = [c u ...] (rows x 2 kRank) and R = [v; w; ...] (2 kRank x
+  // cols), and dK -= E o (L R) in one product (the n-long factors on the right when narrow). The iterations
+  // themselves need only E^T c and E w (the kernels' gemv_t, gemv).
   constexpr int kRank = 16;
   const int lda = 2 * kRank;
-  std::vector<T> A(static_cast<size_t>(n) * lda), Bt(static_cast<size_t>(lda) * p), M(static_cast<size_t>(n) * p);
+  const std::unique_ptr<T[]> L(new T[static_cast<size_t>(rows) * lda]), R(new T[static_cast<size_t>(lda) * cols]),
+      M(new T[static_cast<size_t>(rows) * cols]);
   int terms = 0;
   const auto subtract_terms = [&] {
     if (terms == 0) return;
     if constexpr (std::is_same_v<T, float>) {
-      simd::gemm_ab(A.data(), lda, Bt.data(), p, M.data(), p, n, p, terms);
+      simd::gemm_ab(L.get(), lda, R.get(), cols, M.get(), cols, rows, cols, terms);
     } else {
-      std::fill(M.begin(), M.end(), T(0));
-      for (int i = 0; i < n; ++i)
+      std::fill(M.get(), M.get() + static_cast<size_t>(rows) * cols, T(0));
+      for (int i = 0; i < rows; ++i)
         for (int r = 0; r < terms; ++r)
-          for (int j = 0; j < p; ++j) M[i * p + j] += A[i * lda + r] * Bt[r * p + j];
+          for (int j = 0; j < cols; ++j) M[i * cols + j] += L[i * lda + r] * R[r * cols + j];
     }
-    for (int i = 0; i < n; ++i) {
-      const T* __restrict ei = e.data() + i * ld;
-      const T* __restrict mi = M.data() + static_cast<size_t>(i) * p;
-      T* __restrict di = dcost + i * ld;
-      for (int j = 0; j < p; ++j) di[j] -= ei[j] * mi[j];
+    for (int i = 0; i < rows; ++i) {
+      const T* __restrict ei = ek + i * ldk;
+      const T* __restrict mi = M.get() + static_cast<size_t>(i) * cols;
+      T* __restrict di = dk + i * ldk;
+      for (int j = 0; j < cols; ++j) di[j] -= ei[j] * mi[j];
     }
     terms = 0;
   };
-  const auto add_term = [&](const std::vector<T>& rows, const std::vector<T>& cols) {
-    for (int i = 0; i < n; ++i) A[i * lda + terms] = rows[static_cast<size_t>(i)];
-    std::copy(cols.begin(), cols.end(), Bt.begin() + static_cast<int64_t>(terms) * p);
+  const auto add_term = [&](const std::vector<T>& of_rows, const std::vector<T>& of_cols) {  // n and p values
+    const std::vector<T>& left = narrow ? of_cols : of_rows;
+    const std::vector<T>& right = narrow ? of_rows : of_cols;
+    for (int i = 0; i < rows; ++i) L[i * lda + terms] = left[static_cast<size_t>(i)];
+    std::copy(right.begin(), right.end(), R.get() + static_cast<int64_t>(terms) * cols);
     if (++terms == lda) subtract_terms();
   };
   for (int t = n_iter; t >= 1; --t) {
@@ -224,8 +259,8 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
     exps(vg, p, -kmax, [&](int j) { return lb[j] - cl[j]; });  // 0 where b_j = 0
     exps(er, n, T(0), [&](int i) { return -rl[i]; });
     for (int i = 0; i < n; ++i) cn[i] = dF[i] == T(0) ? T(0) : dF[i] * er[i];
-    kern.gemv_t(e.data(), n, p, ld, cn.data(), col_sums.data());
-    for (int j = 0; j < p; ++j) dG[j] -= vg[j] * col_sums[j];
+    col_sums(cn.data(), col_dots.data());
+    for (int j = 0; j < p; ++j) dG[j] -= vg[j] * col_dots[j];
     add_term(cn, vg);
     // Through G^t = lb - cl^t: Q_ij = u_i E_ij w_j / dG_j with u_i = exp(F^{t-1}_i), w_j = exp(kmax - cl^t_j) dG_j;
     // dF^{t-1}_i = -sum_j Q_ij dG_j = -u_i (E w)_i, dK_ij -= Q_ij dG_j.
@@ -236,17 +271,14 @@ bool backward_scaling(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
       exps(uf, n, T(0), [&](int i) { return la[i] - rl_prev[i]; });  // 0 where a_i = 0
     else
       std::fill(uf.begin(), uf.end(), T(1));
-    kern.gemv(e.data(), n, p, ld, wc.data(), row_dots.data());
+    row_sums(wc.data(), row_dots.data());
     for (int i = 0; i < n; ++i) dF[i] = uf[i] == T(0) ? T(0) : -uf[i] * row_dots[i];
     add_term(uf, wc);
     std::fill(dG.begin(), dG.end(), T(0));
   }
   subtract_terms();
-  logit_to_cost_gradient(s, o, dcost);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j)
-      if (!std::isfinite(dcost[i * ld + j])) return false;
-  return true;
+  if (narrow) simd::transpose(dkt.get(), p, n, n, T(1), dcost, ld);
+  return logit_to_cost_gradient(s, o, dcost);
 }
 
 template bool solve_scaling<float>(const ProblemSlice<float>&, const SinkhornOptions&, float*, float*, float*,

@@ -8,6 +8,7 @@
 #include "inductive/parallel.h"
 #include "ot/sinkhorn_detail.h"
 #include "simd/small_gemm.h"
+#include "simd/transpose.h"
 
 namespace inductive {
 
@@ -197,10 +198,19 @@ struct OtkPooling::SetMaths {
     CMapF g(g_row, p, k);
     // dL/d(P o Spos) = c x g^T and, when forward did not keep them, the similarities x z^T from the same pass over
     // x: x [c g; z]^T, in row chunks that stay in L2 (x is 2 MB per set at k 512) while both halves read them.
-    MatF stacked(width, k);
-    stacked.topRows(p) = c * g;
-    if (!kept) stacked.bottomRows(p) = z;
-    const MatF stacked_t = by_rows ? MatF(stacked.transpose()) : MatF();
+    // By rows the products read [c g; z]^T, built directly (z^T is zt); the rows [c g; z] are needed for the dot
+    // products, and c g for dL/dx.
+    MatF stacked, stacked_t;
+    if (by_rows) {
+      stacked_t.resize(k, width);
+      simd::transpose(g_row, p, k, k, c, stacked_t.data(), width);
+      if (!kept) stacked_t.rightCols(p) = zt[r];
+    }
+    if (!by_rows || grad_x) {
+      stacked.resize(width, k);
+      stacked.topRows(p) = c * g;
+      if (!kept) stacked.bottomRows(p) = z;
+    }
     for (int i = 0; i < n; i += kBackwardRows) {
       const int rows = std::min(kBackwardRows, n - i);
       const float* xi = x + static_cast<int64_t>(i) * k;

@@ -276,6 +276,10 @@ struct XsimdKernels {
   }
 
   static void clamp_range(T* x, int rows, int cols, long ld, T limit, T* lo, T* hi) {
+    if (ld == cols && static_cast<long>(rows) * cols <= std::numeric_limits<int>::max()) {
+      cols *= rows;  // contiguous rows as one: p 10 would otherwise be all tail
+      rows = 1;
+    }
     const B up(limit), down(-limit);
     B l(*lo), h(*hi);
     for (int r = 0; r < rows; ++r) {

@@ -135,18 +135,6 @@ TEST(SinkhornScaling, OutsideItsRangeTheLogDomainSolvesItBitForBit) {
   EXPECT_TRUE(solve(pf, o, 0) == solve(pf, o, 1));
 }
 
-TEST(SinkhornScaling, ANarrowTapedSolveIsTheLogDomainsBitForBit) {
-  testing::MaskedBatch bt({10, 8}, {7, 7}, 92);  // p <= 32 < n: the columns layout, whose backward is log-domain
-  SinkhornOptions o;
-  o.eps = 0.3;
-  o.max_iter = 15;
-  SinkhornTape<double> t0, t1;
-  const auto automatic = solve(bt.problem(bt.cost), o, 0, 0, &t0);
-  const auto log = solve(bt.problem(bt.cost), o, 1, 0, &t1);
-  EXPECT_TRUE(automatic == log);
-  EXPECT_EQ(t0.lse, t1.lse);
-}
-
 // Backward of `pr` through its tape, the domain chosen automatically (0) or forced to the log domain (1).
 template <typename T>
 std::vector<T> backward(const SinkhornProblem<T>& pr, const SinkhornOptions& o, int domain, const SinkhornTape<T>& tape,
@@ -158,10 +146,9 @@ std::vector<T> backward(const SinkhornProblem<T>& pr, const SinkhornOptions& o, 
   return grad;
 }
 
-TEST(SinkhornScaling, AWideTapedSolveRunsScaledAndRecordsTheLogDomainsTapeAndGradient) {
-  // p > 32: the rows layout. A zero-mass row, masks, non-uniform marginals, early stopping or a fixed count.
-  testing::MaskedBatch bt({40, 35}, {36, 33}, 93);
-  bt.zero_row_mass(0, 5, 1);
+// A taped solve in the scaling domain records the log domain's tape, and the backward through either tape, in either
+// domain, gives the log domain's gradient to rounding.
+void expect_taped_solve_and_gradient_as_the_log_domains(testing::MaskedBatch& bt) {
   for (double tol : {0.0, 1e-9}) {
     SinkhornOptions o;
     o.eps = 0.3;
@@ -187,9 +174,24 @@ TEST(SinkhornScaling, AWideTapedSolveRunsScaledAndRecordsTheLogDomainsTapeAndGra
   }
 }
 
-TEST(SinkhornScaling, TheScaledGradientMatchesFiniteDifferences) {
-  // n < p: the rows layout, so the taped solve and its backward run in the scaling domain. L(C) = sum_k W_k P_k(C).
-  testing::MaskedBatch bt({5, 4}, {7, 6}, 97);
+TEST(SinkhornScaling, AWideTapedSolveRunsScaledAndRecordsTheLogDomainsTapeAndGradient) {
+  // p > 32: the rows layout. A zero-mass row, masks, non-uniform marginals, early stopping or a fixed count.
+  testing::MaskedBatch bt({40, 35}, {36, 33}, 93);
+  bt.zero_row_mass(0, 5, 1);
+  expect_taped_solve_and_gradient_as_the_log_domains(bt);
+}
+
+TEST(SinkhornScaling, ANarrowTapedSolveRunsScaledOnETransposedWithTheLogDomainsTapeAndGradient) {
+  // p <= 32 < n: the columns layout, E and dK kept p x n. A zero-mass row in each problem, masks, non-uniform
+  // marginals.
+  testing::MaskedBatch bt({40, 23}, {6, 5}, 92);
+  bt.zero_row_mass(0, 3, 0);
+  bt.zero_row_mass(1, 7, 1);
+  expect_taped_solve_and_gradient_as_the_log_domains(bt);
+}
+
+// L(C) = sum_k W_k P_k(C) through a taped scaling-domain solve and its backward, against central differences.
+void expect_scaled_gradient_as_finite_differences(const testing::MaskedBatch& bt) {
   SinkhornOptions o;
   o.eps = 0.3;
   o.max_iter = 10;
@@ -216,27 +218,35 @@ TEST(SinkhornScaling, TheScaledGradientMatchesFiniteDifferences) {
   }
 }
 
-TEST(SinkhornScaling, TheScaledGradientAgreesInFloatAtOtkesShape) {
-  // OTKE's training step: 8 sets of 400 x 64 similarities in [-1, 1], eps 0.5, 10 iterations, a tape.
-  const int batch = 8, n = 400, p = 64;
-  const auto s = testing::random_vector<float>(static_cast<size_t>(batch) * n * p, 6, -1.0, 1.0);
-  std::vector<int32_t> rows = {400, 350, 200, 399, 1, 64, 65, 300};
-  SinkhornProblem<float> pr{s.data(), batch, n, p, rows.data()};
-  SinkhornOptions o;
-  o.eps = 0.5;
-  o.max_iter = 10;
-  o.similarity = true;
-  SinkhornTape<float> t0, t1;
-  const auto scaled = solve(pr, o, 0, 0, &t0);
-  const auto log = solve(pr, o, 1, 0, &t1);
-  expect_close(scaled, log, 2e-8, 2e-5, 1e-6, "float, taped");
-  const auto dplan = testing::random_vector<float>(log.plan.size(), 95, -1.0, 1.0);
-  const auto want = backward(pr, o, 1, t1, log.plan, dplan);
-  const auto got = backward(pr, o, 0, t0, scaled.plan, dplan);
-  float scale = 0;
-  for (float w : want) scale = std::max(scale, std::fabs(w));
-  ASSERT_GT(scale, 0.0f);
-  for (size_t k = 0; k < want.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-4f * scale) << "dS " << k;
+TEST(SinkhornScaling, TheScaledGradientMatchesFiniteDifferences) {
+  expect_scaled_gradient_as_finite_differences(testing::MaskedBatch({5, 4}, {7, 6}, 97));   // n < p: rows layout
+  expect_scaled_gradient_as_finite_differences(testing::MaskedBatch({12, 9}, {4, 3}, 99));  // p < n: E transposed
+}
+
+TEST(SinkhornScaling, TheScaledGradientAgreesInFloatAtOtkesShapes) {
+  // OTKE's training step: 8 sets of 400 x 64 (rows layout) or 400 x 10 (E transposed) similarities in [-1, 1],
+  // eps 0.5, 10 iterations, a tape.
+  for (const int p : {64, 10}) {
+    const int batch = 8, n = 400;
+    const auto s = testing::random_vector<float>(static_cast<size_t>(batch) * n * p, 6, -1.0, 1.0);
+    std::vector<int32_t> rows = {400, 350, 200, 399, 1, 64, 65, 300};
+    SinkhornProblem<float> pr{s.data(), batch, n, p, rows.data()};
+    SinkhornOptions o;
+    o.eps = 0.5;
+    o.max_iter = 10;
+    o.similarity = true;
+    SinkhornTape<float> t0, t1;
+    const auto scaled = solve(pr, o, 0, 0, &t0);
+    const auto log = solve(pr, o, 1, 0, &t1);
+    expect_close(scaled, log, 2e-8, 2e-5, 1e-6, "float, taped");
+    const auto dplan = testing::random_vector<float>(log.plan.size(), 95, -1.0, 1.0);
+    const auto want = backward(pr, o, 1, t1, log.plan, dplan);
+    const auto got = backward(pr, o, 0, t0, scaled.plan, dplan);
+    float scale = 0;
+    for (float w : want) scale = std::max(scale, std::fabs(w));
+    ASSERT_GT(scale, 0.0f);
+    for (size_t k = 0; k < want.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-4f * scale) << "p " << p << ", dS " << k;
+  }
 }
 
 TEST(SinkhornScaling, OutsideItsRangeTheBackwardIsTheLogDomainsBitForBit) {
