@@ -202,11 +202,10 @@ void time_breakdown(int k, int p) {
 // of the GEMM peak the measured throughput achieves. Inference: the similarities x z^T and the transport P^T x
 // (2 n p k each) and 10 scaling-domain Sinkhorn iterations (two n x p matrix-vector products each: 4 n p), with
 // n p exps. A training step: the forward's products, and the backward's: dL/dz = dC^T x and dL/dP = dPhi x^T (2 n p
-// k each); and Sinkhorn. With p > 32 (wide) it trains in the scaling domain: n p exps and 10 iterations of two
-// matrix-vector products forward (40 n p FLOPs), E again and per iteration a row pass and a column pass of ~3 and ~4
-// multiply-adds per entry backward (~140 n p); 2 n p exps, 8 n p k + 180 n p FLOPs. With p <= 32 (narrow) it stays in
-// the log domain: 10 iterations of two log-sum-exps over n x p (20 n p exps and ~4 n p FLOPs each), the unrolled
-// backward counted as its forward; 20 n p exps, 8 n p k + 3 x 40 n p FLOPs.
+// k each); and Sinkhorn, in the scaling domain for every p since 2026-12-07 (narrow problems, p <= 32, on E
+// transposed; before, they trained in the log domain: 20 n p exps and 8 n p k + 120 n p FLOPs): n p exps and 10
+// iterations of two matrix-vector products forward (40 n p FLOPs), E again and per iteration a row pass and a column
+// pass of ~3 and ~4 multiply-adds per entry backward (~140 n p); 2 n p exps, 8 n p k + 180 n p FLOPs.
 void roofline_table() {
 #if defined(_OPENMP)
   omp_set_num_threads(1);
@@ -229,8 +228,7 @@ void roofline_table() {
     for (int b = 0; b < 64; ++b) n += x.n[b];
     n /= 64;  // every count is linear in n
     const double f_inf = 4.0 * n * p * k + 40.0 * n * p, e_inf = n * p;
-    const bool wide = p > 32;  // sinkhorn_detail.h's solve_narrow: p <= 32 < n trains in the log domain
-    const double f_train = 8.0 * n * p * k + (wide ? 180.0 : 120.0) * n * p, e_train = (wide ? 2.0 : 20.0) * n * p;
+    const double f_train = 8.0 * n * p * k + 180.0 * n * p, e_train = 2.0 * n * p;
     OtkeModel m = make_model(k, p, "otk");
     const double t_inf = median_seconds([&] { m.embed(x); });
     Adam adam({1e-3});

@@ -25,7 +25,10 @@ if(EMSCRIPTEN)
   # destructor or a catch went out to a JS trampoline (invoke_*) and back: 5 % of a GraphiT prediction's samples
   # under Node, and a fifth of the module's size. The threaded core keeps the emulation: in emscripten 3.1.6,
   # -pthread with -fwasm-exceptions catches a thrown std::runtime_error only in catch (...), never by its type
-  # (tests/wasm/threaded_core_test.cpp checks that a core Error keeps its type there). INDUCTIVE_WASM_EH=js gives
+  # (tests/wasm/threaded_core_test.cpp checks that a core Error keeps its type there): Debian's LLVM 14 addresses the
+  # unwinder's __wasm_lpad_context as a plain global, emscripten 3.1.6's libunwind-mt declares it thread_local, so
+  # landing pads read the selector from the wrong address (bench/README.md, "C++ exceptions as wasm instructions").
+  # INDUCTIVE_WASM_EH=js gives
   # the one-thread core the emulation too (a comparison build).
   set(INDUCTIVE_WASM_EH "wasm" CACHE STRING "C++ exceptions in the one-thread wasm core: wasm (instructions) or js")
   set_property(CACHE INDUCTIVE_WASM_EH PROPERTY STRINGS wasm js)

@@ -30,10 +30,10 @@ struct SinkhornOptions {
   double tol = 0.0;         // > 0: stop early once the L1 column-marginal error <= tol
   bool similarity = false;  // the matrix holds similarities S, the cost is -S (OTKE: S = <psi(x_i), z_j>)
   // How the CPU solver runs; every choice gives the same results to float rounding, so only comparisons (tests,
-  // benchmarks) force one. Domain: kAuto uses the scaling domain (plain exp/multiply iterations; with a tape, wide
-  // problems only, and the unrolled backward too) when the problem is inside the range where it is exact-equivalent
-  // to the log domain; kLog never does. Layout: kAuto runs
-  // narrow problems (p <= 32 < n) on K transposed (streaming along n); kRows / kColumns force one layout.
+  // benchmarks) force one. Domain: kAuto uses the scaling domain (plain exp/multiply iterations, and the unrolled
+  // backward too) when the problem is inside the range where it is exact-equivalent to the log domain; kLog never
+  // does. Layout: kAuto runs narrow problems (p <= 32 < n) on K transposed (streaming along n); kRows / kColumns
+  // force one layout.
   enum class Domain : uint8_t { kAuto, kLog };
   enum class Layout : uint8_t { kAuto, kRows, kColumns };
   Domain domain = Domain::kAuto;
