@@ -96,14 +96,8 @@ void backward_columns(const ProblemSlice<T>& s, const SinkhornOptions& o, const 
 
   // dKt accumulates transposed; see sinkhorn_backward.cpp for the recursion in the row layout.
   std::vector<T> dkt(static_cast<size_t>(n) * p), dF(n, T(0)), dG(p, T(0)), G(p), Fprev(n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < p; ++j) {
-      const int64_t r = static_cast<int64_t>(i) * ld + j;
-      const T w = plan[r] == T(0) ? T(0) : dplan[r] * plan[r];
-      dkt[static_cast<int64_t>(j) * n + i] = w;
-      dF[i] += w;
-      dG[j] += w;
-    }
+  seed_plan_gradient(s, plan, dplan, dcost, dF.data(), dG.data());
+  simd::transpose(dcost, n, p, ld, T(1), dkt.data(), n);
   for (int t = n_iter; t >= 1; --t) {
     const T* cl = lse + static_cast<int64_t>(t - 1) * (n + p);
     const T* rl = cl + p;
