@@ -95,16 +95,27 @@ TEST(SinkhornScaling, AgreesWithTheLogDomainOnMaskedBatchesInBothLayouts) {
   }
 }
 
-TEST(SinkhornScaling, AgreesInFloatAtOtkesShapeWithSimilarities) {
-  // 8 sets of 400 x 64, similarities in [-1, 1] (normalised features), eps 0.5, 10 iterations: OTKE's pooling.
-  const int batch = 8, n = 400, p = 64;
-  const auto s = testing::random_vector<float>(static_cast<size_t>(batch) * n * p, 5, -1.0, 1.0);
+// OTKE's pooling: 8 sets of up to 400 rows against p supports, similarities in [-1, 1] (normalised features),
+// eps 0.5, 10 iterations.
+struct OtkeShape {
+  static constexpr int kBatch = 8, kRows = 400;
+  int p;
+  std::vector<float> s;
   std::vector<int32_t> rows = {400, 350, 200, 399, 1, 64, 65, 300};
-  SinkhornProblem<float> pr{s.data(), batch, n, p, rows.data()};
   SinkhornOptions o;
-  o.eps = 0.5;
-  o.max_iter = 10;
-  o.similarity = true;
+  OtkeShape(int supports, uint32_t seed)
+      : p(supports), s(testing::random_vector<float>(static_cast<size_t>(kBatch) * kRows * p, seed, -1.0, 1.0)) {
+    o.eps = 0.5;
+    o.max_iter = 10;
+    o.similarity = true;
+  }
+  SinkhornProblem<float> problem() const { return {s.data(), kBatch, kRows, p, rows.data()}; }
+};
+
+TEST(SinkhornScaling, AgreesInFloatAtOtkesShapeWithSimilarities) {
+  const OtkeShape shape(64, 5);
+  const SinkhornProblem<float> pr = shape.problem();
+  const SinkhornOptions& o = shape.o;
   const auto log = solve(pr, o, 1);
   const auto scaled = solve(pr, o, 0);
   // The marginal error sums 464 float residuals: it agrees to float rounding of that sum.
@@ -227,14 +238,9 @@ TEST(SinkhornScaling, TheScaledGradientAgreesInFloatAtOtkesShapes) {
   // OTKE's training step: 8 sets of 400 x 64 (rows layout) or 400 x 10 (E transposed) similarities in [-1, 1],
   // eps 0.5, 10 iterations, a tape.
   for (const int p : {64, 10}) {
-    const int batch = 8, n = 400;
-    const auto s = testing::random_vector<float>(static_cast<size_t>(batch) * n * p, 6, -1.0, 1.0);
-    std::vector<int32_t> rows = {400, 350, 200, 399, 1, 64, 65, 300};
-    SinkhornProblem<float> pr{s.data(), batch, n, p, rows.data()};
-    SinkhornOptions o;
-    o.eps = 0.5;
-    o.max_iter = 10;
-    o.similarity = true;
+    const OtkeShape shape(p, 6);
+    const SinkhornProblem<float> pr = shape.problem();
+    const SinkhornOptions& o = shape.o;
     SinkhornTape<float> t0, t1;
     const auto scaled = solve(pr, o, 0, 0, &t0);
     const auto log = solve(pr, o, 1, 0, &t1);
