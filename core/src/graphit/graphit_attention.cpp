@@ -48,11 +48,13 @@ void combine_rows(const float* a, int lda, int acs, const float* v, int ld, int 
   N acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int u = 0; u < V; ++u) acc[r][u] = N(0.0f);
-  for (int j = 0; j < n; ++j) {
+  const float* aj = a;  // pointers stepped once a term (in wasm, index multiplies stayed in the loop)
+  const float* vrow = v;
+  for (int j = 0; j < n; ++j, aj += acs, vrow += ld) {
     N vj[V];
-    for (int u = 0; u < V; ++u) vj[u] = N::load_unaligned(v + static_cast<size_t>(j) * ld + u * NW);
+    for (int u = 0; u < V; ++u) vj[u] = N::load_unaligned(vrow + u * NW);
     for (int r = 0; r < R; ++r) {
-      const N arj(a[static_cast<size_t>(r) * lda + static_cast<size_t>(j) * acs]);
+      const N arj(aj[static_cast<size_t>(r) * lda]);
       for (int u = 0; u < V; ++u) acc[r][u] = simd::madd(arj, vj[u], acc[r][u]);
     }
   }
@@ -64,13 +66,25 @@ void combine_rows(const float* a, int lda, int acs, const float* v, int ld, int 
     }
 }
 
+// Rows of A per block of combine_rows: its R x DH / NW accumulators take at most half the vector registers (16 on
+// x86 without AVX-512, and in wasm, whose engines map its vectors to them; 32 with AVX-512), at most 4. In wasm a
+// 4 x 16 block (16 accumulators, 4 vectors of V, a broadcast) had spilled in every iteration.
+#if defined(__AVX512F__)
+constexpr int kVectorRegisters = 32;
+#else
+constexpr int kVectorRegisters = 16;
+#endif
+template <int DH>
+constexpr int kCombineRows = std::clamp(kVectorRegisters / 2 / (DH / NW), 1, 4);
+
 // out = A V (or out += A V when Acc) for n rows of A (n x n, element (i, j) at a[i * lda + j * acs]), in blocks of
-// 4 rows.
+// kCombineRows rows.
 template <int DH, bool Acc = false>
 void combine(const float* a, int lda, int acs, const float* v, int ld, int n, float* out, int ldo) {
+  constexpr int R = kCombineRows<DH>;
   int i = 0;
-  for (; i + 4 <= n; i += 4)
-    combine_rows<DH, 4, Acc>(a + static_cast<size_t>(i) * lda, lda, acs, v, ld, n, out + static_cast<size_t>(i) * ldo,
+  for (; i + R <= n; i += R)
+    combine_rows<DH, R, Acc>(a + static_cast<size_t>(i) * lda, lda, acs, v, ld, n, out + static_cast<size_t>(i) * ldo,
                              ldo);
   for (; i < n; ++i)
     combine_rows<DH, 1, Acc>(a + static_cast<size_t>(i) * lda, lda, acs, v, ld, n, out + static_cast<size_t>(i) * ldo,
