@@ -86,6 +86,30 @@ TEST(SmallGemm, TheEpilogueAddsTheBiasScalesTheRowAddsTheResidualAndRectifiesInT
   }
 }
 
+TEST(SmallGemm, ARowBlockWalksItsWholeStripsThenTheLastVectorsAndColumnsWithTheEpilogueOnEach) {
+  // One call per row block walks its strips of columns (small_gemm.cpp's outer_block): 7 and 11 vectors and 3 more
+  // columns leave every remainder after the whole strips (a strip is 2 vectors natively, 4 with relaxed SIMD).
+  const int w = simd::vector_floats(), k = 64;
+  for (int n : {7 * w + 3, 11 * w + 3})
+    for (int m : {1, 7, 13}) {
+      const MatF a = random_mat(m, k, 20), b = random_mat(k, n, 21), residual = random_mat(m, n, 22);
+      const MatF bias = random_mat(1, n, 23), scale = random_mat(m, 1, 24);
+      simd::RowEpilogue e;
+      e.bias = bias.data(), e.row_scale = scale.data(), e.residual = residual.data(), e.ld_residual = n;
+      e.relu = true;
+      MatF want = a * b;
+      want.rowwise() += bias.row(0);
+      want.array().colwise() *= scale.col(0).array();
+      want = (want + residual).cwiseMax(0.0f);
+      MatF c = MatF::Constant(m, n, 7.0f);
+      simd::gemm_ab(a.data(), k, b.data(), n, c.data(), n, m, n, k, false, &e);
+      EXPECT_LT((c - want).cwiseAbs().maxCoeff(), 1e-4f) << m << " x " << n;
+      MatF plain = MatF::Constant(m, n, 1.0f);
+      simd::gemm_ab(a.data(), k, b.data(), n, plain.data(), n, m, n, k, true);
+      EXPECT_LT((plain.array() - (a * b).array() - 1.0f).abs().maxCoeff(), 1e-4f) << "accumulate " << m << " x " << n;
+    }
+}
+
 TEST(SmallGemm, ARowsBitsDoNotDependOnTheRowsAroundIt) {
   // Threads split a product by rows: rows 5..11 computed alone must equal the same rows of the whole product.
   const MatF a = random_mat(16, 64, 10), w = random_mat(48, 64, 11), b = random_mat(64, 48, 12);
