@@ -180,15 +180,28 @@ MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_si
   INDUCTIVE_CHECK(!graphs.empty(), ErrorCode::kInvalidArgument, "graphit predict: no graph given");
   const int n = static_cast<int>(graphs.size());
   MatF out(n, config.outputs);
-  GraphitCache cache;
   GraphitRunOptions outputs_only;
   outputs_only.keep_layers = false;
-  for (int begin = 0; begin < n; begin += batch_size) {
-    const int end = std::min(n, begin + batch_size);
+  const int batches = (n + batch_size - 1) / batch_size;
+  const auto run_batch = [&](int b, GraphitCache& cache) {
+    const int begin = b * batch_size, end = std::min(n, begin + batch_size);
     std::vector<int> idx;
     for (int g = begin; g < end; ++g) idx.push_back(g);
     out.middleRows(begin, end - begin) = forward(GraphitBatch::pack(config, graphs, idx), outputs_only, &cache);
+  };
+  // A forward pass in evaluation mode is per graph throughout (rows, heads, norms with their running statistics),
+  // so batches are independent. With at least two batches a thread, each batch runs whole on one thread (forward's
+  // own loops, nested, run on it) and the threads meet once at the end instead of at each of the dozens of loops a
+  // batch's layers run: in the threaded wasm module every one of those ends was a wait on the other thread. Fewer
+  // batches share out their rows (forward's loops). Each graph's outputs are the same bits either way.
+  const int threads = parallel_threads();
+  if (threads > 1 && batches >= 2 * threads) {
+    std::vector<GraphitCache> caches(static_cast<size_t>(threads));
+    parallel_for(batches, 1, threads, [&](int b, int worker) { run_batch(b, caches[static_cast<size_t>(worker)]); });
+    return out;
   }
+  GraphitCache cache;
+  for (int b = 0; b < batches; ++b) run_batch(b, cache);
   return out;
 }
 

@@ -195,6 +195,38 @@ TEST(GraphitModel, InferenceThatKeepsNoLayerGivesTheKeptLayersBits) {
     }
 }
 
+// predict() with at least two batches a thread runs each batch whole on one thread, each thread with its own buffers;
+// with fewer it shares each batch's rows out. Either way every graph gets the bits of one thread, including the
+// short last batch and BatchNorm's per-layer statistics.
+TEST(GraphitModel, PredictionOnSeveralThreadsGivesEveryBatchTheOneThreadBits) {
+  struct CapGuard {
+    ~CapGuard() { set_parallel_threads(0); }
+  } guard;
+  for (const char* norm : {"layer", "batch"}) {
+    GraphitConfig c = base_config();
+    c.layers = 2;
+    c.norm = parse_enum(kGraphitNorms, norm, "norm");
+    GraphitModel model = GraphitModel::create(c, 6);
+    if (c.norm == GraphitNorm::kBatch)
+      for (size_t l = 0; l < model.norm_stats.size(); ++l) model.norm_stats[l].var2.setConstant(1.5f + l);
+    const auto graphs = testing::random_graphs(50, 3, 30, base_options(), 23);
+    for (const int batch_size : {3, 4, 30}) {  // 17 and 13 batches (a thread each at a time), then 2 (rows shared)
+      set_parallel_threads(1);
+      const MatF one = model.predict(graphs, batch_size);
+      ASSERT_EQ(one.rows(), 50);
+      for (int threads : {2, 3}) {
+        set_parallel_threads(threads);
+        for (int round = 0; round < 3; ++round) {  // buffers reused across calls and threads
+          const MatF several = model.predict(graphs, batch_size);
+          ASSERT_EQ(several.size(), one.size());
+          EXPECT_EQ(std::memcmp(one.data(), several.data(), sizeof(float) * one.size()), 0)
+              << norm << ", batches of " << batch_size << ", " << threads << " threads, round " << round;
+        }
+      }
+    }
+  }
+}
+
 TEST(GraphitModel, SingleNodeAndIsolatedNodesAndZeroKernelRowsGiveFiniteOutputs) {
   GraphitConfig c = base_config();
   TestGraphOptions o = base_options();
