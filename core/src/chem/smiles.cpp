@@ -214,12 +214,12 @@ class Parser {
         }
       }
       if (!done) {
-        const std::string one(1, c);
-        if (one == "B" || one == "C" || one == "N" || one == "O" || one == "P" || one == "S" || one == "F" ||
-            one == "I") {
-          a.symbol = one;
-        } else if (one == "b" || one == "c" || one == "n" || one == "o" || one == "p" || one == "s") {
-          a.symbol = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+        // One character assigned in place (no temporary strings: in the threaded wasm module each library call
+        // under a live destructor goes out to a JavaScript exception trampoline and back).
+        if (c == 'B' || c == 'C' || c == 'N' || c == 'O' || c == 'P' || c == 'S' || c == 'F' || c == 'I') {
+          a.symbol.assign(1, c);
+        } else if (c == 'b' || c == 'c' || c == 'n' || c == 'o' || c == 'p' || c == 's') {
+          a.symbol.assign(1, static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
           a.aromatic = true;
         } else {
           INDUCTIVE_FAIL(ErrorCode::kInvalidArgument, where(), "not an atom, bond, branch or ring closure: got '", c,
@@ -472,7 +472,10 @@ Graph molecule_graph(const Molecule& molecule, const std::vector<std::string>& v
                      AtomTyping typing) {
   std::vector<int32_t> labels(static_cast<size_t>(molecule.n_atoms()));
   for (int i = 0; i < molecule.n_atoms(); ++i) {
-    const std::string type = atom_type(molecule, i, typing);
+    // An uncharged atom's type is its symbol: looked up as it is, without a copy.
+    const bool plain = typing == AtomTyping::kElement || molecule.charges[static_cast<size_t>(i)] == 0;
+    const std::string charged = plain ? std::string() : atom_type(molecule, i, typing);
+    const std::string& type = plain ? molecule.symbols[static_cast<size_t>(i)] : charged;
     const auto it = std::find(vocabulary.begin(), vocabulary.end(), type);
     if (it != vocabulary.end()) {
       labels[i] = static_cast<int32_t>(it - vocabulary.begin());
