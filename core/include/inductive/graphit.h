@@ -337,7 +337,9 @@ class GraphitModel {
   double loss(const GraphitBatch& batch, const GraphitRunOptions& run, GraphitParams* grads = nullptr,
               MatF* outputs = nullptr, GraphitCache* cache = nullptr) const;
 
-  // Evaluation-mode outputs for graphs (packed in batches of `batch_size`), n x outputs.
+  // Evaluation-mode outputs for graphs (packed in batches of `batch_size`), n x outputs. On several threads, with at
+  // least two batches a thread, each batch runs on one thread (a set of layer buffers each); otherwise each batch's
+  // rows are shared out. The same bits on any number of threads.
   MatF predict(const std::vector<GraphitGraph>& graphs, int batch_size = 64) const;
   // What front ends show of predict(): class probabilities (softmax rows) for a classifier, the values for a
   // regression model. `backend` (optional, inductive/backend.h) runs the model instead of this process's CPU code.

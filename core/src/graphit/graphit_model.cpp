@@ -1,5 +1,6 @@
 // The GraphiT model: prediction, attention maps, metrics, model-file round trip and schema (see inductive/graphit.h).
 #include <algorithm>
+#include <exception>
 #include <map>
 
 #include "inductive/error.h"
@@ -197,7 +198,18 @@ MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_si
   const int threads = parallel_threads();
   if (threads > 1 && batches >= 2 * threads) {
     std::vector<GraphitCache> caches(static_cast<size_t>(threads));
-    parallel_for(batches, 1, threads, [&](int b, int worker) { run_batch(b, caches[static_cast<size_t>(worker)]); });
+    // A batch that fails (a graph the model cannot take) keeps its error; the first batch's is thrown, as the
+    // serial loop would, whichever thread failed first.
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(batches));
+    parallel_for(batches, 1, threads, [&](int b, int worker) {
+      try {
+        run_batch(b, caches[static_cast<size_t>(worker)]);
+      } catch (...) {
+        errors[static_cast<size_t>(b)] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
     return out;
   }
   GraphitCache cache;

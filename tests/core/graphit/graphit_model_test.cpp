@@ -197,7 +197,7 @@ TEST(GraphitModel, InferenceThatKeepsNoLayerGivesTheKeptLayersBits) {
 
 // predict() with at least two batches a thread runs each batch whole on one thread, each thread with its own buffers;
 // with fewer it shares each batch's rows out. Either way every graph gets the bits of one thread, including the
-// short last batch and BatchNorm's per-layer statistics.
+// short last batch and BatchNorm's per-layer statistics, and a failing prediction the one-thread error.
 TEST(GraphitModel, PredictionOnSeveralThreadsGivesEveryBatchTheOneThreadBits) {
   struct CapGuard {
     ~CapGuard() { set_parallel_threads(0); }
@@ -224,6 +224,17 @@ TEST(GraphitModel, PredictionOnSeveralThreadsGivesEveryBatchTheOneThreadBits) {
         }
       }
     }
+  }
+  // Graphs the model cannot take in two batches: the first one's error, as on one thread, whichever thread failed
+  // first.
+  GraphitModel model = GraphitModel::create(base_config(), 6);
+  auto graphs = testing::random_graphs(50, 3, 30, base_options(), 23);
+  graphs[41].node_labels[0] = 9;
+  graphs[9].node_labels[1] = 7;
+  for (int threads : {1, 2, 3}) {
+    set_parallel_threads(threads);
+    for (int round = 0; round < 5; ++round)
+      expect_error([&] { model.predict(graphs, 4); }, ErrorCode::kInvalidArgument, "graph 9: node 1 has label 7");
   }
 }
 
