@@ -70,11 +70,11 @@ std::vector<int> largest_first(int n, C&& cost) {
   return order;
 }
 
-// parallel_for for work that may fail or be cancelled, with the outcome of a serial loop: body(i) for every i in
-// [0, n); if some items throw, the exception of the lowest failing index is rethrown (items above it that have not
-// started are skipped). progress(done) runs on the calling thread only (worker 0: it may call back into JS or any
-// thread-bound API), after items it finished, with the count finished so far; an exception from it (a
-// cancellation) stops every item not yet started and is rethrown.
+// parallel_for for work that may fail or be cancelled, with the outcome of a serial loop: body(i) (or body(i, worker),
+// to index per-thread scratch as parallel_for's) for every i in [0, n); if some items throw, the exception of the
+// lowest failing index is rethrown (items above it that have not started are skipped). progress(done) runs on the
+// calling thread only (worker 0: it may call back into JS or any thread-bound API), after items it finished, with the
+// count finished so far; an exception from it (a cancellation) stops every item not yet started and is rethrown.
 template <typename F, typename P>
 void parallel_for_each_checked(int n, int chunk, F&& body, P&& progress) {
   // Items read first_failed without the lock (in wasm a contended mutex sleeps on a futex); only failures, rare,
@@ -94,7 +94,10 @@ void parallel_for_each_checked(int n, int chunk, F&& body, P&& progress) {
   parallel_for(n, chunk, 0, [&](int i, int worker) {
     if (stopped_before(i)) return;
     try {
-      body(i);
+      if constexpr (std::is_invocable_v<F&, int, int>)
+        body(i, worker);
+      else
+        body(i);
     } catch (...) {
       fail(i, std::current_exception());
     }

@@ -1,6 +1,5 @@
 // The GraphiT model: prediction, attention maps, metrics, model-file round trip and schema (see inductive/graphit.h).
 #include <algorithm>
-#include <exception>
 #include <map>
 
 #include "inductive/error.h"
@@ -197,19 +196,10 @@ MatF GraphitModel::predict(const std::vector<GraphitGraph>& graphs, int batch_si
   // batches share out their rows (forward's loops). Each graph's outputs are the same bits either way.
   const int threads = parallel_threads();
   if (threads > 1 && batches >= 2 * threads) {
+    // A batch that fails (a graph the model cannot take): the first failing batch's error, as the serial loop's.
     std::vector<GraphitCache> caches(static_cast<size_t>(threads));
-    // A batch that fails (a graph the model cannot take) keeps its error; the first batch's is thrown, as the
-    // serial loop would, whichever thread failed first.
-    std::vector<std::exception_ptr> errors(static_cast<size_t>(batches));
-    parallel_for(batches, 1, threads, [&](int b, int worker) {
-      try {
-        run_batch(b, caches[static_cast<size_t>(worker)]);
-      } catch (...) {
-        errors[static_cast<size_t>(b)] = std::current_exception();
-      }
-    });
-    for (const std::exception_ptr& e : errors)
-      if (e) std::rethrow_exception(e);
+    parallel_for_each_checked(
+        batches, 1, [&](int b, int worker) { run_batch(b, caches[static_cast<size_t>(worker)]); }, [](int) {});
     return out;
   }
   GraphitCache cache;

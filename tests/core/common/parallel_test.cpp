@@ -139,6 +139,31 @@ TEST(ParallelForEachChecked, ProgressRunsOnTheCallingThreadAndItsExceptionCancel
   for (auto& h : hits) EXPECT_EQ(h.load(), 1);
 }
 
+// A body that takes the worker too gets parallel_for's: unique among the threads running at once, so that it can
+// index per-thread scratch.
+TEST(ParallelForEachChecked, ABodyThatTakesTheWorkerCanIndexPerThreadScratch) {
+  const int threads = parallel_threads();
+  std::vector<std::atomic<int>> busy(static_cast<size_t>(threads));
+  std::atomic<bool> shared{false}, out_of_range{false};
+  std::vector<std::atomic<int>> hits(300);
+  parallel_for_each_checked(
+      300, 1,
+      [&](int i, int worker) {
+        if (worker < 0 || worker >= threads) {
+          out_of_range = true;
+          return;
+        }
+        if (busy[static_cast<size_t>(worker)].fetch_add(1) != 0) shared = true;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        busy[static_cast<size_t>(worker)].fetch_sub(1);
+        hits[static_cast<size_t>(i)].fetch_add(1);
+      },
+      [](int) {});
+  EXPECT_FALSE(out_of_range);
+  EXPECT_FALSE(shared) << "two threads ran with the same worker index at once";
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
 TEST(ParallelRuntime, NamesHowThisBuildRunsLoops) {
   const std::string runtime = parallel_runtime();
   EXPECT_TRUE(runtime == "openmp" || runtime == "thread-pool" || runtime == "serial") << runtime;

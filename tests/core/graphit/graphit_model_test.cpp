@@ -216,7 +216,7 @@ TEST(GraphitModel, PredictionOnSeveralThreadsGivesEveryBatchTheOneThreadBits) {
       ASSERT_EQ(one.rows(), 50);
       for (int threads : {2, 3}) {
         set_parallel_threads(threads);
-        for (int round = 0; round < 3; ++round) {  // buffers reused across calls and threads
+        for (int round = 0; round < 3; ++round) {  // the batches dealt anew each call
           const MatF several = model.predict(graphs, batch_size);
           ASSERT_EQ(several.size(), one.size());
           EXPECT_EQ(std::memcmp(one.data(), several.data(), sizeof(float) * one.size()), 0)
